@@ -1,0 +1,202 @@
+import CJPEG
+import CPNG
+
+// Every call into libjpeg and libpng goes through the two classes in this file. Each owns its C
+// decoder and frees it in deinit; the C shims catch the libraries' errors with setjmp.
+
+private let errorCapacity = 256
+
+/// Runs `body` with a C buffer for an error message and returns the message it wrote.
+private func withErrorBuffer<T>(_ body: (UnsafeMutablePointer<CChar>, Int) -> T) -> (T, String) {
+    var buffer = [CChar](repeating: 0, count: errorCapacity)
+    let result = buffer.withUnsafeMutableBufferPointer { body($0.baseAddress!, errorCapacity) }
+    let message = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    return (result, message)
+}
+
+/// Bytes copied out of Swift so a C decoder can read them for its whole life.
+private final class OwnedBytes {
+    let pointer: UnsafeMutableRawBufferPointer
+    init(_ bytes: some Collection<UInt8>) {
+        pointer = .allocate(byteCount: max(bytes.count, 1), alignment: 16)
+        _ = pointer.initializeMemory(as: UInt8.self, from: bytes)
+    }
+    var base: UnsafePointer<UInt8> { UnsafePointer(pointer.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
+    deinit { pointer.deallocate() }
+}
+
+/// An open JPEG (libjpeg-turbo through the CJPEG shim) with its header read.
+final class JPEGDecoder {
+    private let handle: OpaquePointer
+    private let source: OwnedBytes?
+    private let path: String?
+
+    /// Opens a file and reads its header.
+    init(path: String) throws(DecodeError) {
+        var status: Int32 = 0
+        let (handle, message) = withErrorBuffer { pd_jpeg_open_file(path, &status, $0, $1) }
+        guard let handle else {
+            throw DecodeError(status == Int32(PD_JPEG_ERR_OPEN) ? .unreadable : .corrupt, message, path: path)
+        }
+        self.handle = handle
+        self.source = nil
+        self.path = path
+    }
+
+    /// Reads a JPEG held in memory.
+    init(bytes: some Collection<UInt8>) throws(DecodeError) {
+        let owned = OwnedBytes(bytes)
+        var status: Int32 = 0
+        let count = bytes.count
+        let (handle, message) = withErrorBuffer { pd_jpeg_open_memory(owned.base, count, &status, $0, $1) }
+        guard let handle else { throw DecodeError(.corrupt, message) }
+        self.handle = handle
+        self.source = owned
+        self.path = nil
+    }
+
+    deinit { pd_jpeg_close(handle) }
+
+    var width: Int { Int(pd_jpeg_get_header(handle).width) }
+    var height: Int { Int(pd_jpeg_get_header(handle).height) }
+
+    /// The orientation stored in the APP1 EXIF marker, `.up` when none.
+    var orientation: Orientation {
+        var length = 0
+        guard let bytes = pd_jpeg_exif(handle, &length) else { return .up }
+        return exifOrientation(UnsafeRawBufferPointer(start: bytes, count: length)) ?? .up
+    }
+
+    /// Decodes at scale 1/`denominator` to gray or RGB. Call once.
+    func decode(denominator: Int, output: DecodeOptions.Output) throws(DecodeError) -> Image {
+        var w: Int32 = 0, h: Int32 = 0, comps: Int32 = 0
+        let (status, message) = withErrorBuffer {
+            pd_jpeg_start(handle, Int32(denominator), output == .gray ? 1 : 0, &w, &h, &comps, $0, $1)
+        }
+        guard status == Int32(PD_JPEG_OK) else { throw error(status, message) }
+        let width = Int(w), height = Int(h), components = Int(comps)
+        var readStatus: Int32 = 0
+        var readMessage = ""
+        var raw = [UInt8](unsafeUninitializedCapacity: width * height * components) { buffer, count in
+            (readStatus, readMessage) = withErrorBuffer {
+                pd_jpeg_read(handle, buffer.baseAddress!, width * components, buffer.count, $0, $1)
+            }
+            count = buffer.count
+        }
+        guard readStatus == Int32(PD_JPEG_OK) else { throw error(readStatus, readMessage) }
+        if components == 4 {
+            raw = cmykToOutput(raw, pixels: width * height, output: output)
+            return Image(width: width, height: height, channels: output.channels, pixels: raw)
+        }
+        return Image(width: width, height: height, channels: components, pixels: raw)
+    }
+
+    private func error(_ status: Int32, _ message: String) -> DecodeError {
+        switch status {
+        case Int32(PD_JPEG_ERR_ARGUMENT), Int32(PD_JPEG_ERR_STATE): DecodeError(.invalidRequest, message, path: path)
+        default: DecodeError(.corrupt, message, path: path)
+        }
+    }
+}
+
+/// Adobe-style (inverted) CMYK to gray or RGB; libjpeg cannot convert CMYK itself.
+private func cmykToOutput(_ cmyk: [UInt8], pixels: Int, output: DecodeOptions.Output) -> [UInt8] {
+    var out = [UInt8](repeating: 0, count: pixels * output.channels)
+    for i in 0..<pixels {
+        let k = Int(cmyk[i * 4 + 3])
+        let r = Int(cmyk[i * 4]) * k / 255, g = Int(cmyk[i * 4 + 1]) * k / 255, b = Int(cmyk[i * 4 + 2]) * k / 255
+        if output == .gray {
+            out[i] = UInt8((19595 * r + 38470 * g + 7471 * b + 32768) >> 16)
+        } else {
+            out[i * 3] = UInt8(r); out[i * 3 + 1] = UInt8(g); out[i * 3 + 2] = UInt8(b)
+        }
+    }
+    return out
+}
+
+/// An open PNG (libpng through the CPNG shim) with the chunks before its image data read.
+final class PNGDecoder {
+    private let handle: OpaquePointer
+    private let source: OwnedBytes?
+    private let path: String?
+
+    init(path: String) throws(DecodeError) {
+        var status: Int32 = 0
+        let (handle, message) = withErrorBuffer { pd_png_open_file(path, &status, $0, $1) }
+        guard let handle else {
+            throw DecodeError(status == Int32(PD_PNG_ERR_OPEN) ? .unreadable : .corrupt, message, path: path)
+        }
+        self.handle = handle
+        self.source = nil
+        self.path = path
+    }
+
+    init(bytes: some Collection<UInt8>) throws(DecodeError) {
+        let owned = OwnedBytes(bytes)
+        var status: Int32 = 0
+        let count = bytes.count
+        let (handle, message) = withErrorBuffer { pd_png_open_memory(owned.base, count, &status, $0, $1) }
+        guard let handle else { throw DecodeError(.corrupt, message) }
+        self.handle = handle
+        self.source = owned
+        self.path = nil
+    }
+
+    deinit { pd_png_close(handle) }
+
+    var width: Int { Int(pd_png_get_header(handle).width) }
+    var height: Int { Int(pd_png_get_header(handle).height) }
+
+    /// The orientation in the eXIf chunk, `.up` when none.
+    var orientation: Orientation {
+        var length = 0
+        guard let bytes = pd_png_exif(handle, &length) else { return .up }
+        return exifOrientation(UnsafeRawBufferPointer(start: bytes, count: length)) ?? .up
+    }
+
+    /// Decodes the whole image to 8-bit gray or RGB. Call once.
+    func decode(output: DecodeOptions.Output) throws(DecodeError) -> Image {
+        let width = self.width, height = self.height, channels = output.channels
+        var status: Int32 = 0
+        var message = ""
+        let pixels = [UInt8](unsafeUninitializedCapacity: width * height * channels) { buffer, count in
+            (status, message) = withErrorBuffer {
+                pd_png_read(handle, output == .gray ? 1 : 0, buffer.baseAddress!, width * channels, buffer.count, $0, $1)
+            }
+            count = buffer.count
+        }
+        guard status == Int32(PD_PNG_OK) else {
+            throw DecodeError(status == Int32(PD_PNG_ERR_DECODE) ? .corrupt : .invalidRequest, message, path: path)
+        }
+        return Image(width: width, height: height, channels: channels, pixels: pixels)
+    }
+}
+
+/// Encoders for thumbnails and annotated pictures.
+public enum ImageEncoder {
+    /// A baseline JPEG of a gray or RGB image.
+    public static func jpeg(_ image: Image, quality: Int = 85) throws(DecodeError) -> [UInt8] {
+        var out: UnsafeMutablePointer<UInt8>?
+        var length = 0
+        let (status, message) = image.pixels.withUnsafeBufferPointer { pixels in
+            withErrorBuffer {
+                pd_jpeg_encode(pixels.baseAddress, Int32(image.width), Int32(image.height), Int32(image.channels),
+                               image.bytesPerRow, Int32(quality), &out, &length, $0, $1)
+            }
+        }
+        guard status == Int32(PD_JPEG_OK), let out else { throw DecodeError(.invalidRequest, message) }
+        defer { pd_jpeg_free(out) }
+        return Array(UnsafeBufferPointer(start: out, count: length))
+    }
+
+    /// Writes a PNG file of a gray or RGB image.
+    public static func writePNG(_ image: Image, to path: String) throws(DecodeError) {
+        let (status, message) = image.pixels.withUnsafeBufferPointer { pixels in
+            withErrorBuffer {
+                pd_png_write_file(path, pixels.baseAddress, UInt32(image.width), UInt32(image.height),
+                                  Int32(image.channels), image.bytesPerRow, $0, $1)
+            }
+        }
+        guard status == Int32(PD_PNG_OK) else { throw DecodeError(.unreadable, message, path: path) }
+    }
+}

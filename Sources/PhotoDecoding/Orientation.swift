@@ -1,0 +1,80 @@
+/// The EXIF orientation of a photo: how the stored pixels must be turned to stand upright.
+public enum Orientation: Int, Sendable, Codable, CaseIterable {
+    case up = 1, upMirrored, down, downMirrored, leftMirrored, right, rightMirrored, left
+
+    /// True when the upright image swaps width and height (orientations 5 to 8).
+    public var swapsAxes: Bool { rawValue >= 5 }
+
+    /// The upright size of a stored image of `width` x `height`.
+    public func uprightSize(width: Int, height: Int) -> (width: Int, height: Int) {
+        swapsAxes ? (height, width) : (width, height)
+    }
+
+    /// Turns stored pixels upright.
+    public func apply(to image: Image) -> Image {
+        if self == .up { return image }
+        let w = image.width, h = image.height, c = image.channels
+        let (ow, oh) = uprightSize(width: w, height: h)
+        let orientation = self
+        return image.pixels.withUnsafeBufferPointer { src in
+            Image(width: ow, height: oh, channels: c) { dst in
+                for y in 0..<oh {
+                    for x in 0..<ow {
+                        let sx: Int, sy: Int
+                        switch orientation {
+                        case .up: (sx, sy) = (x, y)
+                        case .upMirrored: (sx, sy) = (w - 1 - x, y)
+                        case .down: (sx, sy) = (w - 1 - x, h - 1 - y)
+                        case .downMirrored: (sx, sy) = (x, h - 1 - y)
+                        case .leftMirrored: (sx, sy) = (y, x)
+                        case .right: (sx, sy) = (y, h - 1 - x)
+                        case .rightMirrored: (sx, sy) = (w - 1 - y, h - 1 - x)
+                        case .left: (sx, sy) = (w - 1 - y, x)
+                        }
+                        let s = (sy * w + sx) * c, d = (y * ow + x) * c
+                        for k in 0..<c { dst[d + k] = src[s + k] }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Reads the orientation tag (0x0112) from EXIF data: a TIFF structure, optionally behind the
+/// "Exif\0\0" prefix JPEG's APP1 uses. Returns nil when absent, out of range, or malformed; every
+/// read is bounds-checked, since the bytes come from the file.
+public func exifOrientation(_ bytes: UnsafeRawBufferPointer) -> Orientation? {
+    var base = 0
+    if bytes.count >= 6, bytes[0] == 0x45, bytes[1] == 0x78, bytes[2] == 0x69, bytes[3] == 0x66,
+       bytes[4] == 0, bytes[5] == 0 {
+        base = 6
+    }
+    guard bytes.count >= base + 8 else { return nil }
+    let little: Bool
+    switch (bytes[base], bytes[base + 1]) {
+    case (0x49, 0x49): little = true
+    case (0x4D, 0x4D): little = false
+    default: return nil
+    }
+    func u16(_ at: Int) -> Int? {
+        guard at >= 0, at + 2 <= bytes.count else { return nil }
+        let a = Int(bytes[at]), b = Int(bytes[at + 1])
+        return little ? a | b << 8 : a << 8 | b
+    }
+    func u32(_ at: Int) -> Int? {
+        guard let lo = u16(little ? at : at + 2), let hi = u16(little ? at + 2 : at) else { return nil }
+        return lo | hi << 16
+    }
+    guard u16(base + 2) == 42, let ifdOffset = u32(base + 4) else { return nil }
+    let ifd = base + ifdOffset
+    guard let count = u16(ifd) else { return nil }
+    for i in 0..<count {
+        let entry = ifd + 2 + i * 12
+        guard let tag = u16(entry) else { return nil }
+        if tag == 0x0112 {
+            guard let type = u16(entry + 2), type == 3, let value = u16(entry + 8) else { return nil }
+            return Orientation(rawValue: value)
+        }
+    }
+    return nil
+}

@@ -1,0 +1,2 @@
+import PhotoDecoding
+print("x")
