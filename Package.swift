@@ -31,6 +31,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: Protocol constants shared by Transfer and Receiver
+        .target(
+            name: "UploadProtocol",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: The command-line tool
         .executableTarget(
             name: "photodrain",
@@ -39,6 +45,11 @@ let package = Package(
         ),
 
         // MARK: Tests
+        .testTarget(
+            name: "UploadProtocolTests",
+            dependencies: ["UploadProtocol"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "PhotoDecodingTests",
             dependencies: ["PhotoDecoding"],
