@@ -53,6 +53,12 @@ let package = Package(
         .testTarget(
             name: "PhotoDecodingTests",
             dependencies: ["PhotoDecoding"],
+            exclude: ["Fixtures"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CLITests",
+            dependencies: ["photodrain"],
             swiftSettings: swiftSettings
         ),
     ]

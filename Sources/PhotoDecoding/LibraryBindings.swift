@@ -60,8 +60,11 @@ final class JPEGDecoder {
     var width: Int { Int(pd_jpeg_get_header(handle).width) }
     var height: Int { Int(pd_jpeg_get_header(handle).height) }
 
-    /// The orientation stored in the APP1 EXIF marker, `.up` when none.
-    var orientation: Orientation {
+    /// The orientation stored in the APP1 EXIF marker, `.up` when none. Read when the file is
+    /// opened, because libjpeg releases its saved markers once decoding finishes.
+    private(set) lazy var orientation: Orientation = readOrientation()
+
+    private func readOrientation() -> Orientation {
         var length = 0
         guard let bytes = pd_jpeg_exif(handle, &length) else { return .up }
         return exifOrientation(UnsafeRawBufferPointer(start: bytes, count: length)) ?? .up
@@ -69,6 +72,7 @@ final class JPEGDecoder {
 
     /// Decodes at scale 1/`denominator` to gray or RGB. Call once.
     func decode(denominator: Int, output: DecodeOptions.Output) throws(DecodeError) -> Image {
+        _ = orientation
         var w: Int32 = 0, h: Int32 = 0, comps: Int32 = 0
         let (status, message) = withErrorBuffer {
             pd_jpeg_start(handle, Int32(denominator), output == .gray ? 1 : 0, &w, &h, &comps, $0, $1)

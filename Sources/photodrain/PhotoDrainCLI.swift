@@ -1,0 +1,96 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The entry point: `photodrain COMMAND [options]`.
+@main
+struct PhotoDrainCLI {
+    static let version = "0.1.0"
+
+    /// Every command, in the order `--help` lists them.
+    static var commands: [any Command.Type] { [
+        InspectCommand.self,
+    ] }
+
+    static func main() async {
+        // A closed pipe (e.g. `photodrain verdicts | head`) must end the tool quietly.
+        signal(SIGPIPE, SIG_IGN)
+        let status = await run(Array(CommandLine.arguments.dropFirst()))
+        exit(status.rawValue)
+    }
+
+    static func run(_ arguments: [String]) async -> ExitCode {
+        let console = Console.shared
+        guard let first = arguments.first else {
+            console.err(overview())
+            return .usage
+        }
+        switch first {
+        case "--help", "-h":
+            console.out(overview())
+            return .success
+        case "--version":
+            console.out("photodrain \(version)")
+            return .success
+        case "help":
+            guard arguments.count > 1 else {
+                console.out(overview())
+                return .success
+            }
+            guard let command = command(named: arguments[1]) else {
+                console.err("photodrain: unknown command '\(arguments[1])'. See 'photodrain --help'.")
+                return .usage
+            }
+            console.out(command.spec.help())
+            return .success
+        default:
+            break
+        }
+        guard let command = command(named: first) else {
+            console.err("photodrain: unknown command '\(first)'. See 'photodrain --help'.")
+            return .usage
+        }
+        do {
+            let parsed = try command.spec.parse(Array(arguments.dropFirst()))
+            if parsed.helpRequested {
+                console.out(command.spec.help())
+                return .success
+            }
+            return try await command.run(parsed)
+        } catch let error as UsageError {
+            console.err("photodrain \(command.spec.name): \(error.message)")
+            console.err("Usage: photodrain \(command.spec.name) \(command.spec.arguments) [options]. See 'photodrain help \(command.spec.name)'.")
+            return .usage
+        } catch {
+            console.err("photodrain \(command.spec.name): \(error)")
+            return .failure
+        }
+    }
+
+    static func command(named name: String) -> (any Command.Type)? {
+        commands.first { $0.spec.name == name }
+    }
+
+    static func overview() -> String {
+        var lines = [
+            "OVERVIEW: photodrain analyses a photo library on this machine and drains it safely to a server.",
+            "",
+            "USAGE: photodrain COMMAND [options]",
+            "",
+            "COMMANDS:",
+        ]
+        let width = (commands.map { $0.spec.name.count }.max() ?? 8) + 2
+        for command in commands {
+            let name = command.spec.name
+            lines.append("  \(name)\(String(repeating: " ", count: width - name.count))\(command.spec.abstract)")
+        }
+        lines += [
+            "",
+            "See 'photodrain help COMMAND' for a command's options, examples and exit status.",
+            "",
+            "EXIT STATUS:",
+        ]
+        for (code, meaning) in ExitCode.table { lines.append("  \(code)  \(meaning)") }
+        return lines.joined(separator: "\n")
+    }
+}

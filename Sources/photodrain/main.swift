@@ -1,2 +1,0 @@
-import PhotoDecoding
-print("x")
