@@ -24,10 +24,18 @@ let package = Package(
             linkerSettings: [.linkedLibrary("png16")]
         ),
 
+        .systemLibrary(name: "CSQLite"),
+
         // MARK: Pipeline modules
         .target(
             name: "PhotoDecoding",
             dependencies: ["CJPEG", "CPNG"],
+            swiftSettings: swiftSettings
+        ),
+
+        .target(
+            name: "AssetStore",
+            dependencies: ["CSQLite"],
             swiftSettings: swiftSettings
         ),
 
@@ -45,6 +53,11 @@ let package = Package(
         ),
 
         // MARK: Tests
+        .testTarget(
+            name: "AssetStoreTests",
+            dependencies: ["AssetStore"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "UploadProtocolTests",
             dependencies: ["UploadProtocol"],

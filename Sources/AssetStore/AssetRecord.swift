@@ -1,0 +1,110 @@
+/// One photo's row: identity, the banked verdict, and the four timestamps the runners coordinate by.
+public struct AssetRecord: Sendable, Equatable, Codable {
+    /// Where a photo stands.
+    public enum State: String, Sendable, Codable, CaseIterable {
+        /// Seen by a scan, not analysed yet.
+        case discovered
+        /// A verdict is banked (possibly an undecodable-photo verdict); not uploaded yet.
+        case analyzed
+        /// The server acknowledged it durably.
+        case uploaded
+        /// Gave up after the retry limit or a permanent error.
+        case failed
+    }
+
+    public let id: Int64
+    /// Path relative to the library root, `/`-separated.
+    public let path: String
+    public let size: Int
+    /// Modification time in nanoseconds since the epoch.
+    public let mtimeNanoseconds: Int64
+    /// Bumped each time the file changes; conditional updates name it so late results are dropped.
+    public let generation: Int
+    /// Hex SHA-256 of the content, set when analysed.
+    public let sha256: String?
+    public let format: String?
+    public let width: Int?
+    public let height: Int?
+    /// The verdict as compact JSON.
+    public let verdictJSON: String?
+    public let label: String?
+    public let faceCount: Int?
+    public let score: Double?
+    /// The decode error code when the photo could not be decoded.
+    public let analysisError: String?
+    public let discoveredAt: Double
+    public let analyzedAt: Double?
+    public let lastAttemptAt: Double?
+    public let uploadedAt: Double?
+    /// Counted upload failures.
+    public let attempts: Int
+    public let lastError: String?
+    public let serverID: String?
+    public let failed: Bool
+
+    public var state: State {
+        if failed { return .failed }
+        if uploadedAt != nil { return .uploaded }
+        if analyzedAt != nil { return .analyzed }
+        return .discovered
+    }
+
+    static let columns = """
+        id, path, size, mtime_ns, generation, sha256, format, width, height, verdict, label, face_count, \
+        score, analysis_error, discovered_at, analyzed_at, last_attempt_at, uploaded_at, attempts, \
+        last_error, server_id, failed
+        """
+
+    init(row r: [SQLValue]) {
+        id = Int64(r[0].int ?? 0)
+        path = r[1].string ?? ""
+        size = r[2].int ?? 0
+        mtimeNanoseconds = Int64(r[3].int ?? 0)
+        generation = r[4].int ?? 0
+        sha256 = r[5].string
+        format = r[6].string
+        width = r[7].int
+        height = r[8].int
+        verdictJSON = r[9].string
+        label = r[10].string
+        faceCount = r[11].int
+        score = r[12].double
+        analysisError = r[13].string
+        discoveredAt = r[14].double ?? 0
+        analyzedAt = r[15].double
+        lastAttemptAt = r[16].double
+        uploadedAt = r[17].double
+        attempts = r[18].int ?? 0
+        lastError = r[19].string
+        serverID = r[20].string
+        failed = (r[21].int ?? 0) != 0
+    }
+}
+
+/// A verdict ready to bank: the JSON the runners store and upload, plus the few fields the store
+/// indexes for `status` and `report`.
+public struct BankedVerdict: Sendable, Equatable {
+    public var json: String
+    public var label: String?
+    public var faceCount: Int
+    public var score: Double?
+    /// The decode error code when the photo is undecodable (its verdict is then terminal).
+    public var analysisError: String?
+    public var sha256: String?
+    public var format: String?
+    public var width: Int?
+    public var height: Int?
+
+    public init(json: String, label: String?, faceCount: Int, score: Double?, analysisError: String? = nil,
+                sha256: String? = nil, format: String? = nil, width: Int? = nil, height: Int? = nil) {
+        self.json = json
+        self.label = label
+        self.faceCount = faceCount
+        self.score = score
+        self.analysisError = analysisError
+        self.sha256 = sha256
+        self.format = format
+        self.width = width
+        self.height = height
+    }
+}

@@ -1,0 +1,287 @@
+import Synchronization
+
+/// The durable record of one photo library: one row per photo, its verdict, its upload state and
+/// the history of changes to the folder, in one SQLite database (WAL, busy timeout, every state
+/// change in a transaction).
+///
+/// Several processes may open the same store: analysis work is claimed with a lease (owner process
+/// and expiry) and results are written with conditional updates, so no photo is analysed twice and
+/// a late result for a file that has since changed is dropped.
+public final class AssetStore: Sendable {
+    /// The database file.
+    public let path: String
+    /// The library folder, canonical and absolute.
+    public let root: String
+    /// How many change records are kept; older tokens throw `tokenExpired`.
+    public let historyLimit: Int
+
+    private let database: Mutex<Database>
+    /// Identifies this store object's analysis claims: `pid:nonce`.
+    private let leaseOwner: String
+
+    /// Opens (creating and migrating as needed) the store for the library at `root`. With no
+    /// `path`, the store lives under `$XDG_STATE_HOME/photodrain/` (or `~/.local/state/photodrain/`).
+    public init(root: String, path: String? = nil, historyLimit: Int = 100_000) throws(StoreError) {
+        guard let canonical = FileTree.realPath(root) else {
+            throw StoreError(.unreadableRoot, "\(root): no such folder")
+        }
+        let storePath: String
+        if let path { storePath = path } else { storePath = try Self.defaultPath(forRoot: canonical) }
+        let db = try Database(path: storePath)
+        try Schema.migrate(db)
+        try db.transaction { () throws(StoreError) in
+            if let existing = try db.query("SELECT value FROM meta WHERE key = 'root'").first?.first?.string {
+                guard existing == canonical else {
+                    throw StoreError(.wrongLibrary, "\(storePath) belongs to \(existing), not \(canonical); pass --store to use another store")
+                }
+            } else {
+                try db.run("INSERT INTO meta(key, value) VALUES ('root', ?)", [.text(canonical)])
+            }
+        }
+        self.path = storePath
+        self.root = canonical
+        self.historyLimit = max(historyLimit, 1)
+        self.database = Mutex(db)
+        self.leaseOwner = "\(FileTree.processID):\(UInt64.random(in: 1...UInt64.max))"
+    }
+
+    /// The default store location for a library folder: one database per library, named after the
+    /// folder and a hash of its path.
+    public static func defaultPath(forRoot root: String) throws(StoreError) -> String {
+        let base: String
+        if let state = FileTree.environment("XDG_STATE_HOME"), state.hasPrefix("/") {
+            base = state + "/photodrain"
+        } else if let home = FileTree.environment("HOME"), !home.isEmpty {
+            base = home + "/.local/state/photodrain"
+        } else {
+            throw StoreError(.cannotOpen, "neither XDG_STATE_HOME nor HOME is set; pass --store PATH")
+        }
+        try FileTree.makeDirectories(base)
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in root.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        let name = root.split(separator: "/").last.map(String.init) ?? "root"
+        let safe = String(name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" })
+        return "\(base)/\(safe)-\(String(hash, radix: 16)).sqlite"
+    }
+
+    /// The absolute path of a photo.
+    public func absolutePath(of relative: String) -> String { root + "/" + relative }
+
+    private func withDatabase<T: Sendable>(_ body: (Database) throws(StoreError) -> T) throws(StoreError) -> T {
+        try database.withLock { (db: inout Database) throws(StoreError) -> T in try body(db) }
+    }
+
+    // MARK: Scanning and change tracking
+
+    /// Walks the library folder and brings the rows in line with it: new photos are added, changed
+    /// ones (size or modification time) lose their verdict and upload state, missing ones are
+    /// removed. Records each change and returns them with the new token.
+    public func scan() throws(StoreError) -> ScanReport {
+        let (files, problems) = try FileTree.walk(root: root)
+        let now = FileTree.now()
+        return try withDatabase { (db) throws(StoreError) -> ScanReport in
+            try db.transaction { () throws(StoreError) -> ScanReport in
+                var known: [String: (id: Int64, size: Int, mtime: Int64)] = [:]
+                for row in try db.query("SELECT id, path, size, mtime_ns FROM assets") {
+                    known[row[1].string ?? ""] = (Int64(row[0].int ?? 0), row[2].int ?? 0, Int64(row[3].int ?? 0))
+                }
+                let start = try Self.currentSequence(db)
+                var changes = ChangeSet(token: ChangeToken(sequence: start))
+                let insert = try db.prepare("INSERT INTO assets(path, size, mtime_ns, discovered_at) VALUES (?, ?, ?, ?)")
+                let record = try db.prepare("INSERT INTO changes(path, kind, at) VALUES (?, ?, ?)")
+                for file in files {
+                    if let row = known.removeValue(forKey: file.path) {
+                        guard row.size != file.size || row.mtime != file.mtimeNanoseconds else { continue }
+                        try db.run("""
+                            UPDATE assets SET size = ?, mtime_ns = ?, generation = generation + 1, sha256 = NULL,
+                              format = NULL, width = NULL, height = NULL, verdict = NULL, label = NULL,
+                              face_count = NULL, score = NULL, analysis_error = NULL, analyzed_at = NULL,
+                              last_attempt_at = NULL, uploaded_at = NULL, attempts = 0, last_error = NULL,
+                              server_id = NULL, failed = 0, lease_owner = NULL, lease_until = NULL
+                            WHERE id = ?
+                            """, [.integer(Int64(file.size)), .integer(file.mtimeNanoseconds), .integer(row.id)])
+                        changes.modified.append(file.path)
+                        try record.bind([.text(file.path), .text("modified"), .real(now)])
+                    } else {
+                        try insert.bind([.text(file.path), .integer(Int64(file.size)), .integer(file.mtimeNanoseconds), .real(now)])
+                        while try insert.step() {}
+                        changes.added.append(file.path)
+                        try record.bind([.text(file.path), .text("added"), .real(now)])
+                    }
+                    while try record.step() {}
+                }
+                for (path, row) in known.sorted(by: { $0.key < $1.key }) {
+                    try db.run("DELETE FROM assets WHERE id = ?", [.integer(row.id)])
+                    changes.removed.append(path)
+                    try record.bind([.text(path), .text("removed"), .real(now)])
+                    while try record.step() {}
+                }
+                let end = try Self.currentSequence(db)
+                try db.run("DELETE FROM changes WHERE seq <= ?", [.integer(end - Int64(historyLimit))])
+                changes.token = ChangeToken(sequence: end)
+                return ScanReport(changes: changes, photoCount: files.count, problems: problems)
+            }
+        }
+    }
+
+    /// The token for "now": changes recorded after it are news.
+    public func currentToken() throws(StoreError) -> ChangeToken {
+        try withDatabase { (db) throws(StoreError) in ChangeToken(sequence: try Self.currentSequence(db)) }
+    }
+
+    /// What was added, modified or removed after `token`, folded per path (a photo added then
+    /// modified is just added). Throws `tokenExpired` when the history no longer reaches back to
+    /// `token`: drop it, rescan, and start again from the scan's token.
+    public func changes(since token: ChangeToken) throws(StoreError) -> ChangeSet {
+        try withDatabase { (db) throws(StoreError) -> ChangeSet in
+            let end = try Self.currentSequence(db)
+            guard token.sequence <= end else {
+                throw StoreError(.tokenExpired, "\(token) is from another store or a newer history; rescan")
+            }
+            if token.sequence < end {
+                let oldest = try db.query("SELECT MIN(seq) FROM changes").first?.first?.int.map(Int64.init) ?? end + 1
+                if token.sequence < oldest - 1 {
+                    throw StoreError(.tokenExpired, "\(token) is older than the kept history (from ct-\(oldest - 1)); rescan")
+                }
+            }
+            var first: [String: String] = [:]
+            var last: [String: String] = [:]
+            var order: [String] = []
+            for row in try db.query("SELECT path, kind FROM changes WHERE seq > ? ORDER BY seq", [.integer(token.sequence)]) {
+                guard let path = row[0].string, let kind = row[1].string else { continue }
+                if first[path] == nil { first[path] = kind; order.append(path) }
+                last[path] = kind
+            }
+            var set = ChangeSet(token: ChangeToken(sequence: end))
+            for path in order {
+                switch (first[path], last[path]) {
+                case ("added", "removed"): continue                  // came and went
+                case ("added", _): set.added.append(path)
+                case (_, "removed"): set.removed.append(path)
+                default: set.modified.append(path)                   // modified, or removed then re-added
+                }
+            }
+            return set
+        }
+    }
+
+    private static func currentSequence(_ db: Database) throws(StoreError) -> Int64 {
+        // sqlite_sequence keeps the AUTOINCREMENT high-water mark even after old rows are pruned.
+        Int64(try db.query("SELECT seq FROM sqlite_sequence WHERE name = 'changes'").first?.first?.int ?? 0)
+    }
+
+    // MARK: Analysis
+
+    /// Claims up to `limit` photos that have no verdict and are not being analysed by a live
+    /// process, oldest discovery first. The claim lasts `leaseSeconds` or until this process dies.
+    public func claimUnanalyzed(limit: Int, leaseSeconds: Double = 600) throws(StoreError) -> [AssetRecord] {
+        guard limit > 0 else { return [] }
+        let now = FileTree.now()
+        return try withDatabase { (db) throws(StoreError) -> [AssetRecord] in
+            try db.transaction { () throws(StoreError) -> [AssetRecord] in
+                // A claim by a process that no longer exists is void at once.
+                for row in try db.query("SELECT DISTINCT lease_owner FROM assets WHERE lease_owner IS NOT NULL AND lease_until >= ?", [.real(now)]) {
+                    guard let owner = row[0].string else { continue }
+                    let pid = owner.split(separator: ":").first.flatMap { Int32($0) } ?? 0
+                    if pid > 0 && !FileTree.processExists(pid) {
+                        try db.run("UPDATE assets SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ?", [.text(owner)])
+                    }
+                }
+                let rows = try db.query("""
+                    UPDATE assets SET lease_owner = ?, lease_until = ?
+                    WHERE id IN (SELECT id FROM assets
+                                 WHERE analyzed_at IS NULL AND (lease_owner IS NULL OR lease_until < ?)
+                                 ORDER BY discovered_at, id LIMIT ?)
+                    RETURNING \(AssetRecord.columns)
+                    """, [.text(leaseOwner), .real(now + leaseSeconds), .real(now), .integer(Int64(limit))])
+                return rows.map(AssetRecord.init(row:)).sorted { ($0.discoveredAt, $0.id) < ($1.discoveredAt, $1.id) }
+            }
+        }
+    }
+
+    /// Banks a verdict on the photo's row, if the row is still the one that was analysed (same
+    /// generation) and has no verdict yet. Returns false when the result was dropped: the file
+    /// changed or disappeared meanwhile, or another process banked first.
+    @discardableResult
+    public func bankVerdict(_ verdict: BankedVerdict, for asset: AssetRecord) throws(StoreError) -> Bool {
+        let now = FileTree.now()
+        return try withDatabase { (db) throws(StoreError) -> Bool in
+            try db.transaction { () throws(StoreError) -> Bool in
+                try db.run("""
+                    UPDATE assets SET verdict = ?, label = ?, face_count = ?, score = ?, analysis_error = ?,
+                      sha256 = COALESCE(?, sha256), format = COALESCE(?, format), width = COALESCE(?, width),
+                      height = COALESCE(?, height), analyzed_at = ?, lease_owner = NULL, lease_until = NULL
+                    WHERE id = ? AND generation = ? AND analyzed_at IS NULL
+                    """, [.text(verdict.json), SQLValue(verdict.label), .integer(Int64(verdict.faceCount)),
+                          SQLValue(verdict.score), SQLValue(verdict.analysisError), SQLValue(verdict.sha256),
+                          SQLValue(verdict.format), SQLValue(verdict.width), SQLValue(verdict.height),
+                          .real(now), .integer(asset.id), .integer(Int64(asset.generation))]) == 1
+            }
+        }
+    }
+
+    /// Gives back this store object's unfinished claims, so another runner can take them now.
+    public func releaseClaims() throws(StoreError) {
+        try withDatabase { (db) throws(StoreError) in
+            _ = try db.run("UPDATE assets SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ?", [.text(leaseOwner)])
+        }
+    }
+
+    /// Photos still without a verdict.
+    public func unanalyzedCount() throws(StoreError) -> Int {
+        try withDatabase { (db) throws(StoreError) in
+            try db.query("SELECT COUNT(*) FROM assets WHERE analyzed_at IS NULL").first?.first?.int ?? 0
+        }
+    }
+
+    // MARK: Reading
+
+    /// Counts by state, for `status`.
+    public func counts() throws(StoreError) -> StatusCounts {
+        try withDatabase { (db) throws(StoreError) -> StatusCounts in
+            let row = try db.query("""
+                SELECT COUNT(*),
+                  SUM(analyzed_at IS NULL AND failed = 0),
+                  SUM(analyzed_at IS NOT NULL AND uploaded_at IS NULL AND failed = 0),
+                  SUM(uploaded_at IS NOT NULL AND failed = 0),
+                  SUM(failed != 0),
+                  SUM(analysis_error IS NOT NULL),
+                  SUM(face_count > 0),
+                  TOTAL(face_count)
+                FROM assets
+                """).first ?? []
+            func int(_ i: Int) -> Int { i < row.count ? (row[i].int ?? Int(row[i].double ?? 0)) : 0 }
+            return StatusCounts(total: int(0), discovered: int(1), analyzed: int(2), uploaded: int(3),
+                                failed: int(4), undecodable: int(5), withFaces: int(6), faces: int(7))
+        }
+    }
+
+    /// Every row, by path; optionally only those in `state`.
+    public func assets(in state: AssetRecord.State? = nil) throws(StoreError) -> [AssetRecord] {
+        let condition: String
+        switch state {
+        case nil: condition = "1"
+        case .discovered: condition = "analyzed_at IS NULL AND failed = 0"
+        case .analyzed: condition = "analyzed_at IS NOT NULL AND uploaded_at IS NULL AND failed = 0"
+        case .uploaded: condition = "uploaded_at IS NOT NULL AND failed = 0"
+        case .failed: condition = "failed != 0"
+        }
+        return try withDatabase { (db) throws(StoreError) in
+            try db.query("SELECT \(AssetRecord.columns) FROM assets WHERE \(condition) ORDER BY path").map(AssetRecord.init(row:))
+        }
+    }
+
+    /// Photos whose verdict is a decode error, by path.
+    public func undecodableAssets() throws(StoreError) -> [AssetRecord] {
+        try withDatabase { (db) throws(StoreError) in
+            try db.query("SELECT \(AssetRecord.columns) FROM assets WHERE analysis_error IS NOT NULL ORDER BY path").map(AssetRecord.init(row:))
+        }
+    }
+
+    /// One photo's row by relative path.
+    public func asset(path: String) throws(StoreError) -> AssetRecord? {
+        try withDatabase { (db) throws(StoreError) in
+            try db.query("SELECT \(AssetRecord.columns) FROM assets WHERE path = ?", [.text(path)]).first.map(AssetRecord.init(row:))
+        }
+    }
+}

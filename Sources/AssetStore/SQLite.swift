@@ -1,0 +1,169 @@
+import CSQLite
+
+// Every call into SQLite goes through this file: `Database` owns a connection and `Statement` a
+// prepared statement; both are freed in deinit. Neither is thread-safe: `AssetStore` serialises
+// access to its connection.
+
+/// A value SQLite can bind or return.
+enum SQLValue: Equatable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+}
+
+/// An open SQLite connection.
+final class Database {
+    private(set) var handle: OpaquePointer?
+    let path: String
+
+    /// Opens (creating if needed) the database at `path` in WAL mode with a busy timeout.
+    init(path: String, busyTimeoutMilliseconds: Int32 = 10_000) throws(StoreError) {
+        self.path = path
+        var db: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close_v2(db)
+            throw StoreError(.cannotOpen, "\(path): \(message)", resultCode: rc)
+        }
+        handle = db
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
+        try execute("PRAGMA journal_mode = WAL")
+        try execute("PRAGMA synchronous = NORMAL")
+        try execute("PRAGMA foreign_keys = ON")
+    }
+
+    deinit { sqlite3_close_v2(handle) }
+
+    /// Runs one or more statements that return no rows.
+    func execute(_ sql: String) throws(StoreError) {
+        var message: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &message)
+        if rc != SQLITE_OK {
+            let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(rc))
+            sqlite3_free(message)
+            throw StoreError(.sqlite, text, resultCode: rc, sql: sql)
+        }
+    }
+
+    /// Prepares a statement.
+    func prepare(_ sql: String) throws(StoreError) -> Statement {
+        var stmt: OpaquePointer?
+        let rc = sqlite3_prepare_v2(handle, sql, -1, &stmt, nil)
+        guard rc == SQLITE_OK, let stmt else { throw error(rc, sql: sql) }
+        return Statement(stmt, database: self, sql: sql)
+    }
+
+    /// Runs `sql` with `arguments` and returns every row.
+    @discardableResult
+    func query(_ sql: String, _ arguments: [SQLValue] = []) throws(StoreError) -> [[SQLValue]] {
+        let statement = try prepare(sql)
+        try statement.bind(arguments)
+        var rows: [[SQLValue]] = []
+        while try statement.step() { rows.append(statement.row()) }
+        return rows
+    }
+
+    /// Runs a statement and returns how many rows it changed.
+    @discardableResult
+    func run(_ sql: String, _ arguments: [SQLValue] = []) throws(StoreError) -> Int {
+        let statement = try prepare(sql)
+        try statement.bind(arguments)
+        while try statement.step() {}
+        return Int(sqlite3_changes(handle))
+    }
+
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`, rolling back if it throws. IMMEDIATE takes the
+    /// write lock up front, so two processes never both read-then-write the same rows.
+    func transaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    func error(_ rc: Int32, sql: String?) -> StoreError {
+        StoreError(.sqlite, String(cString: sqlite3_errmsg(handle)), resultCode: rc, sql: sql)
+    }
+}
+
+/// A prepared statement.
+final class Statement {
+    private let handle: OpaquePointer
+    private let database: Database
+    let sql: String
+
+    init(_ handle: OpaquePointer, database: Database, sql: String) {
+        self.handle = handle
+        self.database = database
+        self.sql = sql
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    func bind(_ values: [SQLValue]) throws(StoreError) {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            let rc: Int32
+            switch value {
+            case .null: rc = sqlite3_bind_null(handle, index)
+            case .integer(let n): rc = sqlite3_bind_int64(handle, index, n)
+            case .real(let d): rc = sqlite3_bind_double(handle, index, d)
+            case .text(let s): rc = pd_sqlite3_bind_text_transient(handle, index, s, -1)
+            }
+            guard rc == SQLITE_OK else { throw database.error(rc, sql: sql) }
+        }
+    }
+
+    /// Advances to the next row; false when done.
+    func step() throws(StoreError) -> Bool {
+        let rc = sqlite3_step(handle)
+        switch rc {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default: throw database.error(rc, sql: sql)
+        }
+    }
+
+    /// The current row's values.
+    func row() -> [SQLValue] {
+        (0..<sqlite3_column_count(handle)).map { column in
+            switch sqlite3_column_type(handle, column) {
+            case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, column))
+            case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, column))
+            case SQLITE_TEXT:
+                guard let text = sqlite3_column_text(handle, column) else { return .null }
+                return .text(String(cString: text))
+            default: return .null
+            }
+        }
+    }
+}
+
+extension SQLValue {
+    var int: Int? { if case .integer(let n) = self { return Int(n) } else { return nil } }
+    var double: Double? {
+        switch self {
+        case .real(let d): d
+        case .integer(let n): Double(n)
+        default: nil
+        }
+    }
+    var string: String? { if case .text(let s) = self { return s } else { return nil } }
+
+    init(_ value: String?) { self = value.map { .text($0) } ?? .null }
+    init(_ value: Int?) { self = value.map { .integer(Int64($0)) } ?? .null }
+    init(_ value: Double?) { self = value.map { .real($0) } ?? .null }
+}

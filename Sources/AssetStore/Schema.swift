@@ -1,0 +1,69 @@
+/// The store's schema as forward migrations: `migrations[i]` takes a database from version `i` to
+/// `i + 1`; SQLite's `user_version` records how many have run. A migration is never edited once
+/// released: a change is a new migration.
+enum Schema {
+    static let migrations: [String] = [
+        // 1: assets, change history, library identity.
+        """
+        CREATE TABLE meta (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+        CREATE TABLE assets (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,          -- relative to the library root, '/'-separated
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            generation INTEGER NOT NULL DEFAULT 0, -- bumped when the file changes: guards late writes
+            sha256 TEXT,                        -- hex, set when the photo is analysed
+            format TEXT,
+            width INTEGER,
+            height INTEGER,
+            verdict TEXT,                       -- the verdict as compact JSON
+            label TEXT,
+            face_count INTEGER,
+            score REAL,
+            analysis_error TEXT,                -- the decode error code for an undecodable photo
+            discovered_at REAL NOT NULL,
+            analyzed_at REAL,
+            last_attempt_at REAL,
+            uploaded_at REAL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT,
+            server_id TEXT,
+            failed INTEGER NOT NULL DEFAULT 0,
+            lease_owner TEXT,                   -- 'pid:nonce' of the process analysing it
+            lease_until REAL
+        );
+        CREATE INDEX assets_unanalyzed ON assets(analyzed_at) WHERE analyzed_at IS NULL;
+        CREATE INDEX assets_upload_queue ON assets(last_attempt_at) WHERE analyzed_at IS NOT NULL AND uploaded_at IS NULL AND failed = 0;
+        CREATE TABLE changes (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            path TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('added', 'modified', 'removed')),
+            at REAL NOT NULL
+        );
+        """,
+    ]
+
+    static var currentVersion: Int { migrations.count }
+
+    /// Brings `db` up to the current version, one migration per transaction.
+    static func migrate(_ db: Database) throws(StoreError) {
+        while true {
+            let version = try db.query("PRAGMA user_version").first?.first?.int ?? 0
+            if version > currentVersion {
+                throw StoreError(.newerSchema,
+                                 "\(db.path) has schema version \(version); this PhotoDrain knows up to \(currentVersion). Upgrade PhotoDrain.")
+            }
+            if version == currentVersion { return }
+            try db.transaction { () throws(StoreError) in
+                // Re-read inside the write lock: another process may have migrated meanwhile.
+                let locked = try db.query("PRAGMA user_version").first?.first?.int ?? 0
+                guard locked == version else { return }
+                try db.execute(migrations[version])
+                try db.execute("PRAGMA user_version = \(version + 1)")
+            }
+        }
+    }
+}
