@@ -39,6 +39,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        .target(
+            name: "Drain",
+            dependencies: ["AssetStore"],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: Protocol constants shared by Transfer and Receiver
         .target(
             name: "UploadProtocol",
@@ -56,6 +62,11 @@ let package = Package(
         .testTarget(
             name: "AssetStoreTests",
             dependencies: ["AssetStore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "DrainTests",
+            dependencies: ["Drain", "AssetStore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
