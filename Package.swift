@@ -54,7 +54,7 @@ let package = Package(
         // MARK: The command-line tool
         .executableTarget(
             name: "photodrain",
-            dependencies: ["PhotoDecoding"],
+            dependencies: ["PhotoDecoding", "AssetStore", "Drain"],
             swiftSettings: swiftSettings
         ),
 

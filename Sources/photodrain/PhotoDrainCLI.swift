@@ -10,6 +10,8 @@ struct PhotoDrainCLI {
     /// Every command, in the order `--help` lists them.
     static var commands: [any Command.Type] { [
         InspectCommand.self,
+        StatusCommand.self,
+        VerdictsCommand.self,
         DecodeBenchCommand.self,
     ] }
 
