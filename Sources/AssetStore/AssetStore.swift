@@ -17,7 +17,7 @@ public final class AssetStore: Sendable {
 
     private let database: Mutex<Database>
     /// Identifies this store object's analysis claims: `pid:nonce`.
-    private let leaseOwner: String
+    let leaseOwner: String
 
     /// Opens (creating and migrating as needed) the store for the library at `root`. With no
     /// `path`, the store lives under `$XDG_STATE_HOME/photodrain/` (or `~/.local/state/photodrain/`).
@@ -67,7 +67,7 @@ public final class AssetStore: Sendable {
     /// The absolute path of a photo.
     public func absolutePath(of relative: String) -> String { root + "/" + relative }
 
-    private func withDatabase<T: Sendable>(_ body: (Database) throws(StoreError) -> T) throws(StoreError) -> T {
+    func withDatabase<T: Sendable>(_ body: (Database) throws(StoreError) -> T) throws(StoreError) -> T {
         try database.withLock { (db: inout Database) throws(StoreError) -> T in try body(db) }
     }
 

@@ -44,6 +44,31 @@ enum Schema {
             at REAL NOT NULL
         );
         """,
+        // 2: upload jobs handed from `wake` to the transfer `agent`.
+        """
+        CREATE TABLE upload_jobs (
+            id INTEGER PRIMARY KEY,
+            asset_id INTEGER REFERENCES assets(id) ON DELETE SET NULL, -- NULL: the photo was removed
+            asset_generation INTEGER NOT NULL,  -- the file version the job uploads
+            state TEXT NOT NULL CHECK (state IN ('registered', 'pending', 'succeeded', 'failed', 'cancelled')),
+            destination TEXT NOT NULL,
+            request_headers TEXT NOT NULL DEFAULT '{}',  -- JSON; never secrets (tokens come from files at send time)
+            resume_url TEXT,
+            confirmed_offset INTEGER NOT NULL DEFAULT 0,
+            response_status INTEGER,
+            response_headers TEXT,              -- JSON, names lowercased
+            error_domain TEXT,
+            error_code TEXT,
+            error_message TEXT,
+            error_transient INTEGER,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            agent_owner TEXT,                   -- 'pid:nonce' of the agent performing it
+            agent_until REAL
+        );
+        CREATE UNIQUE INDEX upload_jobs_one_live_per_asset ON upload_jobs(asset_id) WHERE state IN ('registered', 'pending');
+        CREATE INDEX upload_jobs_state ON upload_jobs(state);
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

@@ -14,6 +14,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         case tokenExpired = "token-expired"
         /// The library folder cannot be read.
         case unreadableRoot = "unreadable-root"
+        /// Creating or retrying an upload job would pass the inflight limit; acknowledge some first.
+        case limitExceeded = "limit-exceeded"
         /// An argument the store cannot use.
         case invalidArgument = "invalid-argument"
     }

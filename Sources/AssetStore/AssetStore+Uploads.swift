@@ -1,0 +1,327 @@
+import Foundation
+
+/// Upload state on the asset rows: the direct path the foreground drain uses, and the job store
+/// the `wake` runner and the transfer `agent` share.
+extension AssetStore {
+    /// Thrown by `createJob` and `retryJob` past the inflight limit.
+    public static let limitExceeded = StoreError(.limitExceeded, "the inflight job limit is reached; acknowledge finished jobs first")
+
+    // MARK: Direct uploads (drain)
+
+    /// Claims up to `limit` analysed, not uploaded, not failed photos that no live job or other
+    /// runner holds, least recently attempted first (never-attempted before all), and stamps
+    /// `last_attempt_at`: a flaky photo rotates to the back and cannot stall a page.
+    public func claimForUpload(limit: Int, leaseSeconds: Double = 600) throws(StoreError) -> [AssetRecord] {
+        guard limit > 0 else { return [] }
+        let now = FileTree.now()
+        return try withDatabase { (db) throws(StoreError) -> [AssetRecord] in
+            try db.transaction { () throws(StoreError) -> [AssetRecord] in
+                try voidDeadLeases(db, now: now)
+                let order = try db.query("""
+                    SELECT a.id FROM assets a
+                    WHERE a.analyzed_at IS NOT NULL AND a.uploaded_at IS NULL AND a.failed = 0
+                      AND (a.lease_owner IS NULL OR a.lease_until < ?)
+                      AND NOT EXISTS (SELECT 1 FROM upload_jobs j WHERE j.asset_id = a.id)
+                    ORDER BY a.last_attempt_at IS NOT NULL, a.last_attempt_at, a.id LIMIT ?
+                    """, [.real(now), .integer(Int64(limit))]).compactMap { $0.first?.int }
+                var claimed: [AssetRecord] = []
+                for id in order {
+                    let rows = try db.query("""
+                        UPDATE assets SET lease_owner = ?, lease_until = ?, last_attempt_at = ? WHERE id = ?
+                        RETURNING \(AssetRecord.columns)
+                        """, [.text(leaseOwner), .real(now + leaseSeconds), .real(now), .integer(Int64(id))])
+                    claimed += rows.map(AssetRecord.init(row:))
+                }
+                return claimed
+            }
+        }
+    }
+
+    /// Photos waiting for upload (analysed, not uploaded, not failed).
+    public func uploadableCount() throws(StoreError) -> Int {
+        try withDatabase { (db) throws(StoreError) in
+            try db.query("SELECT COUNT(*) FROM assets WHERE analyzed_at IS NOT NULL AND uploaded_at IS NULL AND failed = 0").first?.first?.int ?? 0
+        }
+    }
+
+    /// Records a durable acknowledgement on the row, if it is still the version that was sent.
+    @discardableResult
+    public func recordUploaded(_ asset: AssetRecord, serverID: String?) throws(StoreError) -> Bool {
+        let now = FileTree.now()
+        return try withDatabase { (db) throws(StoreError) -> Bool in
+            try db.transaction { () throws(StoreError) -> Bool in
+                try db.run("""
+                    UPDATE assets SET uploaded_at = ?, server_id = ?, last_error = NULL, lease_owner = NULL, lease_until = NULL
+                    WHERE id = ? AND generation = ?
+                    """, [.real(now), SQLValue(serverID), .integer(asset.id), .integer(Int64(asset.generation))]) == 1
+            }
+        }
+    }
+
+    /// Records a counted failure: `attempts` and the reason, and the terminal failed state when
+    /// `failed` is true.
+    public func recordUploadFailure(_ asset: AssetRecord, attempts: Int, message: String, failed: Bool) throws(StoreError) {
+        try withDatabase { (db) throws(StoreError) in
+            _ = try db.run("""
+                UPDATE assets SET attempts = ?, last_error = ?, failed = ?, lease_owner = NULL, lease_until = NULL
+                WHERE id = ? AND generation = ?
+                """, [.integer(Int64(attempts)), .text(message), .integer(failed ? 1 : 0), .integer(asset.id), .integer(Int64(asset.generation))])
+        }
+    }
+
+    /// Undoes a claim without charging anything (a deferral): the row is as it was before.
+    public func releaseUploadClaim(_ asset: AssetRecord) throws(StoreError) {
+        try withDatabase { (db) throws(StoreError) in
+            _ = try db.run("UPDATE assets SET lease_owner = NULL, lease_until = NULL, last_attempt_at = ? WHERE id = ? AND lease_owner = ?",
+                           [SQLValue(asset.lastAttemptAt), .integer(asset.id), .text(leaseOwner)])
+        }
+    }
+
+    /// Clears the failed state of every failed photo so they are tried again (a new destination or token).
+    public func resetFailures() throws(StoreError) -> Int {
+        try withDatabase { (db) throws(StoreError) in
+            try db.run("UPDATE assets SET failed = 0, attempts = 0 WHERE failed != 0")
+        }
+    }
+
+    private func voidDeadLeases(_ db: Database, now: Double) throws(StoreError) {
+        for row in try db.query("SELECT DISTINCT lease_owner FROM assets WHERE lease_owner IS NOT NULL AND lease_until >= ?", [.real(now)]) {
+            guard let owner = row[0].string, let pid = owner.split(separator: ":").first.flatMap({ Int32($0) }),
+                  pid > 0, !FileTree.processExists(pid) else { continue }
+            try db.run("UPDATE assets SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ?", [.text(owner)])
+        }
+    }
+
+    // MARK: Upload jobs (wake + agent)
+
+    /// Jobs not yet acknowledged: they hold places under the inflight limit.
+    public func inflightJobCount() throws(StoreError) -> Int {
+        try withDatabase { (db) throws(StoreError) in
+            try db.query("SELECT COUNT(*) FROM upload_jobs").first?.first?.int ?? 0
+        }
+    }
+
+    /// Creates a registered job for an analysed photo. Throws `limitExceeded` when `inflightLimit`
+    /// jobs are already unacknowledged; returns nil when the photo already has a live job or no
+    /// longer needs one (uploaded, failed, changed, removed).
+    public func createJob(for asset: AssetRecord, destination: String, headers: [String: String] = [:],
+                          inflightLimit: Int) throws(StoreError) -> UploadJob? {
+        let now = FileTree.now()
+        return try withDatabase { (db) throws(StoreError) -> UploadJob? in
+            try db.transaction { () throws(StoreError) -> UploadJob? in
+                let count = try db.query("SELECT COUNT(*) FROM upload_jobs").first?.first?.int ?? 0
+                guard count < inflightLimit else { throw Self.limitExceeded }
+                let eligible = try db.query("""
+                    SELECT 1 FROM assets a WHERE a.id = ? AND a.generation = ? AND a.analyzed_at IS NOT NULL
+                      AND a.uploaded_at IS NULL AND a.failed = 0
+                      AND NOT EXISTS (SELECT 1 FROM upload_jobs j WHERE j.asset_id = a.id AND j.state IN ('registered', 'pending'))
+                    """, [.integer(asset.id), .integer(Int64(asset.generation))])
+                guard !eligible.isEmpty else { return nil }
+                return try db.query("""
+                    INSERT INTO upload_jobs(asset_id, asset_generation, state, destination, request_headers, created_at, updated_at)
+                    VALUES (?, ?, 'registered', ?, ?, ?, ?) RETURNING \(UploadJob.columns)
+                    """, [.integer(asset.id), .integer(Int64(asset.generation)), .text(destination),
+                          .text(JSONText.encode(headers)), .real(now), .real(now)]).first.map(UploadJob.init(row:))
+            }
+        }
+    }
+
+    /// Analysed photos that need a job: not uploaded, not failed, no job of any state yet.
+    public func assetsNeedingJobs(limit: Int) throws(StoreError) -> [AssetRecord] {
+        try withDatabase { (db) throws(StoreError) in
+            try db.query("""
+                SELECT \(AssetRecord.columns) FROM assets a
+                WHERE a.analyzed_at IS NOT NULL AND a.uploaded_at IS NULL AND a.failed = 0
+                  AND NOT EXISTS (SELECT 1 FROM upload_jobs j WHERE j.asset_id = a.id)
+                ORDER BY a.last_attempt_at IS NOT NULL, a.last_attempt_at, a.id LIMIT ?
+                """, [.integer(Int64(limit))]).map(AssetRecord.init(row:))
+        }
+    }
+
+    /// Jobs for an action (see `UploadJob.Action`). For `.retry`, `maxAttempts` bounds the photo's
+    /// counted failures: a job whose next failure would pass it is acknowledged instead.
+    public func jobs(for action: UploadJob.Action, maxAttempts: Int = 5) throws(StoreError) -> [UploadJob] {
+        let sql: String
+        switch action {
+        case .retry:
+            sql = """
+                SELECT \(UploadJob.columns) FROM upload_jobs j LEFT JOIN assets a ON a.id = j.asset_id
+                WHERE j.state = 'failed' AND j.error_transient = 1 AND a.id IS NOT NULL AND a.attempts + 1 < \(maxAttempts)
+                ORDER BY j.id
+                """
+        case .acknowledge:
+            sql = "SELECT \(UploadJob.columns) FROM upload_jobs WHERE state IN ('succeeded', 'failed') ORDER BY id"
+        case .process:
+            sql = "SELECT \(UploadJob.columns) FROM upload_jobs WHERE state IN ('registered', 'pending') ORDER BY id"
+        }
+        return try withDatabase { (db) throws(StoreError) in
+            try db.query(sql.replacingColumns()).map(UploadJob.init(row:))
+        }
+    }
+
+    /// Retries a failed job: records its counted failure on the photo, removes it, and registers a
+    /// new job that keeps the upload URL and offset (or starts afresh for a new `destination`).
+    public func retryJob(_ job: UploadJob, destination: String? = nil, inflightLimit: Int) throws(StoreError) -> UploadJob? {
+        let now = FileTree.now()
+        return try withDatabase { (db) throws(StoreError) -> UploadJob? in
+            try db.transaction { () throws(StoreError) -> UploadJob? in
+                guard let current = try db.query("SELECT \(UploadJob.columns) FROM upload_jobs WHERE id = ?", [.integer(job.id)])
+                    .first.map(UploadJob.init(row:)), current.state == .failed, let assetID = current.assetID else { return nil }
+                let others = (try db.query("SELECT COUNT(*) FROM upload_jobs WHERE id != ?", [.integer(job.id)]).first?.first?.int ?? 0)
+                guard others < inflightLimit else { throw Self.limitExceeded }
+                try recordOutcome(db, job: current)
+                try db.run("DELETE FROM upload_jobs WHERE id = ?", [.integer(job.id)])
+                let target = destination ?? current.destination
+                let keepResume = target == current.destination
+                return try db.query("""
+                    INSERT INTO upload_jobs(asset_id, asset_generation, state, destination, request_headers, resume_url,
+                      confirmed_offset, created_at, updated_at)
+                    VALUES (?, ?, 'registered', ?, ?, ?, ?, ?, ?) RETURNING \(UploadJob.columns)
+                    """, [.integer(assetID), .integer(Int64(current.assetGeneration)), .text(target),
+                          .text(JSONText.encode(current.requestHeaders)), keepResume ? SQLValue(current.resumeURL) : .null,
+                          .integer(keepResume ? current.confirmedOffset : 0), .real(now), .real(now)]).first.map(UploadJob.init(row:))
+            }
+        }
+    }
+
+    /// Cancels a registered or pending job; a cancelled job is acknowledged at once (removed),
+    /// charging the photo nothing. Returns false when the job had already finished.
+    @discardableResult
+    public func cancelJob(_ job: UploadJob) throws(StoreError) -> Bool {
+        try withDatabase { (db) throws(StoreError) -> Bool in
+            try db.run("DELETE FROM upload_jobs WHERE id = ? AND state IN ('registered', 'pending')", [.integer(job.id)]) == 1
+        }
+    }
+
+    /// Live jobs made redundant: the photo was removed, changed since the job was made, or is
+    /// already uploaded.
+    public func redundantJobs() throws(StoreError) -> [UploadJob] {
+        try withDatabase { (db) throws(StoreError) in
+            try db.query("""
+                SELECT \(UploadJob.columns) FROM upload_jobs j LEFT JOIN assets a ON a.id = j.asset_id
+                WHERE j.state IN ('registered', 'pending')
+                  AND (a.id IS NULL OR a.generation != j.asset_generation OR a.uploaded_at IS NOT NULL)
+                ORDER BY j.id
+                """.replacingColumns()).map(UploadJob.init(row:))
+        }
+    }
+
+    /// Acknowledges a finished job: in one transaction, records its outcome on the photo's row
+    /// (uploaded_at and server id from `x-server-resource-id`, or the error and a counted attempt,
+    /// failed when permanent or at `maxAttempts`), then removes the job.
+    public func acknowledgeJob(_ job: UploadJob, maxAttempts: Int = 5) throws(StoreError) {
+        try withDatabase { (db) throws(StoreError) in
+            try db.transaction { () throws(StoreError) in
+                guard let current = try db.query("SELECT \(UploadJob.columns) FROM upload_jobs WHERE id = ?", [.integer(job.id)])
+                    .first.map(UploadJob.init(row:)), current.state == .succeeded || current.state == .failed else { return }
+                try recordOutcome(db, job: current, maxAttempts: maxAttempts)
+                try db.run("DELETE FROM upload_jobs WHERE id = ?", [.integer(job.id)])
+            }
+        }
+    }
+
+    private func recordOutcome(_ db: Database, job: UploadJob, maxAttempts: Int = .max) throws(StoreError) {
+        guard let assetID = job.assetID else { return }
+        let now = FileTree.now()
+        if job.state == .succeeded {
+            try db.run("""
+                UPDATE assets SET uploaded_at = ?, server_id = ?, last_error = NULL WHERE id = ? AND generation = ?
+                """, [.real(now), SQLValue(job.responseHeaders["x-server-resource-id"]), .integer(assetID), .integer(Int64(job.assetGeneration))])
+        } else if let failure = job.failure {
+            let message = "\(failure.domain) \(failure.code): \(failure.message)"
+            try db.run("""
+                UPDATE assets SET attempts = attempts + 1, last_error = ?, last_attempt_at = ?,
+                  failed = CASE WHEN ? = 0 OR attempts + 1 >= ? THEN 1 ELSE failed END
+                WHERE id = ? AND generation = ?
+                """, [.text(message), .real(now), .integer(failure.transient ? 1 : 0), .integer(Int64(min(maxAttempts, Int(Int32.max)))),
+                      .integer(assetID), .integer(Int64(job.assetGeneration))])
+        }
+    }
+
+    // MARK: Performing jobs (agent)
+
+    /// Claims up to `limit` jobs to perform: registered ones, and pending ones whose agent died or
+    /// whose claim expired (they resume from the saved upload URL). Claimed jobs become pending.
+    public func claimJobsToPerform(limit: Int, leaseSeconds: Double = 300) throws(StoreError) -> [UploadJob] {
+        let now = FileTree.now()
+        return try withDatabase { (db) throws(StoreError) -> [UploadJob] in
+            try db.transaction { () throws(StoreError) -> [UploadJob] in
+                for row in try db.query("SELECT DISTINCT agent_owner FROM upload_jobs WHERE state = 'pending' AND agent_owner IS NOT NULL") {
+                    guard let owner = row[0].string, let pid = owner.split(separator: ":").first.flatMap({ Int32($0) }),
+                          pid > 0, !FileTree.processExists(pid) else { continue }
+                    try db.run("UPDATE upload_jobs SET agent_owner = NULL, agent_until = NULL WHERE agent_owner = ?", [.text(owner)])
+                }
+                return try db.query("""
+                    UPDATE upload_jobs SET state = 'pending', agent_owner = ?, agent_until = ?, updated_at = ?
+                    WHERE id IN (SELECT id FROM upload_jobs
+                                 WHERE state = 'registered' OR (state = 'pending' AND (agent_owner IS NULL OR agent_until < ?))
+                                 ORDER BY id LIMIT ?)
+                    RETURNING \(UploadJob.columns)
+                    """, [.text(leaseOwner), .real(now + leaseSeconds), .real(now), .real(now), .integer(Int64(limit))])
+                    .map(UploadJob.init(row:)).sorted { $0.id < $1.id }
+            }
+        }
+    }
+
+    /// The photo a job uploads, if it still exists at the job's version.
+    public func asset(for job: UploadJob) throws(StoreError) -> AssetRecord? {
+        guard let id = job.assetID else { return nil }
+        return try withDatabase { (db) throws(StoreError) in
+            try db.query("SELECT \(AssetRecord.columns) FROM assets WHERE id = ? AND generation = ?",
+                         [.integer(id), .integer(Int64(job.assetGeneration))]).first.map(AssetRecord.init(row:))
+        }
+    }
+
+    /// Saves the upload URL and the confirmed offset of a job in progress; call before the first
+    /// byte is sent, so a new agent can resume. Also extends the agent's claim.
+    public func checkpointJob(_ job: UploadJob, resumeURL: String?, confirmedOffset: Int64, leaseSeconds: Double = 300) throws(StoreError) {
+        let now = FileTree.now()
+        try withDatabase { (db) throws(StoreError) in
+            _ = try db.run("""
+                UPDATE upload_jobs SET resume_url = ?, confirmed_offset = ?, updated_at = ?, agent_until = ?
+                WHERE id = ? AND state = 'pending'
+                """, [SQLValue(resumeURL), .integer(confirmedOffset), .real(now), .real(now + leaseSeconds), .integer(job.id)])
+        }
+    }
+
+    /// Records how a performed job ended. Returns false when the job was cancelled meanwhile.
+    @discardableResult
+    public func finishJob(_ job: UploadJob, result: JobResult) throws(StoreError) -> Bool {
+        let now = FileTree.now()
+        return try withDatabase { (db) throws(StoreError) -> Bool in
+            switch result {
+            case .succeeded(let status, let headers):
+                return try db.run("""
+                    UPDATE upload_jobs SET state = 'succeeded', response_status = ?, response_headers = ?, updated_at = ?,
+                      agent_owner = NULL, agent_until = NULL, error_domain = NULL, error_code = NULL, error_message = NULL, error_transient = NULL
+                    WHERE id = ? AND state = 'pending'
+                    """, [.integer(Int64(status)), .text(JSONText.encode(headers)), .real(now), .integer(job.id)]) == 1
+            case .failed(let status, let headers, let failure):
+                return try db.run("""
+                    UPDATE upload_jobs SET state = 'failed', response_status = ?, response_headers = ?, updated_at = ?,
+                      agent_owner = NULL, agent_until = NULL, error_domain = ?, error_code = ?, error_message = ?, error_transient = ?
+                    WHERE id = ? AND state = 'pending'
+                    """, [SQLValue(status), .text(JSONText.encode(headers)), .real(now), .text(failure.domain), .text(failure.code),
+                          .text(failure.message), .integer(failure.transient ? 1 : 0), .integer(job.id)]) == 1
+            }
+        }
+    }
+
+    /// Gives back a job this agent claimed but did not finish (it is stopping): another agent
+    /// resumes it from the saved offset.
+    public func releaseJob(_ job: UploadJob) throws(StoreError) {
+        try withDatabase { (db) throws(StoreError) in
+            _ = try db.run("UPDATE upload_jobs SET agent_owner = NULL, agent_until = NULL WHERE id = ? AND agent_owner = ?",
+                           [.integer(job.id), .text(leaseOwner)])
+        }
+    }
+}
+
+private extension String {
+    /// Qualifies the job columns with the `j.` alias for joined queries.
+    func replacingColumns() -> String {
+        guard contains("upload_jobs j") else { return self }
+        let qualified = UploadJob.columns.split(separator: ",").map { "j." + $0.trimmingPrefix(" ") }.joined(separator: ", ")
+        return replacingOccurrences(of: UploadJob.columns, with: qualified)
+    }
+}
