@@ -59,7 +59,9 @@ struct CommandSpec: Sendable {
         var lines = ["OVERVIEW: \(abstract)", "", "USAGE: photodrain \(name) \(arguments) [options]".replacingDoubleSpaces()]
         if !discussion.isEmpty { lines += ["", discussion] }
         lines += ["", "OPTIONS:"]
-        let all = options + [.flag("help", "Show this help.")]
+        let all = options + [.option("config", "PATH", "Read defaults for these options from a JSON file.",
+                                     default: "$XDG_CONFIG_HOME/photodrain/config.json if present"),
+                             .flag("help", "Show this help.")]
         let labels = all.map { spec in "--\(spec.name)" + (spec.value.map { " \($0)" } ?? "") }
         let width = min(max(labels.map(\.count).max() ?? 0, 10), 28)
         for (spec, label) in zip(all, labels) {
@@ -101,6 +103,11 @@ struct CommandSpec: Sendable {
                 key = String(key[..<eq])
             }
             if key == "help" { parsed.helpRequested = true; continue }
+            if key == "config" {
+                guard let value = inlineValue ?? rest.popFirst() else { throw UsageError("--config needs a value (PATH)", command: name) }
+                parsed.values["config"] = value
+                continue
+            }
             guard let spec = options.first(where: { $0.name == key }) else {
                 throw UsageError("unknown option '--\(key)'", command: name)
             }

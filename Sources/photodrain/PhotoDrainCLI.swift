@@ -54,10 +54,13 @@ struct PhotoDrainCLI {
             return .usage
         }
         do {
-            let parsed = try command.spec.parse(Array(arguments.dropFirst()))
+            var parsed = try command.spec.parse(Array(arguments.dropFirst()))
             if parsed.helpRequested {
                 console.out(command.spec.help())
                 return .success
+            }
+            if let configuration = try Configuration.load(explicit: parsed.string("config")) {
+                configuration.apply(to: &parsed, spec: command.spec)
             }
             return try await command.run(parsed)
         } catch let error as UsageError {
