@@ -51,6 +51,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: Test support: a fault-injecting TCP proxy for reliability tests
+        .target(
+            name: "FaultProxy",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: The command-line tool
         .executableTarget(
             name: "photodrain",
@@ -67,6 +73,11 @@ let package = Package(
         .testTarget(
             name: "DrainTests",
             dependencies: ["Drain", "AssetStore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FaultProxyTests",
+            dependencies: ["FaultProxy"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,0 +1,144 @@
+import Foundation
+import Synchronization
+
+/// A TCP proxy on 127.0.0.1 that forwards to a local server and injects faults: connections cut
+/// after N bytes either way, stalls, delays, resets, and 503 answers. Faults follow a `FaultPlan`,
+/// so a seeded run repeats exactly. For tests and the reliability matrix; loopback only.
+public final class FaultProxy: Sendable {
+    /// The port clients connect to.
+    public let port: UInt16
+    private let listener: Int32
+    private let targetPort: UInt16
+    private let plan: FaultPlan
+    private let state = Mutex(State())
+
+    private struct State {
+        var connections = 0
+        var injected: [Fault] = []
+        var open: Set<Int32> = []
+        var stopped = false
+    }
+
+    /// Starts listening on a free loopback port, forwarding to `targetPort`.
+    public init(targetPort: UInt16, plan: FaultPlan = .none) throws {
+        guard let (fd, port) = Sockets.listen(port: 0) else {
+            throw POSIXError(.EADDRINUSE)
+        }
+        self.listener = fd
+        self.port = port
+        self.targetPort = targetPort
+        self.plan = plan
+        let thread = Thread { [self] in acceptLoop() }
+        thread.name = "fault-proxy-accept"
+        thread.start()
+    }
+
+    /// Connections accepted so far.
+    public var connectionCount: Int { state.withLock { $0.connections } }
+
+    /// The faults injected so far, in order.
+    public var injectedFaults: [Fault] { state.withLock { $0.injected } }
+
+    /// Stops accepting and closes every open connection.
+    public func stop() {
+        let fds = state.withLock { s -> Set<Int32> in
+            s.stopped = true
+            return s.open
+        }
+        Sockets.shutdownBoth(listener)
+        Sockets.close(listener)
+        for fd in fds { Sockets.shutdownBoth(fd) }
+    }
+
+    deinit { stop() }
+
+    private func acceptLoop() {
+        while let client = Sockets.accept(listener) {
+            let (index, stopped) = state.withLock { s -> (Int, Bool) in
+                s.connections += 1
+                return (s.connections - 1, s.stopped)
+            }
+            if stopped { Sockets.close(client); return }
+            let fault = plan.fault(for: index)
+            if let fault { state.withLock { $0.injected.append(fault) } }
+            let thread = Thread { [self] in handle(client: client, fault: fault) }
+            thread.start()
+        }
+    }
+
+    private func track(_ fd: Int32, open: Bool) {
+        state.withLock { s in
+            if open { s.open.insert(fd) } else { s.open.remove(fd) }
+        }
+    }
+
+    private func handle(client: Int32, fault: Fault?) {
+        switch fault {
+        case .reset:
+            Sockets.reset(client)
+            return
+        case .serviceUnavailable:
+            // Read the request head, answer 503, close.
+            var buffer = [UInt8](repeating: 0, count: 16384)
+            _ = buffer.withUnsafeMutableBytes { Sockets.read(client, into: $0) }
+            let response = Array("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
+            _ = response.withUnsafeBytes { Sockets.writeAll(client, $0) }
+            Sockets.close(client)
+            return
+        default:
+            break
+        }
+        guard let server = Sockets.connect(port: targetPort) else {
+            Sockets.reset(client)
+            return
+        }
+        track(client, open: true)
+        track(server, open: true)
+        let done = DispatchGroup()
+        for (from, to, direction) in [(client, server, Fault.Direction.upstream), (server, client, Fault.Direction.downstream)] {
+            done.enter()
+            Thread { [self] in
+                pump(from: from, to: to, direction: direction, fault: fault, peers: (client, server))
+                done.leave()
+            }.start()
+        }
+        done.wait()
+        track(client, open: false)
+        track(server, open: false)
+        Sockets.close(client)
+        Sockets.close(server)
+    }
+
+    private func pump(from: Int32, to: Int32, direction: Fault.Direction, fault: Fault?, peers: (Int32, Int32)) {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var passed = 0
+        var stalled = false
+        while true {
+            let n = buffer.withUnsafeMutableBytes { Sockets.read(from, into: $0) }
+            if n <= 0 { break }
+            var chunk = buffer[0..<n]
+            switch fault {
+            case .cut(let limit, let d) where d == direction:
+                if passed + n >= limit {
+                    chunk = buffer[0..<max(0, limit - passed)]
+                    _ = chunk.withUnsafeBytes { Sockets.writeAll(to, $0) }
+                    Sockets.shutdownBoth(peers.0)
+                    Sockets.shutdownBoth(peers.1)
+                    return
+                }
+            case .stall(let after, let d, let ms) where d == direction && !stalled && passed + n >= after:
+                stalled = true
+                Sockets.sleep(milliseconds: ms)
+            case .delay(let ms):
+                Sockets.sleep(milliseconds: ms)
+            default:
+                break
+            }
+            passed += chunk.count
+            if !chunk.withUnsafeBytes({ Sockets.writeAll(to, $0) }) { break }
+        }
+        // One side finished: pass the end on so the other side's read returns.
+        _ = Glibc.shutdown(to, Int32(SHUT_WR))
+        if direction == .downstream { Sockets.shutdownBoth(peers.0) }
+    }
+}
