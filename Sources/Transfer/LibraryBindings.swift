@@ -82,9 +82,10 @@ final class CurlEasy: @unchecked Sendable {
         check(pd_curl_setopt_slist(handle, CURLOPT_HTTPHEADER, list))
         check(pd_curl_setopt_long(handle, CURLOPT_NOPROGRESS, 0))
         check(pd_curl_setopt_pointer(handle, CURLOPT_XFERINFODATA, userData))
-        check(pd_curl_setopt_xferinfo_function(handle) { userData, _, _, _, _ in
+        check(pd_curl_setopt_xferinfo_function(handle) { userData, _, _, _, uploaded in
             guard let userData else { return 1 }
             let state = Unmanaged<CurlTransferState>.fromOpaque(userData).takeUnretainedValue()
+            state.bytesSent = max(state.bytesSent, Int64(uploaded))
             return state.cancellation.isCancelled ? 1 : 0
         })
         check(pd_curl_setopt_pointer(handle, CURLOPT_HEADERDATA, userData))
@@ -134,7 +135,7 @@ final class CurlEasy: @unchecked Sendable {
 
         var sent: curl_off_t = 0
         _ = pd_curl_getinfo_off(handle, CURLINFO_SIZE_UPLOAD_T, &sent)
-        state.bytesSent = Int64(sent)
+        state.bytesSent = max(state.bytesSent, Int64(sent))
         if code != CURLE_OK {
             return state.failure(state.error(for: code))
         }
