@@ -143,6 +143,40 @@ final class CurlEasy: @unchecked Sendable {
         _ = pd_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
         return state.finish(status: status)
     }
+
+    /// Maps a libcurl result code to the sanitised error. curl's own error buffer names hosts and
+    /// paths, so only its static description of the code is ever used.
+    static func transferError(forCode raw: UInt32, fileFailed: Bool = false, headersOverflowed: Bool = false) -> TransferError {
+        let code = CURLcode(rawValue: raw)
+        switch code {
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+            return TransferError(.hostNotFound, "the server's host name did not resolve")
+        case CURLE_COULDNT_CONNECT:
+            return TransferError(.connectionFailed, "the server could not be reached")
+        case CURLE_OPERATION_TIMEDOUT:
+            return TransferError(.timedOut, "the connection timed out or stalled")
+        case CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE:
+            return TransferError(.connectionLost, "the connection was lost")
+        case CURLE_SSL_CONNECT_ERROR:
+            return TransferError(.tlsFailure, "the TLS handshake failed", classification: .transient)
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM:
+            return TransferError(.tlsFailure, "the server's certificate could not be verified")
+        case CURLE_READ_ERROR:
+            return TransferError(.fileUnreadable, "the file could not be read during the upload")
+        case CURLE_ABORTED_BY_CALLBACK:
+            if fileFailed { return TransferError(.fileUnreadable, "the file could not be read or shrank during the upload") }
+            return TransferError(.cancelled, "the transfer was cancelled")
+        case CURLE_WRITE_ERROR where headersOverflowed:
+            return TransferError(.badServerResponse, "the server's response headers were too large")
+        case CURLE_WEIRD_SERVER_REPLY:
+            return TransferError(.badServerResponse, "the server's reply was not valid HTTP", classification: .transient)
+        case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
+            return TransferError(.invalidRequest, "the destination URL is not a valid http(s) URL")
+        default:
+            let text = curl_easy_strerror(code).map { String(cString: $0) } ?? "unknown error"
+            return TransferError(.transportFailure, "libcurl: \(text)")
+        }
+    }
 }
 
 /// What libcurl's callbacks touch during one transfer: the file being streamed, the header blocks
@@ -235,37 +269,8 @@ private final class CurlTransferState {
         return HTTPExchange(interimResponses: interimResponses, bytesSent: bytesSent, result: .success(response))
     }
 
-    /// Maps a libcurl result to the sanitised error (curl's own messages name hosts, so only its
-    /// static description of the code is used).
     func error(for code: CURLcode) -> TransferError {
-        switch code {
-        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
-            return TransferError(.hostNotFound, "the server's host name did not resolve")
-        case CURLE_COULDNT_CONNECT:
-            return TransferError(.connectionFailed, "the server could not be reached")
-        case CURLE_OPERATION_TIMEDOUT:
-            return TransferError(.timedOut, "the connection timed out or stalled")
-        case CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE:
-            return TransferError(.connectionLost, "the connection was lost")
-        case CURLE_SSL_CONNECT_ERROR:
-            return TransferError(.tlsFailure, "the TLS handshake failed", classification: .transient)
-        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM:
-            return TransferError(.tlsFailure, "the server's certificate could not be verified")
-        case CURLE_READ_ERROR:
-            return TransferError(.fileUnreadable, "the file could not be read during the upload")
-        case CURLE_ABORTED_BY_CALLBACK:
-            if fileFailed { return TransferError(.fileUnreadable, "the file could not be read or shrank during the upload") }
-            return TransferError(.cancelled, "the transfer was cancelled")
-        case CURLE_WRITE_ERROR where headersOverflowed:
-            return TransferError(.badServerResponse, "the server's response headers were too large")
-        case CURLE_WEIRD_SERVER_REPLY:
-            return TransferError(.badServerResponse, "the server's reply was not valid HTTP", classification: .transient)
-        case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
-            return TransferError(.invalidRequest, "the destination URL is not a valid http(s) URL")
-        default:
-            let text = curl_easy_strerror(code).map { String(cString: $0) } ?? "unknown error"
-            return TransferError(.transportFailure, "libcurl: \(text)")
-        }
+        CurlEasy.transferError(forCode: code.rawValue, fileFailed: fileFailed, headersOverflowed: headersOverflowed)
     }
 }
 
