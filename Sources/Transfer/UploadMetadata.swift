@@ -14,4 +14,11 @@ public struct UploadMetadata: Sendable, Equatable {
         self.sha256Hex = sha256Hex
         self.verdictJSON = verdictJSON
     }
+
+    /// Metadata for the file at `path`: its last path component as the name and its SHA-256
+    /// computed now (streamed). Throws `TransferError` (`file-unreadable`) when it cannot be read.
+    public init(file path: String, verdictJSON: String = "{}") throws(TransferError) {
+        let name = path.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? path
+        self.init(filename: name, sha256Hex: try FileDigest.sha256Hex(path: path), verdictJSON: verdictJSON)
+    }
 }

@@ -42,6 +42,8 @@ final class FakeResumableServer: Sendable {
         var omitCreationLocation = false
         /// When set, requests without `Authorization: Bearer <token>` get 401.
         var requiredToken: String?
+        /// Read nothing of a PATCH body and never answer, until the client gives up.
+        var stallPatches = false
     }
 
     /// One request as received.
@@ -56,6 +58,7 @@ final class FakeResumableServer: Sendable {
         var bytes: [UInt8] = []
         var complete = false
         var interopVersion: Int?
+        var objectID: String?
     }
 
     private struct State {
@@ -65,6 +68,7 @@ final class FakeResumableServer: Sendable {
         var objects: [String: [UInt8]] = [:]
         var requests: [RecordedRequest] = []
         var bodyBytesReceived = 0
+        var connectionsAccepted = 0
         var nextID = 1
     }
 
@@ -94,6 +98,8 @@ final class FakeResumableServer: Sendable {
 
     /// Every request so far.
     var requests: [RecordedRequest] { state.withLock { $0.requests } }
+    /// Connections accepted so far.
+    var connectionsAccepted: Int { state.withLock { $0.connectionsAccepted } }
     /// Body bytes received so far, over all requests.
     var bodyBytesReceived: Int { state.withLock { $0.bodyBytesReceived } }
     /// The finished objects by server id.
@@ -107,6 +113,7 @@ final class FakeResumableServer: Sendable {
 
     private func acceptLoop() {
         while let connection = listener.accept() {
+            state.withLock { $0.connectionsAccepted += 1 }
             let thread = Thread { [self] in self.serve(connection) }
             thread.start()
         }
@@ -150,9 +157,9 @@ final class FakeResumableServer: Sendable {
             }
             guard let upload = state.withLock({ $0.uploads[path] }) else { return respond(connection, status: 404, headers: []) }
             let completion = ResumableUpload.completionHeader(complete: upload.complete, interopVersion: version ?? 8)
-            return respond(connection, status: 204, headers: [
-                ("Upload-Offset", String(upload.bytes.count)), (completion.name, completion.value), ("Cache-Control", "no-store"),
-            ])
+            var headers = [("Upload-Offset", String(upload.bytes.count)), (completion.name, completion.value), ("Cache-Control", "no-store")]
+            if let id = upload.objectID { headers.append(("X-Server-Resource-ID", id)) }
+            return respond(connection, status: 204, headers: headers)
         case ("PATCH", let path):
             return append(head, path: path, version: version, contentLength: contentLength, reader: &reader,
                           connection: connection, index: index)
@@ -206,10 +213,15 @@ final class FakeResumableServer: Sendable {
 
     private func append(_ head: RequestHead, path: String, version: Int?, contentLength: Int, reader: inout RequestReader,
                         connection: TestSocket, index: Int) -> Bool {
-        let (upload, forced, hiddenMax) = state.withLock { state in
+        let (upload, forced, hiddenMax, stall) = state.withLock { state in
             (state.uploads[path],
              state.behaviour.patchStatuses.isEmpty ? nil : state.behaviour.patchStatuses.removeFirst(),
-             state.behaviour.hiddenMaxAppendSize)
+             state.behaviour.hiddenMaxAppendSize, state.behaviour.stallPatches)
+        }
+        if stall {
+            // Hold the request open until the client closes the connection.
+            while !connection.read(maxCount: 1024).isEmpty {}
+            return false
         }
         guard let upload else {
             _ = drainBody(contentLength, reader: &reader, index: index, drop: nil)
@@ -246,6 +258,7 @@ final class FakeResumableServer: Sendable {
                 let objectID = "obj-\(state.nextID)"
                 state.nextID += 1
                 state.objects[objectID] = upload.bytes
+                upload.objectID = objectID
                 id = objectID
             }
             state.uploads[path] = upload
@@ -308,63 +321,5 @@ final class FakeResumableServer: Sendable {
         case 503: return "Service Unavailable"
         default: return "Status"
         }
-    }
-}
-
-/// A request line and headers (names lowercased).
-struct RequestHead {
-    var method: String
-    var path: String
-    var headers: [String: String]
-}
-
-/// Reads request heads and bodies from a socket, keeping bytes that arrived early.
-struct RequestReader {
-    let socket: TestSocket
-    private var pending: [UInt8] = []
-
-    init(socket: TestSocket) { self.socket = socket }
-
-    /// The next request head; nil at end of stream or on garbage.
-    mutating func readHead() -> RequestHead? {
-        let terminator: [UInt8] = [13, 10, 13, 10]
-        while true {
-            if let end = Self.find(terminator, in: pending) {
-                let text = String(decoding: pending[0..<end], as: UTF8.self)
-                pending.removeFirst(end + 4)
-                var lines = text.components(separatedBy: "\r\n")
-                guard !lines.isEmpty else { return nil }
-                let requestLine = lines.removeFirst().split(separator: " ")
-                guard requestLine.count == 3 else { return nil }
-                var headers: [String: String] = [:]
-                for line in lines {
-                    guard let colon = line.firstIndex(of: ":") else { continue }
-                    headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-                }
-                return RequestHead(method: String(requestLine[0]), path: String(requestLine[1]), headers: headers)
-            }
-            let chunk = socket.read(maxCount: 16 * 1024)
-            if chunk.isEmpty { return nil }
-            pending += chunk
-        }
-    }
-
-    /// Up to `maxCount` body bytes; empty at end of stream.
-    mutating func readBody(maxCount: Int) -> [UInt8] {
-        if !pending.isEmpty {
-            let count = min(maxCount, pending.count)
-            let out = Array(pending[0..<count])
-            pending.removeFirst(count)
-            return out
-        }
-        return socket.read(maxCount: maxCount)
-    }
-
-    private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
-        guard haystack.count >= needle.count else { return nil }
-        for i in 0...(haystack.count - needle.count) where haystack[i..<(i + needle.count)].elementsEqual(needle) {
-            return i
-        }
-        return nil
     }
 }

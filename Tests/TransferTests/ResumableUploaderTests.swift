@@ -336,3 +336,64 @@ import UploadProtocol
         #expect(fixture.server.requests.isEmpty)
     }
 }
+
+@Suite struct ResumableUploaderEdgeTests {
+    @Test func connectionsAreReusedAcrossRequests() async throws {
+        let fixture = try UploadFixture(size: 300_000, behaviour: .init(creationLimits: "max-append-size=100000"))
+        _ = try await fixture.uploader().upload(file: fixture.path, metadata: fixture.metadata)
+        #expect(fixture.server.requests.count == 5)  // OPTIONS, POST, three PATCHes
+        #expect(fixture.server.connectionsAccepted == 1)
+    }
+
+    @Test func tooLargeOptimisticCreationFallsBackToCarefulCreation() async throws {
+        let fixture = try UploadFixture(size: 30_000, behaviour: .init(creationStatuses: [413]))
+        let receipt = try await fixture.uploader().upload(file: fixture.path, metadata: fixture.metadata)
+        #expect(fixture.server.requests.map(\.method) == ["OPTIONS", "POST", "POST", "PATCH"])
+        #expect(fixture.requests("POST").last?.headers["upload-complete"] == "?0")
+        #expect(receipt.serverID.flatMap { fixture.server.objects[$0] } == fixture.bytes)
+    }
+
+    @Test func serverErrorOnOffsetRetrievalIsRetried() async throws {
+        let fixture = try UploadFixture(size: 300_000, behaviour: .init(dropAfterBodyBytes: [50_000], headStatuses: [503]))
+        let receipt = try await fixture.uploader().upload(file: fixture.path, metadata: fixture.metadata)
+        #expect(fixture.server.requests.map(\.method) == ["OPTIONS", "POST", "PATCH", "HEAD", "HEAD", "PATCH"])
+        #expect(receipt.serverID.flatMap { fixture.server.objects[$0] } == fixture.bytes)
+    }
+
+    @Test func resumingAFinishedUploadReturnsItsReceiptWithoutSending() async throws {
+        let fixture = try UploadFixture(size: 300_000)
+        let log = CheckpointLog(server: fixture.server)
+        let first = try await fixture.uploader().upload(file: fixture.path, metadata: fixture.metadata, checkpoint: log.record)
+        let saved = try #require(log.all.first?.checkpoint)
+        let again = try await fixture.uploader().upload(file: fixture.path, metadata: fixture.metadata, resumeFrom: saved)
+        #expect(again.serverID == first.serverID)
+        #expect(again.bytesSent == 0)
+        #expect(fixture.server.requests.map(\.method).suffix(1) == ["HEAD"])
+    }
+
+    @Test func cancellingTheTaskAbortsATransferInFlight() async throws {
+        let fixture = try UploadFixture(size: 300_000, behaviour: .init(stallPatches: true))
+        let uploader = fixture.uploader()
+        let path = fixture.path
+        let metadata = fixture.metadata
+        let task = Task { try await uploader.upload(file: path, metadata: metadata) }
+        // Wait until the PATCH is on the wire and the server is holding it.
+        while fixture.requests("PATCH").isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        task.cancel()
+        let result = await task.result
+        guard case .failure(let failure) = result, let error = failure as? TransferError else {
+            Issue.record("a cancelled transfer should fail with a TransferError")
+            return
+        }
+        #expect(error.code == .cancelled)
+        #expect(error.classification == .deferred)
+    }
+
+    @Test func metadataForAFileNamesAndHashesIt() throws {
+        let path = try TemporaryFile.make(bytes: Array("abc".utf8), name: "x.png")
+        defer { TemporaryFile.remove(path) }
+        let metadata = try UploadMetadata(file: path, verdictJSON: "{}")
+        #expect(metadata.filename == "x.png")
+        #expect(metadata.sha256Hex == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    }
+}

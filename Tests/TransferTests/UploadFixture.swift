@@ -1,4 +1,3 @@
-import Synchronization
 import Transfer
 import UploadProtocol
 
@@ -38,24 +37,7 @@ final class UploadFixture {
     }
 }
 
+/// Why a fixture could not be set up.
 enum FixtureError: Error {
     case noLoopbackSocket
-}
-
-/// Collects checkpoints (and what the server had received when each was saved) from the
-/// uploader's callback, which may run on any thread.
-final class CheckpointLog: Sendable {
-    private let entries = Mutex<[(checkpoint: UploadCheckpoint, serverBodyBytes: Int, requestsSeen: Int)]>([])
-    private let server: FakeResumableServer
-
-    init(server: FakeResumableServer) { self.server = server }
-
-    /// The callback to pass to `upload`.
-    func record(_ checkpoint: UploadCheckpoint) {
-        let bytes = server.bodyBytesReceived
-        let seen = server.requests.count
-        entries.withLock { $0.append((checkpoint, bytes, seen)) }
-    }
-
-    var all: [(checkpoint: UploadCheckpoint, serverBodyBytes: Int, requestsSeen: Int)] { entries.withLock { $0 } }
 }
