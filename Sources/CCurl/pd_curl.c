@@ -38,6 +38,10 @@ CURLcode pd_curl_setopt_read_function(CURL *handle, pd_curl_read_fn function) {
     return curl_easy_setopt(handle, CURLOPT_READFUNCTION, function);
 }
 
+CURLcode pd_curl_setopt_seek_function(CURL *handle, pd_curl_seek_fn function) {
+    return curl_easy_setopt(handle, CURLOPT_SEEKFUNCTION, function);
+}
+
 CURLcode pd_curl_setopt_header_function(CURL *handle, pd_curl_data_fn function) {
     return curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, function);
 }

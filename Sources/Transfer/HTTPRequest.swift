@@ -19,12 +19,19 @@ public struct HTTPRequest: Sendable {
     public var headers: [(name: String, value: String)]
     /// The body.
     public var body: Body
+    /// Whether libcurl may silently send the body again from its start on a fresh connection when
+    /// a reused connection fails after part of it went out. True suits plain uploads; resumable
+    /// requests set it false, so a broken body surfaces as `connection-lost` and the protocol
+    /// resumes from the server's offset instead of resending everything.
+    public var mayResendPartialBody: Bool
 
     /// Creates a request.
-    public init(method: String, url: String, headers: [(name: String, value: String)] = [], body: Body = .none) {
+    public init(method: String, url: String, headers: [(name: String, value: String)] = [], body: Body = .none,
+                mayResendPartialBody: Bool = true) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
+        self.mayResendPartialBody = mayResendPartialBody
     }
 }

@@ -51,8 +51,11 @@ final class CurlEasy: @unchecked Sendable {
             } catch {
                 return state.failure(error)
             }
+            state.bodyStart = offset
+            state.bodyLength = length
             state.readOffset = offset
             state.remaining = length
+            state.mayResendPartialBody = request.mayResendPartialBody
         }
 
         var list: UnsafeMutablePointer<curl_slist>?
@@ -120,6 +123,12 @@ final class CurlEasy: @unchecked Sendable {
                 let state = Unmanaged<CurlTransferState>.fromOpaque(userData).takeUnretainedValue()
                 return state.readBody(into: UnsafeMutableRawPointer(buffer), capacity: size * count)
             })
+            check(pd_curl_setopt_pointer(handle, CURLOPT_SEEKDATA, userData))
+            check(pd_curl_setopt_seek_function(handle) { userData, offset, origin in
+                guard let userData, origin == SEEK_SET else { return 2 }  // CURL_SEEKFUNC_CANTSEEK
+                let state = Unmanaged<CurlTransferState>.fromOpaque(userData).takeUnretainedValue()
+                return state.rewindBody(to: Int64(offset)) ? 0 : 2  // CURL_SEEKFUNC_OK : CURL_SEEKFUNC_CANTSEEK
+            })
             if request.method != "PUT" {
                 check(pd_curl_setopt_string(handle, CURLOPT_CUSTOMREQUEST, request.method))
             }
@@ -155,7 +164,7 @@ final class CurlEasy: @unchecked Sendable {
             return TransferError(.connectionFailed, "the server could not be reached")
         case CURLE_OPERATION_TIMEDOUT:
             return TransferError(.timedOut, "the connection timed out or stalled")
-        case CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE:
+        case CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_SEND_FAIL_REWIND:
             return TransferError(.connectionLost, "the connection was lost")
         case CURLE_SSL_CONNECT_ERROR:
             return TransferError(.tlsFailure, "the TLS handshake failed", classification: .transient)
@@ -185,6 +194,9 @@ private final class CurlTransferState {
     let cancellation: CancellationFlag
     let settings: CurlSettings
     var file: OpenFile?
+    var bodyStart: Int64 = 0
+    var bodyLength: Int64 = 0
+    var mayResendPartialBody = true
     var readOffset: Int64 = 0
     var remaining: Int64 = 0
     var bytesSent: Int64 = 0
@@ -215,6 +227,17 @@ private final class CurlTransferState {
         readOffset += Int64(count)
         remaining -= Int64(count)
         return count
+    }
+
+    /// Moves the body back to `position` bytes from its start, when libcurl re-sends it on a new
+    /// connection (a reused connection that turned out to be closed by the server).
+    func rewindBody(to position: Int64) -> Bool {
+        guard position >= 0, position <= bodyLength else { return false }
+        let nothingReadYet = remaining == bodyLength && position == 0
+        guard mayResendPartialBody || nothingReadYet else { return false }
+        readOffset = bodyStart + position
+        remaining = bodyLength - position
+        return true
     }
 
     /// Records one header line; false (abort) when the headers exceed the configured limit.

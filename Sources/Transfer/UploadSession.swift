@@ -94,7 +94,7 @@ final class UploadSession {
         headers.append((ResumableUpload.Header.contentType, "application/octet-stream"))
         let exchange = await uploader.client.exchange(HTTPRequest(
             method: "POST", url: configuration.endpoint, headers: headers,
-            body: .file(path: path, offset: 0, length: size)))
+            body: .file(path: path, offset: 0, length: size), mayResendPartialBody: false))
         bytesSent += exchange.bytesSent
         let interimLocation = resumptionLocation(in: exchange.interimResponses)
         switch exchange.result {
@@ -186,7 +186,8 @@ final class UploadSession {
                 headers.append((ResumableUpload.Header.contentType, ResumableUpload.partialUploadMediaType))
             }
             let exchange = await uploader.client.exchange(HTTPRequest(
-                method: "PATCH", url: target, headers: headers, body: .file(path: path, offset: offset, length: length)))
+                method: "PATCH", url: target, headers: headers, body: .file(path: path, offset: offset, length: length),
+                mayResendPartialBody: false))
             bytesSent += exchange.bytesSent
             let response: HTTPResponse
             switch exchange.result {
@@ -200,7 +201,8 @@ final class UploadSession {
             updateLimits(from: response.headers)
             switch response.status {
             case 200...299:
-                if complete {
+                // A completing append is done unless the server explicitly says it is not.
+                if complete && ResumableUpload.isComplete(headers: response.headers) != false {
                     offset = size
                     report()
                     return receipt(for: response)
@@ -221,8 +223,7 @@ final class UploadSession {
                 guard conflicts <= 3 else {
                     throw TransferError(.badServerResponse, "the server keeps rejecting the offset it reports", httpStatus: 409)
                 }
-                if let done = try await retrieveOffset() { return done }
-                if location == nil { return try await create() }
+                if let done = try await retrieveOffsetAfterRecovery() { return done }
             case 413:
                 try shrinkAppends(after: length)
             case 404, 410:

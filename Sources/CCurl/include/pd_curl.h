@@ -21,6 +21,10 @@ typedef size_t (*pd_curl_data_fn)(char *buffer, size_t size, size_t nitems, void
 typedef int (*pd_curl_xferinfo_fn)(void *userdata, curl_off_t dltotal, curl_off_t dlnow,
                                    curl_off_t ultotal, curl_off_t ulnow);
 
+/// The seek callback type (CURLOPT_SEEKFUNCTION): libcurl rewinds the body with it before
+/// re-sending on a fresh connection. Returns CURL_SEEKFUNC_OK, _FAIL or _CANTSEEK.
+typedef int (*pd_curl_seek_fn)(void *userdata, curl_off_t offset, int origin);
+
 /// Initialises libcurl's global state once per process; later calls return the first result.
 CURLcode pd_curl_global_init_once(void);
 
@@ -36,6 +40,8 @@ CURLcode pd_curl_setopt_pointer(CURL *handle, CURLoption option, void *value);
 CURLcode pd_curl_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value);
 /// Sets CURLOPT_READFUNCTION.
 CURLcode pd_curl_setopt_read_function(CURL *handle, pd_curl_read_fn function);
+/// Sets CURLOPT_SEEKFUNCTION.
+CURLcode pd_curl_setopt_seek_function(CURL *handle, pd_curl_seek_fn function);
 /// Sets CURLOPT_HEADERFUNCTION.
 CURLcode pd_curl_setopt_header_function(CURL *handle, pd_curl_data_fn function);
 /// Sets CURLOPT_WRITEFUNCTION.
