@@ -156,7 +156,11 @@ final class CurlEasy: @unchecked Sendable {
     /// Maps a libcurl result code to the sanitised error. curl's own error buffer names hosts and
     /// paths, so only its static description of the code is ever used.
     static func transferError(forCode raw: UInt32, fileFailed: Bool = false, headersOverflowed: Bool = false) -> TransferError {
-        let code = CURLcode(rawValue: raw)
+        let error = classify(CURLcode(rawValue: raw), fileFailed: fileFailed, headersOverflowed: headersOverflowed)
+        return TransferError(error.code, error.message, curlCode: Int(raw), classification: error.classification)
+    }
+
+    private static func classify(_ code: CURLcode, fileFailed: Bool, headersOverflowed: Bool) -> TransferError {
         switch code {
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             return TransferError(.hostNotFound, "the server's host name did not resolve")

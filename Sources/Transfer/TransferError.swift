@@ -61,24 +61,29 @@ public struct TransferError: Error, Sendable, Equatable, CustomStringConvertible
     public let message: String
     /// The HTTP status of the response that caused the failure, when there was one.
     public let httpStatus: Int?
+    /// The libcurl result code behind a transport failure (e.g. 56 for a receive error), when there was one.
+    public let curlCode: Int?
     /// Whether a retry can help.
     public let classification: Classification
 
     /// Creates an error; the classification defaults to the code's usual one.
-    public init(_ code: Code, _ message: String, httpStatus: Int? = nil, classification: Classification? = nil) {
+    public init(_ code: Code, _ message: String, httpStatus: Int? = nil, curlCode: Int? = nil,
+                classification: Classification? = nil) {
         self.code = code
         self.message = message
         self.httpStatus = httpStatus
+        self.curlCode = curlCode
         self.classification = classification ?? Self.defaultClassification(of: code)
     }
 
     /// True when the retry policy should try again later.
     public var isTransient: Bool { classification == .transient }
 
-    /// `transfer/<code>[ http <status>]: <message>`.
+    /// `transfer/<code>[ http <status>][ curl <code>]: <message>`.
     public var description: String {
         let status = httpStatus.map { " http \($0)" } ?? ""
-        return "\(Self.domain)/\(code.rawValue)\(status): \(message)"
+        let curl = curlCode.map { " curl \($0)" } ?? ""
+        return "\(Self.domain)/\(code.rawValue)\(status)\(curl): \(message)"
     }
 
     /// The error for a final HTTP status that ends an upload. `creation` is true when the request

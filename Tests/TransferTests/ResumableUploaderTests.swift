@@ -389,6 +389,14 @@ import UploadProtocol
         #expect(error.classification == .deferred)
     }
 
+    @Test(arguments: [FakeResumableServer.Discovery.limits("min-size=0"), .status(501)])
+    func emptyFilesUpload(discovery: FakeResumableServer.Discovery) async throws {
+        let fixture = try UploadFixture(size: 0, behaviour: .init(discovery: discovery))
+        let receipt = try await fixture.uploader().upload(file: fixture.path, metadata: fixture.metadata)
+        #expect(receipt.serverID.flatMap { fixture.server.objects[$0] } == [])
+        #expect(fixture.requests("POST").first?.headers["content-length"] == "0")
+    }
+
     @Test func metadataForAFileNamesAndHashesIt() throws {
         let path = try TemporaryFile.make(bytes: Array("abc".utf8), name: "x.png")
         defer { TemporaryFile.remove(path) }

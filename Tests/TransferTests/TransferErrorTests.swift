@@ -56,6 +56,8 @@ import Testing
         #expect(error.code == code)
         #expect(error.classification == classification)
         #expect(error.httpStatus == nil)
+        #expect(error.curlCode == Int(raw))
+        #expect(error.description.hasPrefix("transfer/\(code.rawValue) curl \(raw): "))
     }
 
     @Test func abortsByTheReadCallbackAreFileErrors() {
