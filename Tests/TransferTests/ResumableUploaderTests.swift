@@ -378,7 +378,12 @@ import UploadProtocol
         let metadata = fixture.metadata
         let task = Task { try await uploader.upload(file: path, metadata: metadata) }
         // Wait until the PATCH is on the wire and the server is holding it.
-        while fixture.requests("PATCH").isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        var polls = 0
+        while fixture.requests("PATCH").isEmpty && polls < 2000 {
+            try await Task.sleep(for: .milliseconds(5))
+            polls += 1
+        }
+        #expect(fixture.requests("PATCH").count == 1)
         task.cancel()
         let result = await task.result
         guard case .failure(let failure) = result, let error = failure as? TransferError else {
