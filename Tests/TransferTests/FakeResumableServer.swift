@@ -42,8 +42,8 @@ final class FakeResumableServer: Sendable {
         var omitCreationLocation = false
         /// When set, requests without `Authorization: Bearer <token>` get 401.
         var requiredToken: String?
-        /// Read nothing of a PATCH body and never answer, until the client gives up.
-        var stallPatches = false
+        /// Requests with these methods are read but never answered, until the client gives up.
+        var stallMethods: Set<String> = []
     }
 
     /// One request as received.
@@ -137,6 +137,11 @@ final class FakeResumableServer: Sendable {
         let version = head.headers[ResumableUpload.Header.interopVersion].flatMap { Int($0) }
         let behaviour = state.withLock { $0.behaviour }
 
+        if behaviour.stallMethods.contains(head.method) {
+            // Hold the request open until the client closes the connection.
+            while !connection.read(maxCount: 64 * 1024).isEmpty {}
+            return false
+        }
         if let token = behaviour.requiredToken, head.headers["authorization"] != "Bearer \(token)" {
             _ = drainBody(contentLength, reader: &reader, index: index, drop: nil)
             return respond(connection, status: 401, headers: [])
@@ -213,15 +218,10 @@ final class FakeResumableServer: Sendable {
 
     private func append(_ head: RequestHead, path: String, version: Int?, contentLength: Int, reader: inout RequestReader,
                         connection: TestSocket, index: Int) -> Bool {
-        let (upload, forced, hiddenMax, stall) = state.withLock { state in
+        let (upload, forced, hiddenMax) = state.withLock { state in
             (state.uploads[path],
              state.behaviour.patchStatuses.isEmpty ? nil : state.behaviour.patchStatuses.removeFirst(),
-             state.behaviour.hiddenMaxAppendSize, state.behaviour.stallPatches)
-        }
-        if stall {
-            // Hold the request open until the client closes the connection.
-            while !connection.read(maxCount: 1024).isEmpty {}
-            return false
+             state.behaviour.hiddenMaxAppendSize)
         }
         guard let upload else {
             _ = drainBody(contentLength, reader: &reader, index: index, drop: nil)

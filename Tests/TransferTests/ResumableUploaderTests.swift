@@ -372,7 +372,7 @@ import UploadProtocol
     }
 
     @Test func cancellingTheTaskAbortsATransferInFlight() async throws {
-        let fixture = try UploadFixture(size: 300_000, behaviour: .init(stallPatches: true))
+        let fixture = try UploadFixture(size: 300_000, behaviour: .init(stallMethods: ["PATCH"]))
         let uploader = fixture.uploader()
         let path = fixture.path
         let metadata = fixture.metadata
@@ -400,6 +400,19 @@ import UploadProtocol
         let receipt = try await fixture.uploader().upload(file: fixture.path, metadata: fixture.metadata)
         #expect(receipt.serverID.flatMap { fixture.server.objects[$0] } == [])
         #expect(fixture.requests("POST").first?.headers["content-length"] == "0")
+    }
+
+    @Test func aStalledServerIsATransientTimeout() async throws {
+        let fixture = try UploadFixture(size: 0, behaviour: .init(stallMethods: ["HEAD"]))
+        let client = HTTPClient(options: HTTPClient.Options(stallTimeout: .seconds(1)))
+        do {
+            _ = try await client.send(HTTPRequest(method: "HEAD", url: fixture.server.endpoint + "/u1"))
+            Issue.record("a server that never answers should time out")
+        } catch {
+            #expect(error.code == .timedOut)
+            #expect(error.curlCode == 28)
+            #expect(error.isTransient)
+        }
     }
 
     @Test func metadataForAFileNamesAndHashesIt() throws {
