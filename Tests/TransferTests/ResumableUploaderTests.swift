@@ -96,6 +96,21 @@ import UploadProtocol
         #expect(receipt.serverID.flatMap { fixture.server.objects[$0] } == fixture.bytes)
     }
 
+    @Test func noByteIsSentWhenTheCheckpointCannotBeSaved() async throws {
+        struct StoreBusy: Error {}
+        let fixture = try UploadFixture(size: 300_000)
+        do {
+            _ = try await fixture.uploader().upload(file: fixture.path, metadata: fixture.metadata,
+                                                    checkpoint: { _ in throw StoreBusy() })
+            Issue.record("the upload should have stopped")
+        } catch {
+            #expect(error.code == .checkpointFailed)
+            #expect(error.isTransient)
+        }
+        #expect(fixture.requests("PATCH").isEmpty)
+        #expect(fixture.server.bodyBytesReceived == 0)
+    }
+
     @Test func missingLocationOnCreationIsPermanent() async throws {
         let fixture = try UploadFixture(size: 300_000, behaviour: .init(omitCreationLocation: true))
         do {
