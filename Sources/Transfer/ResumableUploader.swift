@@ -4,6 +4,12 @@ import UploadProtocol
 /// plain upload when discovery says the server does not support it. One uploader serves many
 /// files and many concurrent calls; it shares one HTTP client (so connections are reused) and one
 /// discovery cache.
+///
+/// ```swift
+/// let uploader = ResumableUploader(configuration: UploadConfiguration(endpoint: url, token: BearerToken(text)))
+/// let receipt = try await uploader.upload(file: path, metadata: try UploadMetadata(file: path, verdictJSON: json),
+///                                         resumeFrom: savedCheckpoint, checkpoint: { try store.save($0) })
+/// ```
 public final class ResumableUploader: Sendable {
     /// The destination and tuning.
     public let configuration: UploadConfiguration
