@@ -69,7 +69,10 @@ final class TestSocket: @unchecked Sendable {
     func write(_ bytes: [UInt8]) -> Bool {
         var sent = 0
         while sent < bytes.count {
-            let n = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL)) }
+            let n = bytes.withUnsafeBytes { raw -> Int in
+                guard let base = raw.baseAddress else { return -1 }
+                return send(descriptor, base + sent, raw.count - sent, Int32(MSG_NOSIGNAL))
+            }
             if n < 0 && errno == EINTR { continue }
             if n <= 0 { return false }
             sent += n
