@@ -23,6 +23,14 @@ let package = Package(
             name: "CPNG",
             linkerSettings: [.linkedLibrary("png16")]
         ),
+        .target(
+            name: "CCurl",
+            linkerSettings: [.linkedLibrary("curl")]
+        ),
+        .target(
+            name: "CCrypto",
+            linkerSettings: [.linkedLibrary("crypto")]
+        ),
 
         .systemLibrary(name: "CSQLite"),
 
@@ -48,6 +56,18 @@ let package = Package(
         // MARK: Protocol constants shared by Transfer and Receiver
         .target(
             name: "UploadProtocol",
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Transfer
+        .target(
+            name: "Transfer",
+            dependencies: ["CCurl", "CCrypto", "UploadProtocol"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TransferTests",
+            dependencies: ["Transfer", "UploadProtocol"],
             swiftSettings: swiftSettings
         ),
 

@@ -1,0 +1,87 @@
+/// SHA-256 of files and HMAC-SHA256 of bytes, through libcrypto. Files are streamed in chunks,
+/// never read whole, so hashing a large video costs a fixed, small amount of memory.
+public enum FileDigest {
+    /// The chunk size read per step.
+    static let chunkSize = 256 * 1024
+
+    /// The SHA-256 digest (32 bytes) of the file at `path`.
+    /// Throws `TransferError` (`file-unreadable`) when the file cannot be opened or read.
+    public static func sha256(path: String) throws(TransferError) -> [UInt8] {
+        let file = try OpenFile(path: path)
+        let hasher = try SHA256Hasher()
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset: Int64 = 0
+        while true {
+            guard let base = buffer.baseAddress, let count = file.read(into: base, count: chunkSize, at: offset) else {
+                throw TransferError(.fileUnreadable, "the file could not be read while hashing")
+            }
+            if count == 0 { break }
+            try hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            offset += Int64(count)
+        }
+        return try hasher.finish()
+    }
+
+    /// The SHA-256 of the file at `path` as 64 lowercase hex digits (the asset's content hash and
+    /// the upload's `Idempotency-Key`). Throws `TransferError` when the file cannot be read.
+    public static func sha256Hex(path: String) throws(TransferError) -> String {
+        hex(try sha256(path: path))
+    }
+
+    /// The SHA-256 of bytes in memory.
+    public static func sha256(bytes: [UInt8]) throws(TransferError) -> [UInt8] {
+        let hasher = try SHA256Hasher()
+        let failure = bytes.withUnsafeBytes { raw -> TransferError? in
+            do throws(TransferError) { try hasher.update(raw) } catch { return error }
+            return nil
+        }
+        if let failure { throw failure }
+        return try hasher.finish()
+    }
+
+    /// HMAC-SHA256 of `message` under `key` (32 bytes), for request signing.
+    /// Throws `TransferError` only if libcrypto fails.
+    public static func hmacSHA256(key: [UInt8], message: [UInt8]) throws(TransferError) -> [UInt8] {
+        guard let mac = Transfer.hmacSHA256(key: key, message: message) else {
+            throw TransferError(.invalidRequest, "libcrypto failed to compute an HMAC")
+        }
+        return mac
+    }
+
+    /// Lowercase hex of bytes.
+    public static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 2)
+        for b in bytes {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 15)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Bytes from hex (either case); nil when the text is not an even run of hex digits.
+    public static func bytes(fromHex text: String) -> [UInt8]? {
+        let chars = Array(text.utf8)
+        guard chars.count % 2 == 0 else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(chars.count / 2)
+        var i = 0
+        while i < chars.count {
+            guard let hi = nibble(chars[i]), let lo = nibble(chars[i + 1]) else { return nil }
+            out.append(hi << 4 | lo)
+            i += 2
+        }
+        return out
+    }
+
+    private static func nibble(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 0x30...0x39: return c - 0x30
+        case 0x61...0x66: return c - 0x61 + 10
+        case 0x41...0x46: return c - 0x41 + 10
+        default: return nil
+        }
+    }
+}

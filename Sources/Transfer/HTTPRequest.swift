@@ -1,0 +1,37 @@
+/// One HTTP request for `HTTPClient`: the method, the absolute URL, the header fields in order,
+/// and where the body comes from. Bodies are streamed from disk, never buffered whole.
+public struct HTTPRequest: Sendable {
+    /// Where a request body comes from.
+    public enum Body: Sendable, Equatable {
+        /// No body and no `Content-Length` (GET, HEAD, OPTIONS, DELETE).
+        case none
+        /// An empty body with `Content-Length: 0` (the careful resumable creation).
+        case empty
+        /// `length` bytes of the file at `path`, starting at byte `offset`.
+        case file(path: String, offset: Int64, length: Int64)
+    }
+
+    /// The method, e.g. `POST`, `PATCH`, `HEAD`.
+    public var method: String
+    /// The absolute `http` or `https` URL.
+    public var url: String
+    /// Header fields as sent, in order.
+    public var headers: [(name: String, value: String)]
+    /// The body.
+    public var body: Body
+    /// Whether libcurl may silently send the body again from its start on a fresh connection when
+    /// a reused connection fails after part of it went out. True suits plain uploads; resumable
+    /// requests set it false, so a broken body surfaces as `connection-lost` and the protocol
+    /// resumes from the server's offset instead of resending everything.
+    public var mayResendPartialBody: Bool
+
+    /// Creates a request.
+    public init(method: String, url: String, headers: [(name: String, value: String)] = [], body: Body = .none,
+                mayResendPartialBody: Bool = true) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.mayResendPartialBody = mayResendPartialBody
+    }
+}

@@ -1,0 +1,93 @@
+import UploadProtocol
+
+/// Uploads files with the IETF resumable-upload protocol (interop 3...8), falling back to a
+/// plain upload when discovery says the server does not support it. One uploader serves many
+/// files and many concurrent calls; it shares one HTTP client (so connections are reused) and one
+/// discovery cache.
+///
+/// ```swift
+/// let uploader = ResumableUploader(configuration: UploadConfiguration(endpoint: url, token: BearerToken(text)))
+/// let receipt = try await uploader.upload(file: path, metadata: try UploadMetadata(file: path, verdictJSON: json),
+///                                         resumeFrom: savedCheckpoint, checkpoint: { try store.save($0) })
+/// ```
+public final class ResumableUploader: Sendable {
+    /// The destination and tuning.
+    public let configuration: UploadConfiguration
+    let client: HTTPClient
+    private let discoveryCache: DiscoveryCache
+
+    /// Creates an uploader. Pass a `client` or `discoveryCache` to share them with other uploaders.
+    public init(configuration: UploadConfiguration, client: HTTPClient? = nil, discoveryCache: DiscoveryCache = DiscoveryCache()) {
+        self.configuration = configuration
+        self.client = client ?? HTTPClient(options: configuration.http)
+        self.discoveryCache = discoveryCache
+    }
+
+    /// Uploads the file at `path` and returns the server's acknowledgement.
+    ///
+    /// With `resumeFrom`, first asks the saved upload resource for its offset and continues from
+    /// there (a resource the server no longer knows is started over). `checkpoint` is called with
+    /// the upload URL before the first body byte of a careful creation and after every offset the
+    /// server acknowledges; persist it to resume in another process. `progress` sees acknowledged
+    /// offsets only. Throws `TransferError`, classified transient, permanent or deferred (cancelled).
+    public func upload(file path: String, metadata: UploadMetadata, resumeFrom: UploadCheckpoint? = nil,
+                       progress: @escaping (UploadProgress) -> Void = { _ in },
+                       checkpoint: @escaping (UploadCheckpoint) throws -> Void = { _ in }) async throws(TransferError) -> UploadReceipt {
+        try configuration.validate()
+        let session = try UploadSession(uploader: self, path: path, metadata: metadata,
+                                        interopVersion: resumeFrom.map(\.interopVersion) ?? configuration.interopVersion,
+                                        progress: progress, checkpoint: checkpoint)
+        return try await session.run(resumeFrom: resumeFrom)
+    }
+
+    /// Asks the endpoint's origin whether it speaks the resumable protocol (`OPTIONS`), reusing a
+    /// cached answer while it is fresh. A 2xx with a valid `Upload-Limit` dictionary is resumable;
+    /// a 501 (or another 4xx than 401/403/408/429), or a missing or malformed `Upload-Limit`, is
+    /// plain. Throws `TransferError` when no answer could be had (transient) or for 401/403.
+    public func discover() async throws(TransferError) -> UploadCapability {
+        try configuration.validate()
+        guard let origin = UploadEndpoint.origin(of: configuration.endpoint) else {
+            throw TransferError(.invalidRequest, "the destination is not an absolute http(s) URL")
+        }
+        if let cached = discoveryCache.capability(for: origin) { return cached }
+        let request = HTTPRequest(method: "OPTIONS", url: configuration.endpoint,
+                                  headers: baseHeaders(interopVersion: configuration.interopVersion))
+        let response = try await client.send(request)
+        let capability: UploadCapability
+        switch response.status {
+        case 200...299:
+            if let field = response.headers[ResumableUpload.Header.uploadLimit],
+               let limits = UploadLimits(fieldValue: field) {
+                capability = .resumable(limits)
+            } else {
+                capability = .plain
+            }
+        case 401, 403, 408, 429, 500, 502...599:
+            throw TransferError.forStatus(response.status)
+        default:
+            capability = .plain
+        }
+        discoveryCache.store(capability, for: origin, lifetime: configuration.discoveryLifetime)
+        return capability
+    }
+
+    /// Cancels a resumable upload (`DELETE` on its URL). A 2xx or 404 both mean the resource is
+    /// gone. Throws `TransferError` for any other answer or a failed exchange.
+    public func cancel(_ checkpoint: UploadCheckpoint) async throws(TransferError) {
+        let request = HTTPRequest(method: "DELETE", url: checkpoint.location,
+                                  headers: baseHeaders(interopVersion: checkpoint.interopVersion))
+        let response = try await client.send(request)
+        guard (200...299).contains(response.status) || response.status == 404 || response.status == 410 else {
+            throw TransferError.forStatus(response.status)
+        }
+    }
+
+    /// The headers every request carries: the interop version and, when configured, the token.
+    func baseHeaders(interopVersion: Int) -> [(name: String, value: String)] {
+        var headers: [(name: String, value: String)] = [(ResumableUpload.Header.interopVersion, String(interopVersion))]
+        if let token = configuration.token {
+            headers.append((ResumableUpload.Header.authorization, token.headerValue))
+        }
+        return headers
+    }
+}

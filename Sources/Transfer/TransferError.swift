@@ -1,0 +1,117 @@
+/// Why a transfer failed, sanitised for the store, the logs and the terminal: a stable domain and
+/// code, a short message, the HTTP status when there was one, and whether a retry can help
+/// (DESIGN.md, Retry policy). It never carries a token, a URL's query or a response body.
+public struct TransferError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The error domain stored beside the code.
+    public static let domain = "transfer"
+
+    /// What the retry policy should do with a failure.
+    public enum Classification: String, Sendable, Codable {
+        /// Try again later (timeouts, lost connections, DNS, 408, 429, 5xx): counts as an attempt.
+        case transient
+        /// Do not retry without a new destination or token (4xx, bad server responses, unreadable file).
+        case permanent
+        /// Stopped on purpose (cancelled, runner terminating): leave the work pending, charge nothing.
+        case deferred
+    }
+
+    /// The stable classes of transfer failure.
+    public enum Code: String, Sendable, Codable, CaseIterable {
+        /// No response within the connect timeout, or the transfer stalled below the low-speed limit.
+        case timedOut = "timed-out"
+        /// The server refused the connection or could not be reached.
+        case connectionFailed = "connection-failed"
+        /// The connection broke before a complete response arrived.
+        case connectionLost = "connection-lost"
+        /// The host name did not resolve.
+        case hostNotFound = "host-not-found"
+        /// The TLS handshake or certificate verification failed.
+        case tlsFailure = "tls-failure"
+        /// The server answered 5xx.
+        case serverError = "server-error"
+        /// The server answered 408.
+        case requestTimeout = "request-timeout"
+        /// The server answered 429.
+        case rateLimited = "rate-limited"
+        /// The server answered 401 or 403: the token is missing, wrong or not allowed.
+        case unauthorized
+        /// The server answered 404 where a resource must exist (the upload endpoint itself).
+        case notFound = "not-found"
+        /// The file is larger than the server accepts, or appends could not be shrunk any further.
+        case tooLarge = "too-large"
+        /// The server rejected the request with another 4xx (or a redirect, which uploads never follow).
+        case rejected
+        /// The server's answer broke the protocol: a missing Location, a malformed or impossible offset.
+        case badServerResponse = "bad-server-response"
+        /// The local file could not be opened or read, or changed size during the upload.
+        case fileUnreadable = "file-unreadable"
+        /// The destination, metadata or configuration is unusable (bad URL, bad digest, unknown version).
+        case invalidRequest = "invalid-request"
+        /// Saving the upload checkpoint failed, so no byte was sent.
+        case checkpointFailed = "checkpoint-failed"
+        /// The transfer was cancelled.
+        case cancelled
+        /// libcurl failed for another reason.
+        case transportFailure = "transport-failure"
+    }
+
+    /// The class of failure.
+    public let code: Code
+    /// A short, sanitised explanation a person can act on.
+    public let message: String
+    /// The HTTP status of the response that caused the failure, when there was one.
+    public let httpStatus: Int?
+    /// The libcurl result code behind a transport failure (e.g. 56 for a receive error), when there was one.
+    public let curlCode: Int?
+    /// Whether a retry can help.
+    public let classification: Classification
+
+    /// Creates an error; the classification defaults to the code's usual one.
+    public init(_ code: Code, _ message: String, httpStatus: Int? = nil, curlCode: Int? = nil,
+                classification: Classification? = nil) {
+        self.code = code
+        self.message = message
+        self.httpStatus = httpStatus
+        self.curlCode = curlCode
+        self.classification = classification ?? Self.defaultClassification(of: code)
+    }
+
+    /// True when the retry policy should try again later.
+    public var isTransient: Bool { classification == .transient }
+
+    /// `transfer/<code>[ http <status>][ curl <code>]: <message>`.
+    public var description: String {
+        let status = httpStatus.map { " http \($0)" } ?? ""
+        let curl = curlCode.map { " curl \($0)" } ?? ""
+        return "\(Self.domain)/\(code.rawValue)\(status)\(curl): \(message)"
+    }
+
+    /// The error for a final HTTP status that ends an upload. `creation` is true when the request
+    /// targeted the upload endpoint itself, where a 404 means the destination is wrong.
+    public static func forStatus(_ status: Int, creation: Bool = false) -> TransferError {
+        switch status {
+        case 408: return TransferError(.requestTimeout, "the server timed out waiting for the request", httpStatus: status)
+        case 429: return TransferError(.rateLimited, "the server asked to slow down", httpStatus: status)
+        case 500...599: return TransferError(.serverError, "the server failed to handle the upload", httpStatus: status)
+        case 401, 403: return TransferError(.unauthorized, "the server refused the credentials", httpStatus: status)
+        case 404 where creation: return TransferError(.notFound, "the upload endpoint does not exist", httpStatus: status)
+        case 413: return TransferError(.tooLarge, "the server refused the upload as too large", httpStatus: status)
+        case 300...399: return TransferError(.rejected, "the server redirected the upload; uploads do not follow redirects", httpStatus: status)
+        case 400...499: return TransferError(.rejected, "the server rejected the request", httpStatus: status)
+        default: return TransferError(.badServerResponse, "the server answered with an unexpected status", httpStatus: status)
+        }
+    }
+
+    private static func defaultClassification(of code: Code) -> Classification {
+        switch code {
+        case .timedOut, .connectionFailed, .connectionLost, .hostNotFound, .serverError, .requestTimeout,
+             .rateLimited, .checkpointFailed, .transportFailure:
+            return .transient
+        case .tlsFailure, .unauthorized, .notFound, .tooLarge, .rejected, .badServerResponse, .fileUnreadable,
+             .invalidRequest:
+            return .permanent
+        case .cancelled:
+            return .deferred
+        }
+    }
+}

@@ -1,0 +1,393 @@
+import UploadProtocol
+
+/// One file's way through the resumable-upload protocol: creation (optimistic for small files,
+/// careful for large ones), appends, offset retrieval after failures, 409 and 413 handling.
+/// Lives inside one `upload` call and is never shared.
+final class UploadSession {
+    private let uploader: ResumableUploader
+    private let path: String
+    private let size: Int64
+    private let interopVersion: Int
+    private let uploadHeaders: [(name: String, value: String)]
+    private let progress: (UploadProgress) -> Void
+    private let checkpoint: (UploadCheckpoint) throws -> Void
+    private var configuration: UploadConfiguration { uploader.configuration }
+
+    /// The upload resource, once the server named one.
+    private var location: String?
+    /// The offset the server last acknowledged.
+    private var offset: Int64 = 0
+    private var limits = UploadLimits()
+    /// The append size after a 413 taught the client to send less.
+    private var shrunkAppendSize: Int64?
+    private var bytesSent: Int64 = 0
+    private var resumesLeft: Int
+    private var restartsLeft = 1
+    private var resumeAttempt = 0
+
+    /// Reads the file's size and builds the headers every upload request carries.
+    /// Throws `TransferError` for an unreadable file or unusable metadata.
+    init(uploader: ResumableUploader, path: String, metadata: UploadMetadata, interopVersion: Int,
+         progress: @escaping (UploadProgress) -> Void,
+         checkpoint: @escaping (UploadCheckpoint) throws -> Void) throws(TransferError) {
+        guard ResumableUpload.supportedInteropVersions.contains(interopVersion) else {
+            throw TransferError(.invalidRequest, "interop version \(interopVersion) is not in 3...8")
+        }
+        guard let digest = FileDigest.bytes(fromHex: metadata.sha256Hex), digest.count == 32 else {
+            throw TransferError(.invalidRequest, "the content hash is not 64 hex digits")
+        }
+        guard Self.isSingleLine(metadata.verdictJSON), Self.isSingleLine(metadata.filename) else {
+            throw TransferError(.invalidRequest, "the verdict or file name contains line breaks or control characters")
+        }
+        self.uploader = uploader
+        self.path = path
+        self.size = try OpenFile(path: path).size()
+        self.interopVersion = interopVersion
+        self.progress = progress
+        self.checkpoint = checkpoint
+        self.resumesLeft = max(0, uploader.configuration.maxResumesPerUpload)
+        var headers = uploader.baseHeaders(interopVersion: interopVersion)
+        headers.append((ResumableUpload.Header.idempotencyKey, metadata.sha256Hex.lowercased()))
+        headers.append((ResumableUpload.Header.reprDigest, ResumableUpload.reprDigest(sha256: digest)))
+        headers.append((ResumableUpload.Header.contentDisposition, ResumableUpload.contentDisposition(filename: metadata.filename)))
+        headers.append((ResumableUpload.Header.verdict, metadata.verdictJSON))
+        self.uploadHeaders = headers
+    }
+
+    /// Runs the upload to completion.
+    func run(resumeFrom saved: UploadCheckpoint?) async throws(TransferError) -> UploadReceipt {
+        if let saved {
+            location = saved.location
+            if let done = try await retrieveOffset() { return done }
+            if location != nil { return try await appendUntilComplete() }
+        }
+        return try await create()
+    }
+
+    // MARK: Creation
+
+    private func create() async throws(TransferError) -> UploadReceipt {
+        location = nil
+        offset = 0
+        shrunkAppendSize = nil
+        switch try await uploader.discover() {
+        case .plain:
+            return try await plainUpload()
+        case .resumable(let discovered):
+            limits = discovered
+            if let maxSize = limits.maxSize, size > maxSize {
+                throw TransferError(.tooLarge, "the file is larger than the server's maximum upload size")
+            }
+            if size <= configuration.optimisticCreationLimit {
+                if let done = try await optimisticCreation() { return done }
+            } else {
+                try await carefulCreation()
+            }
+            return try await appendUntilComplete()
+        }
+    }
+
+    /// Sends the whole file with the completion header. Returns the receipt when it completes;
+    /// nil when a 104 gave a Location and the transfer then failed, so appending continues there.
+    private func optimisticCreation() async throws(TransferError) -> UploadReceipt? {
+        var headers = uploadHeaders + creationHeaders(complete: true)
+        headers.append((ResumableUpload.Header.contentType, "application/octet-stream"))
+        let exchange = await uploader.client.exchange(HTTPRequest(
+            method: "POST", url: configuration.endpoint, headers: headers,
+            body: .file(path: path, offset: 0, length: size), mayResendPartialBody: false))
+        bytesSent += exchange.bytesSent
+        let interimLocation = resumptionLocation(in: exchange.interimResponses)
+        switch exchange.result {
+        case .success(let response) where (200...299).contains(response.status):
+            if let field = response.headers[ResumableUpload.Header.location] {
+                location = UploadEndpoint.resolve(location: field, against: configuration.endpoint)
+            }
+            location = location ?? interimLocation
+            offset = size
+            report()
+            return receipt(for: response)
+        case .success(let response) where response.status == 413 && size > 0:
+            // The body is too large for one request: create empty and append in smaller pieces.
+            try await carefulCreation()
+            return nil
+        case .success(let response):
+            let error = TransferError.forStatus(response.status, creation: true)
+            guard error.isTransient, let interimLocation else { throw error }
+            try await adopt(location: interimLocation)
+            try await recover(from: error)
+            return try await retrieveOffsetAfterRecovery()
+        case .failure(let error):
+            guard error.isTransient, let interimLocation else { throw error }
+            try await adopt(location: interimLocation)
+            try await recover(from: error)
+            return try await retrieveOffsetAfterRecovery()
+        }
+    }
+
+    /// Creates the upload resource with an empty `?0` request and saves its URL before any byte.
+    private func carefulCreation() async throws(TransferError) {
+        let response = try await uploader.client.send(HTTPRequest(
+            method: "POST", url: configuration.endpoint, headers: uploadHeaders + creationHeaders(complete: false),
+            body: .empty))
+        guard (200...299).contains(response.status) else {
+            throw TransferError.forStatus(response.status, creation: true)
+        }
+        guard let field = response.headers[ResumableUpload.Header.location],
+              let resolved = UploadEndpoint.resolve(location: field, against: configuration.endpoint) else {
+            throw TransferError(.badServerResponse, "the creation response has no usable Location")
+        }
+        updateLimits(from: response.headers)
+        try await adopt(location: resolved)
+    }
+
+    /// Takes a new upload URL at offset 0 and saves it.
+    private func adopt(location newLocation: String) async throws(TransferError) {
+        location = newLocation
+        offset = 0
+        try save()
+    }
+
+    /// The whole file in one request, for servers without the resumable protocol.
+    private func plainUpload() async throws(TransferError) -> UploadReceipt {
+        var headers = uploadHeaders
+        headers.append((ResumableUpload.Header.contentType, "application/octet-stream"))
+        let response = try await uploader.client.send(HTTPRequest(
+            method: configuration.plainUploadMethod, url: configuration.endpoint, headers: headers,
+            body: .file(path: path, offset: 0, length: size)))
+        bytesSent += response.bytesSent
+        guard (200...299).contains(response.status) else {
+            throw TransferError.forStatus(response.status, creation: true)
+        }
+        offset = size
+        report()
+        var done = receipt(for: response)
+        done.resumable = false
+        return done
+    }
+
+    // MARK: Appending
+
+    private func appendUntilComplete() async throws(TransferError) -> UploadReceipt {
+        var conflicts = 0
+        while true {
+            try checkCancellation()
+            guard let target = location else {
+                throw TransferError(.badServerResponse, "the upload has no resource URL")
+            }
+            let remaining = size - offset
+            var length = remaining
+            if let cap = appendCap() { length = min(length, cap) }
+            let complete = length == remaining
+            var headers = uploadHeaders
+            headers.append((ResumableUpload.Header.uploadOffset, String(offset)))
+            let completion = ResumableUpload.completionHeader(complete: complete, interopVersion: interopVersion)
+            headers.append((completion.name, completion.value))
+            if interopVersion >= 6 {
+                headers.append((ResumableUpload.Header.contentType, ResumableUpload.partialUploadMediaType))
+            }
+            let exchange = await uploader.client.exchange(HTTPRequest(
+                method: "PATCH", url: target, headers: headers, body: .file(path: path, offset: offset, length: length),
+                mayResendPartialBody: false))
+            bytesSent += exchange.bytesSent
+            let response: HTTPResponse
+            switch exchange.result {
+            case .failure(let error):
+                try await recover(from: error)
+                if let done = try await retrieveOffsetAfterRecovery() { return done }
+                continue
+            case .success(let received):
+                response = received
+            }
+            updateLimits(from: response.headers)
+            switch response.status {
+            case 200...299:
+                // A completing append is done unless the server explicitly says it is not.
+                if complete && ResumableUpload.isComplete(headers: response.headers) != false {
+                    offset = size
+                    report()
+                    return receipt(for: response)
+                }
+                var acknowledged = offset + length
+                if let field = response.headers[ResumableUpload.Header.uploadOffset] {
+                    guard let value = StructuredField.integer(field), value >= offset, value <= offset + length else {
+                        throw TransferError(.badServerResponse, "the append response has an impossible Upload-Offset")
+                    }
+                    acknowledged = value
+                }
+                offset = acknowledged
+                conflicts = 0
+                try save()
+                report()
+            case 409:
+                conflicts += 1
+                guard conflicts <= 3 else {
+                    throw TransferError(.badServerResponse, "the server keeps rejecting the offset it reports", httpStatus: 409)
+                }
+                if let done = try await retrieveOffsetAfterRecovery() { return done }
+            case 413:
+                try shrinkAppends(after: length)
+            case 404, 410:
+                try await startOver()
+                return try await create()
+            default:
+                let error = TransferError.forStatus(response.status)
+                try await recover(from: error)
+                if let done = try await retrieveOffsetAfterRecovery() { return done }
+            }
+        }
+    }
+
+    /// After a recovery, asks for the offset; a vanished resource means a fresh creation.
+    private func retrieveOffsetAfterRecovery() async throws(TransferError) -> UploadReceipt? {
+        if let done = try await retrieveOffset() { return done }
+        if location == nil {
+            try await startOver()
+            return try await create()
+        }
+        return nil
+    }
+
+    /// The largest append allowed now: the server's max-append-size, or what a 413 taught.
+    private func appendCap() -> Int64? {
+        switch (limits.maxAppendSize, shrunkAppendSize) {
+        case let (a?, b?): return max(1, min(a, b))
+        case let (a?, nil): return max(1, a)
+        case let (nil, b?): return b
+        case (nil, nil): return nil
+        }
+    }
+
+    /// Halves the append after a 413, never below min-append-size; permanent when it cannot shrink.
+    private func shrinkAppends(after length: Int64) throws(TransferError) {
+        let floor = max(1, limits.minAppendSize ?? 1)
+        let smaller = max(floor, length / 2)
+        guard smaller < length else {
+            throw TransferError(.tooLarge, "the server refused even the smallest allowed append", httpStatus: 413)
+        }
+        shrunkAppendSize = smaller
+    }
+
+    // MARK: Offset retrieval and recovery
+
+    /// HEAD on the upload URL. Sets `offset`; clears `location` when the server no longer knows
+    /// the resource (404/410); returns a receipt when the server says the upload is complete.
+    private func retrieveOffset() async throws(TransferError) -> UploadReceipt? {
+        guard let target = location else { return nil }
+        while true {
+            try checkCancellation()
+            let exchange = await uploader.client.exchange(HTTPRequest(
+                method: "HEAD", url: target, headers: uploader.baseHeaders(interopVersion: interopVersion)))
+            let response: HTTPResponse
+            switch exchange.result {
+            case .failure(let error):
+                try await recover(from: error)
+                continue
+            case .success(let received):
+                response = received
+            }
+            switch response.status {
+            case 200...299:
+                guard let field = response.headers[ResumableUpload.Header.uploadOffset],
+                      let value = StructuredField.integer(field), value >= 0, value <= size else {
+                    throw TransferError(.badServerResponse, "the offset response has a missing or impossible Upload-Offset")
+                }
+                updateLimits(from: response.headers)
+                offset = value
+                try save()
+                report()
+                if ResumableUpload.isComplete(headers: response.headers) == true {
+                    guard value == size else {
+                        throw TransferError(.badServerResponse, "the server reports a completed upload of a different size")
+                    }
+                    return receipt(for: response)
+                }
+                return nil
+            case 404, 410:
+                location = nil
+                return nil
+            default:
+                try await recover(from: TransferError.forStatus(response.status))
+            }
+        }
+    }
+
+    /// Spends one resume from the budget (after a pause) if the error is transient and there is an
+    /// upload URL to resume; otherwise rethrows it.
+    private func recover(from error: TransferError) async throws(TransferError) {
+        guard error.isTransient, location != nil, resumesLeft > 0 else { throw error }
+        resumesLeft -= 1
+        resumeAttempt += 1
+        if configuration.resumeBackoff > .zero {
+            do {
+                try await Task.sleep(for: configuration.resumeBackoff * resumeAttempt)
+            } catch {
+                throw TransferError(.cancelled, "the transfer was cancelled")
+            }
+        }
+    }
+
+    /// Gives up on a resource the server forgot; only once per call.
+    private func startOver() async throws(TransferError) {
+        guard restartsLeft > 0 else {
+            throw TransferError(.badServerResponse, "the server lost the upload resource twice", httpStatus: 404)
+        }
+        restartsLeft -= 1
+        location = nil
+    }
+
+    // MARK: Helpers
+
+    private func creationHeaders(complete: Bool) -> [(name: String, value: String)] {
+        let completion = ResumableUpload.completionHeader(complete: complete, interopVersion: interopVersion)
+        var headers: [(name: String, value: String)] = [(completion.name, completion.value)]
+        if interopVersion >= 6 {
+            headers.append((ResumableUpload.Header.uploadLength, String(size)))
+        }
+        return headers
+    }
+
+    /// The Location of the first 104 that echoes this client's interop version; others are ignored.
+    private func resumptionLocation(in interim: [HTTPInterimResponse]) -> String? {
+        for response in interim where response.status == ResumableUpload.uploadResumptionSupported {
+            guard let version = response.headers[ResumableUpload.Header.interopVersion],
+                  StructuredField.integer(version) == Int64(interopVersion),
+                  let field = response.headers[ResumableUpload.Header.location],
+                  let resolved = UploadEndpoint.resolve(location: field, against: configuration.endpoint) else { continue }
+            updateLimits(from: response.headers)
+            return resolved
+        }
+        return nil
+    }
+
+    private func updateLimits(from headers: [String: String]) {
+        if let field = headers[ResumableUpload.Header.uploadLimit], let parsed = UploadLimits(fieldValue: field) {
+            limits = parsed
+        }
+    }
+
+    private func save() throws(TransferError) {
+        guard let location else { return }
+        do {
+            try checkpoint(UploadCheckpoint(location: location, offset: offset, interopVersion: interopVersion))
+        } catch {
+            throw TransferError(.checkpointFailed, "the upload checkpoint could not be saved")
+        }
+    }
+
+    private func report() {
+        progress(UploadProgress(acknowledgedBytes: offset, totalBytes: size))
+    }
+
+    private func checkCancellation() throws(TransferError) {
+        if Task.isCancelled { throw TransferError(.cancelled, "the transfer was cancelled") }
+    }
+
+    private func receipt(for response: HTTPResponse) -> UploadReceipt {
+        UploadReceipt(serverID: response.headers[ResumableUpload.Header.serverResourceID], status: response.status,
+                      headers: response.headers, bytesSent: bytesSent, location: location, resumable: true)
+    }
+
+    private static func isSingleLine(_ text: String) -> Bool {
+        text.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F }
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import Testing
+@testable import Transfer
+
+@Suite struct FileDigestTests {
+    @Test(arguments: [
+        ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
+        ("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+    ])
+    func knownVectors(text: String, expected: String) throws {
+        let path = try TemporaryFile.make(bytes: Array(text.utf8))
+        defer { TemporaryFile.remove(path) }
+        #expect(try FileDigest.sha256Hex(path: path) == expected)
+        #expect(FileDigest.hex(try FileDigest.sha256(bytes: Array(text.utf8))) == expected)
+    }
+
+    @Test func streamsFilesLargerThanOneChunk() throws {
+        let bytes = TemporaryFile.pattern(count: FileDigest.chunkSize * 3 + 17)
+        let path = try TemporaryFile.make(bytes: bytes)
+        defer { TemporaryFile.remove(path) }
+        #expect(try FileDigest.sha256(path: path) == FileDigest.sha256(bytes: bytes))
+    }
+
+    @Test func missingFileIsUnreadable() {
+        #expect(throws: TransferError.self) { try FileDigest.sha256Hex(path: "/nonexistent/photodrain/file") }
+        do {
+            _ = try FileDigest.sha256Hex(path: "/nonexistent/photodrain/file")
+        } catch {
+            #expect(error.code == .fileUnreadable)
+            #expect(error.classification == .permanent)
+        }
+    }
+
+    @Test func hmacMatchesRFC4231Case2() throws {
+        let mac = try FileDigest.hmacSHA256(key: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8))
+        #expect(FileDigest.hex(mac) == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+    }
+
+    @Test func hexRoundTrip() {
+        #expect(FileDigest.bytes(fromHex: "00ff7A") == [0, 255, 122])
+        #expect(FileDigest.bytes(fromHex: "abc") == nil)
+        #expect(FileDigest.bytes(fromHex: "zz") == nil)
+    }
+}

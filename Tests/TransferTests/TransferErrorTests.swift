@@ -1,0 +1,138 @@
+import Testing
+@testable import Transfer
+
+@Suite struct TransferErrorTests {
+    @Test(arguments: [
+        (408, TransferError.Code.requestTimeout, TransferError.Classification.transient),
+        (429, .rateLimited, .transient),
+        (500, .serverError, .transient),
+        (502, .serverError, .transient),
+        (503, .serverError, .transient),
+        (504, .serverError, .transient),
+        (400, .rejected, .permanent),
+        (401, .unauthorized, .permanent),
+        (403, .unauthorized, .permanent),
+        (405, .rejected, .permanent),
+        (409, .rejected, .permanent),
+        (413, .tooLarge, .permanent),
+        (415, .rejected, .permanent),
+        (308, .rejected, .permanent),
+    ])
+    func httpStatuses(status: Int, code: TransferError.Code, classification: TransferError.Classification) {
+        let error = TransferError.forStatus(status)
+        #expect(error.code == code)
+        #expect(error.classification == classification)
+        #expect(error.httpStatus == status)
+        #expect(error.description.hasPrefix("transfer/\(code.rawValue) http \(status): "))
+    }
+
+    @Test func notFoundIsPermanentOnCreationAndRejectedElsewhere() {
+        #expect(TransferError.forStatus(404, creation: true).code == .notFound)
+        #expect(TransferError.forStatus(404, creation: true).classification == .permanent)
+        #expect(TransferError.forStatus(404).code == .rejected)
+    }
+
+    /// libcurl result codes by their stable numbers (curl.h).
+    @Test(arguments: [
+        (UInt32(6), TransferError.Code.hostNotFound, TransferError.Classification.transient),  // COULDNT_RESOLVE_HOST
+        (5, .hostNotFound, .transient),          // COULDNT_RESOLVE_PROXY
+        (7, .connectionFailed, .transient),      // COULDNT_CONNECT
+        (28, .timedOut, .transient),             // OPERATION_TIMEDOUT (also the low-speed stall)
+        (52, .connectionLost, .transient),       // GOT_NOTHING
+        (55, .connectionLost, .transient),       // SEND_ERROR
+        (56, .connectionLost, .transient),       // RECV_ERROR
+        (18, .connectionLost, .transient),       // PARTIAL_FILE
+        (35, .tlsFailure, .transient),           // SSL_CONNECT_ERROR
+        (60, .tlsFailure, .permanent),           // PEER_FAILED_VERIFICATION
+        (8, .badServerResponse, .transient),     // WEIRD_SERVER_REPLY
+        (26, .fileUnreadable, .permanent),       // READ_ERROR
+        (42, .cancelled, .deferred),             // ABORTED_BY_CALLBACK
+        (3, .invalidRequest, .permanent),        // URL_MALFORMAT
+        (1, .invalidRequest, .permanent),        // UNSUPPORTED_PROTOCOL
+        (23, .transportFailure, .transient),     // WRITE_ERROR
+    ])
+    func curlCodes(raw: UInt32, code: TransferError.Code, classification: TransferError.Classification) {
+        let error = CurlEasy.transferError(forCode: raw)
+        #expect(error.code == code)
+        #expect(error.classification == classification)
+        #expect(error.httpStatus == nil)
+        #expect(error.curlCode == Int(raw))
+        #expect(error.description.hasPrefix("transfer/\(code.rawValue) curl \(raw): "))
+    }
+
+    @Test func abortsByTheReadCallbackAreFileErrors() {
+        #expect(CurlEasy.transferError(forCode: 42, fileFailed: true).code == .fileUnreadable)
+        #expect(CurlEasy.transferError(forCode: 23, headersOverflowed: true).code == .badServerResponse)
+    }
+
+    @Test func refusedConnectionIsTransient() async throws {
+        let port = try #require(TestSocket.unusedLoopbackPort())
+        do {
+            _ = try await HTTPClient().send(HTTPRequest(method: "OPTIONS", url: "http://127.0.0.1:\(port)/files"))
+            Issue.record("nothing listens on the port")
+        } catch {
+            #expect(error.code == .connectionFailed)
+            #expect(error.isTransient)
+        }
+    }
+
+    @Test func nonHTTPDestinationsAreRefused() async {
+        await #expect(throws: TransferError.self) {
+            _ = try await ResumableUploader(configuration: UploadConfiguration(endpoint: "file:///etc/passwd")).discover()
+        }
+        await #expect(throws: TransferError.self) {
+            _ = try await ResumableUploader(configuration: UploadConfiguration(endpoint: "http://127.0.0.1:1/x", interopVersion: 9)).discover()
+        }
+    }
+
+    @Test func theTokenNeverAppearsInErrorsOrDescriptions() async throws {
+        let secret = "sk-live-0123456789-SECRET"
+        var texts: [String] = []
+        func collect(_ error: TransferError) {
+            texts += [error.description, error.message, String(reflecting: error), "\(error)"]
+        }
+
+        // 401 from a server that wants another token; 503s until the budget runs out; a dropped
+        // body with no resumes left; a creation without Location; a refused connection.
+        let scenarios: [FakeResumableServer.Behaviour] = [
+            .init(requiredToken: "another-token"),
+            .init(patchStatuses: [503, 503, 503]),
+            .init(dropAfterBodyBytes: [1000, 1000]),
+            .init(omitCreationLocation: true),
+            .init(discovery: .status(403)),
+        ]
+        for behaviour in scenarios {
+            let fixture = try UploadFixture(size: 300_000, behaviour: behaviour)
+            let uploader = fixture.uploader(token: secret, maxResumes: 1)
+            texts += [String(reflecting: uploader.configuration), "\(uploader.configuration)"]
+            do {
+                _ = try await uploader.upload(file: fixture.path, metadata: fixture.metadata)
+                Issue.record("scenario should fail: \(behaviour)")
+            } catch {
+                collect(error)
+            }
+            #expect(fixture.server.requests.allSatisfy { $0.headers["authorization"] == "Bearer \(secret)" })
+        }
+        let port = try #require(TestSocket.unusedLoopbackPort())
+        let refused = ResumableUploader(configuration: UploadConfiguration(
+            endpoint: "http://127.0.0.1:\(port)/files", token: BearerToken(secret), resumeBackoff: .zero))
+        do {
+            _ = try await refused.discover()
+        } catch {
+            collect(error)
+        }
+        #expect(texts.count >= 20)
+        for text in texts {
+            #expect(!text.contains(secret))
+            #expect(!text.contains("SECRET"))
+        }
+        #expect(String(describing: BearerToken(secret)) == "Optional(BearerToken(redacted))")
+    }
+
+    @Test func tokensAreTrimmedAndValidated() {
+        #expect(BearerToken("abc\n")?.headerValue == "Bearer abc")
+        #expect(BearerToken("  \n") == nil)
+        #expect(BearerToken("a b") == nil)
+        #expect(BearerToken("a\r\nX-Evil: 1") == nil)
+    }
+}
