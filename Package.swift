@@ -80,7 +80,7 @@ let package = Package(
         // MARK: The command-line tool
         .executableTarget(
             name: "photodrain",
-            dependencies: ["PhotoDecoding", "AssetStore", "Drain"],
+            dependencies: ["PhotoDecoding", "AssetStore", "Drain", "Transfer", "UploadProtocol"],
             swiftSettings: swiftSettings
         ),
 

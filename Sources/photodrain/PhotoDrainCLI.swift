@@ -12,6 +12,7 @@ struct PhotoDrainCLI {
         InspectCommand.self,
         StatusCommand.self,
         VerdictsCommand.self,
+        UploadCommand.self,
         DecodeBenchCommand.self,
     ] }
 

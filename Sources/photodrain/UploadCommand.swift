@@ -1,0 +1,73 @@
+import Foundation
+import Transfer
+
+/// `photodrain upload FILE... --to URL`: resumable uploads of given files, no store involved.
+enum UploadCommand: Command {
+    static let spec = CommandSpec(
+        name: "upload",
+        abstract: "Upload files directly with resumable uploads (no library store).",
+        arguments: "FILE...",
+        discussion: """
+        Each file is sent with its SHA-256 as Idempotency-Key and Repr-Digest, so a server that
+        dedupes stores it once however often it is sent. Large files are created empty first and
+        then appended, so an interrupted upload resumes from the server's offset.
+        """,
+        options: TransferOptions.all + [
+            .option("verdict", "JSON", "Attach this verdict (compact JSON) as X-Verdict.", default: "{}"),
+            .flag("json", "One JSON object per file."),
+        ],
+        positionals: (1, nil),
+        examples: [
+            ("photodrain upload IMG_0001.jpg --to http://127.0.0.1:8080/uploads", "one photo to a local receiver"),
+            ("photodrain upload *.jpg --to https://photos.example/uploads --token-file ~/.photodrain-token", "with a bearer token"),
+        ],
+        exitCodes: [(0, "every file uploaded"), (1, "a permanent failure (e.g. 403, 413)"), (64, "usage error"),
+                    (65, "a file could not be read"), (75, "only transient failures: run again")]
+    )
+
+    struct Row: Encodable {
+        let file: String
+        var serverID: String?
+        var resumable: Bool?
+        var bytes: Int64?
+        var error: String?
+        var errorClass: String?
+        var message: String?
+    }
+
+    static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
+        let configuration = try TransferOptions.configuration(arguments)
+        let verdict = arguments.string("verdict") ?? "{}"
+        let uploader = ResumableUploader(configuration: configuration)
+        let json = arguments.flag("json")
+        var permanent = 0, transient = 0, unreadable = 0
+        for file in arguments.positionals {
+            var row = Row(file: file)
+            do {
+                let metadata = try UploadMetadata(file: file, verdictJSON: verdict)
+                let receipt = try await uploader.upload(file: file, metadata: metadata)
+                row.serverID = receipt.serverID
+                row.resumable = receipt.resumable
+                row.bytes = receipt.bytesSent
+            } catch {
+                row.error = error.code.rawValue
+                row.errorClass = error.classification.rawValue
+                row.message = error.message
+                switch error.classification {
+                case .transient, .deferred: transient += 1
+                case .permanent: if error.code == .fileUnreadable { unreadable += 1 } else { permanent += 1 }
+                }
+            }
+            if json {
+                Console.shared.json(row)
+            } else if let code = row.error {
+                Console.shared.out("\(file): \(Console.shared.red("failed")) \(code) (\(row.errorClass ?? "")): \(row.message ?? "")")
+            } else {
+                Console.shared.out("\(file): uploaded as \(row.serverID ?? "?") (\(row.resumable == true ? "resumable" : "plain"), \(formatBytes(Int(row.bytes ?? 0))) sent)")
+            }
+        }
+        if permanent > 0 { return .failure }
+        if unreadable > 0 { return .dataError }
+        return transient > 0 ? .workRemains : .success
+    }
+}
