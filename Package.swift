@@ -49,7 +49,7 @@ let package = Package(
 
         .target(
             name: "Drain",
-            dependencies: ["AssetStore"],
+            dependencies: ["AssetStore", "Transfer"],
             swiftSettings: swiftSettings
         ),
 

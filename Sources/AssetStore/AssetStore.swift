@@ -67,6 +67,13 @@ public final class AssetStore: Sendable {
     /// The absolute path of a photo.
     public func absolutePath(of relative: String) -> String { root + "/" + relative }
 
+    /// True when the photo's file on disk still has the size and modification time of its row:
+    /// what was analysed is what would be sent.
+    public func fileMatches(_ asset: AssetRecord) -> Bool {
+        guard let state = FileTree.fileState(absolutePath(of: asset.path)) else { return false }
+        return state.size == asset.size && state.mtimeNanoseconds == asset.mtimeNanoseconds
+    }
+
     func withDatabase<T: Sendable>(_ body: (Database) throws(StoreError) -> T) throws(StoreError) -> T {
         try database.withLock { (db: inout Database) throws(StoreError) -> T in try body(db) }
     }

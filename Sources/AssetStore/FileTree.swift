@@ -119,3 +119,12 @@ enum FileTree {
         return String(cString: value)
     }
 }
+
+extension FileTree {
+    /// The size and modification time of a regular file, or nil when it is gone or not a file.
+    static func fileState(_ path: String) -> (size: Int, mtimeNanoseconds: Int64)? {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return (Int(info.st_size), Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
+    }
+}

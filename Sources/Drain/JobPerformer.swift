@@ -1,0 +1,92 @@
+import AssetStore
+import Foundation
+import Transfer
+
+/// How performing one upload job ended.
+public enum PerformOutcome: Sendable, Equatable {
+    /// The job finished (succeeded or failed) and its result is recorded on it.
+    case finished(JobResult)
+    /// The photo was removed or changed: the job was cancelled (and any partial upload deleted).
+    case cancelled(reason: String)
+    /// Stopped before finishing (runner terminating): the job stays pending, resumable, uncharged.
+    case deferred(reason: String)
+}
+
+/// Performs upload jobs: the transfer agent's work, shared by `agent` and the foreground `drain`.
+/// Each job's upload URL and confirmed offset are saved in the store before any byte is sent and
+/// after every acknowledged offset, so a new process resumes from the server's offset.
+public final class JobPerformer: Sendable {
+    private let store: AssetStore
+    private let uploader: ResumableUploader
+
+    public init(store: AssetStore, uploader: ResumableUploader) {
+        self.store = store
+        self.uploader = uploader
+    }
+
+    /// Uploads the job's photo, tagged with its verdict, and records the outcome on the job.
+    public func perform(_ job: UploadJob) async -> PerformOutcome {
+        let asset: AssetRecord?
+        do {
+            asset = try store.asset(for: job)
+        } catch {
+            return .deferred(reason: "store: \(error)")
+        }
+        guard let asset, store.fileMatches(asset) else {
+            return await cancel(job, reason: "the photo was removed or changed")
+        }
+        let path = store.absolutePath(of: asset.path)
+        let name = (asset.path as NSString).lastPathComponent
+        let metadata: UploadMetadata
+        do {
+            if let sha = asset.sha256 {
+                metadata = UploadMetadata(filename: name, sha256Hex: sha, verdictJSON: asset.verdictJSON ?? "{}")
+            } else {
+                metadata = try UploadMetadata(file: path, verdictJSON: asset.verdictJSON ?? "{}")
+            }
+        } catch {
+            return store.fileMatches(asset) ? finish(job, error: error) : await cancel(job, reason: "the photo was removed or changed")
+        }
+        let resume = job.resumeURL.map { UploadCheckpoint(location: $0, offset: job.confirmedOffset, interopVersion: uploader.configuration.interopVersion) }
+        let store = self.store
+        do {
+            let receipt = try await uploader.upload(file: path, metadata: metadata, resumeFrom: resume, checkpoint: { checkpoint in
+                try store.checkpointJob(job, resumeURL: checkpoint.location, confirmedOffset: checkpoint.offset)
+            })
+            // A file changed during the upload was rejected by its digest or sent as read; either
+            // way the row's next scan redoes it. A success for bytes that still match is recorded.
+            var headers = receipt.headers
+            if headers["x-server-resource-id"] == nil, let id = receipt.serverID { headers["x-server-resource-id"] = id }
+            let result = JobResult.succeeded(status: receipt.status, headers: headers)
+            _ = try? store.finishJob(job, result: result)
+            return .finished(result)
+        } catch {
+            if error.classification == .deferred || Task.isCancelled {
+                try? store.releaseJob(job)
+                return .deferred(reason: error.message)
+            }
+            if !store.fileMatches(asset) {
+                return await cancel(job, reason: "the photo changed during its upload")
+            }
+            return finish(job, error: error)
+        }
+    }
+
+    private func finish(_ job: UploadJob, error: TransferError) -> PerformOutcome {
+        let failure = UploadJob.Failure(domain: TransferError.domain, code: error.code.rawValue,
+                                        message: error.message, transient: error.isTransient)
+        let result = JobResult.failed(status: error.httpStatus, headers: [:], failure: failure)
+        _ = try? store.finishJob(job, result: result)
+        return .finished(result)
+    }
+
+    /// Cancels a job and deletes its partial upload on the server, if any.
+    private func cancel(_ job: UploadJob, reason: String) async -> PerformOutcome {
+        if let location = job.resumeURL {
+            try? await uploader.cancel(UploadCheckpoint(location: location, offset: job.confirmedOffset,
+                                                        interopVersion: uploader.configuration.interopVersion))
+        }
+        _ = try? store.cancelJob(job)
+        return .cancelled(reason: reason)
+    }
+}
