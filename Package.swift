@@ -24,6 +24,13 @@ let package = Package(
             linkerSettings: [.linkedLibrary("png16")]
         ),
 
+        // MARK: C shims
+        // libcrypto (Debian's libssl-dev) for SHA-256; a system library, nothing compiled here.
+        .systemLibrary(
+            name: "CCrypto",
+            path: "Sources/CCrypto"
+        ),
+
         // MARK: Pipeline modules
         .target(
             name: "PhotoDecoding",
@@ -34,6 +41,19 @@ let package = Package(
         // MARK: Protocol constants shared by Transfer and Receiver
         .target(
             name: "UploadProtocol",
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Receiver
+        // The reference upload server behind `photodrain serve` (DESIGN.md, Resumable uploads).
+        .target(
+            name: "Receiver",
+            dependencies: ["UploadProtocol", "CCrypto"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ReceiverTests",
+            dependencies: ["Receiver", "UploadProtocol"],
             swiftSettings: swiftSettings
         ),
 
