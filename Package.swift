@@ -53,7 +53,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReceiverTests",
-            dependencies: ["Receiver", "UploadProtocol"],
+            dependencies: ["Receiver", "UploadProtocol", "CCrypto"],
             swiftSettings: swiftSettings
         ),
 
