@@ -10,6 +10,16 @@ final class Exchange {
         var keepAlive: Bool
     }
 
+    /// What an endpoint decided, sent by `reply(_:)` once the endpoint has let go of any upload it
+    /// held (so the next request on that upload never waits for this one's response to be written).
+    enum Reply {
+        case response(HTTPResponse)
+        /// A server-side failure: see `fail(_:)`.
+        case failure(ReceiverError)
+        /// End the connection without a response.
+        case drop
+    }
+
     let head: HTTPRequestHead
     let connection: HTTPConnection
     /// The declared body length (0 when none).
@@ -29,6 +39,15 @@ final class Exchange {
         self.connection = connection
         self.bodyLength = bodyLength
         bodyRemaining = bodyLength
+    }
+
+    /// Carries out an endpoint's decision.
+    func reply(_ reply: Reply) -> Outcome {
+        switch reply {
+        case .response(let response): return respond(response)
+        case .failure(let error): return fail(error)
+        case .drop: return drop()
+        }
     }
 
     /// Sends a final response, draining or closing around an unread body.

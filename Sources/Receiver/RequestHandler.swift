@@ -77,15 +77,15 @@ final class RequestHandler: Sendable {
             return options(exchange)
         case ("POST", _, _) where parts.isEmpty || parts == ["uploads"],
              ("PUT", _, _) where parts.isEmpty || parts == ["uploads"]:
-            return uploads.upload(exchange)
+            return exchange.reply(uploads.upload(exchange))
         case (_, _, 0), (_, "uploads", 1):
             return exchange.respond(.text(405, "method not allowed", headers: [("Allow", "OPTIONS, POST, PUT")]))
         case ("HEAD", "uploads", 2), ("GET", "uploads", 2):
-            return uploads.offset(exchange, id: parts[1])
+            return exchange.reply(uploads.offset(exchange, id: parts[1]))
         case ("PATCH", "uploads", 2):
-            return uploads.patch(exchange, id: parts[1])
+            return exchange.reply(uploads.patch(exchange, id: parts[1]))
         case ("DELETE", "uploads", 2):
-            return uploads.cancel(exchange, id: parts[1])
+            return exchange.reply(uploads.cancel(exchange, id: parts[1]))
         case (_, "uploads", 2):
             return exchange.respond(.text(405, "method not allowed", headers: [("Allow", "HEAD, GET, PATCH, DELETE")]))
         case ("GET", "objects", 1), ("HEAD", "objects", 1):

@@ -29,33 +29,33 @@ struct UploadEndpoint: Sendable {
     // MARK: POST/PUT on the upload target
 
     /// A creation request (completion header present, known version) or a plain upload.
-    func upload(_ exchange: Exchange) -> Exchange.Outcome {
+    func upload(_ exchange: Exchange) -> Exchange.Reply {
         let head = exchange.head
         let metadata: ObjectMetadata
         switch Self.metadata(of: head) {
         case .success(let parsed): metadata = parsed
-        case .failure(let problem): return exchange.respond(.text(400, problem.reason))
+        case .failure(let problem): return .response(.text(400, problem.reason))
         }
         if let version = Self.interopVersion(of: head), let field = Self.completionField(head, version: version) {
             guard let complete = field else {
-                return exchange.respond(.text(400, "malformed \(Self.completionName(version))"))
+                return .response(.text(400, "malformed \(Self.completionName(version))"))
             }
             return create(exchange, version: version, complete: complete, metadata: metadata)
         }
         return plainUpload(exchange, metadata: metadata)
     }
 
-    private func plainUpload(_ exchange: Exchange, metadata: ObjectMetadata) -> Exchange.Outcome {
+    private func plainUpload(_ exchange: Exchange, metadata: ObjectMetadata) -> Exchange.Reply {
         guard exchange.head["content-length"] != nil else {
-            return exchange.respond(.text(411, "a plain upload needs Content-Length"))
+            return .response(.text(411, "a plain upload needs Content-Length"))
         }
-        if exchange.bodyLength > configuration.maxSize { return exchange.respond(.text(413, "larger than max-size")) }
+        if exchange.bodyLength > configuration.maxSize { return .response(.text(413, "larger than max-size")) }
         let staging = store.stagingPath()
         let fd: Int32
         do throws(ReceiverError) {
             fd = try Syscalls.open(staging, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
         } catch {
-            return exchange.fail(error)
+            return .failure(error)
         }
         defer { try? Syscalls.unlinkIfPresent(staging) }
         exchange.continueIfExpected()
@@ -69,32 +69,32 @@ struct UploadEndpoint: Sendable {
             complete = result.complete
             if complete { try Syscalls.fsync(fd, context: staging) }
         } catch {
-            return exchange.fail(error)
+            return .failure(error)
         }
         guard complete else {
             exchange.notes.append("body interrupted")
-            return exchange.drop()
+            return .drop
         }
         return finish(exchange, stagedPath: staging, size: exchange.bodyLength, metadata: metadata, location: nil) {
             $0.add("Location", "/objects/\($1.id)")
         }
     }
 
-    private func create(_ exchange: Exchange, version: Int, complete: Bool, metadata: ObjectMetadata) -> Exchange.Outcome {
+    private func create(_ exchange: Exchange, version: Int, complete: Bool, metadata: ObjectMetadata) -> Exchange.Reply {
         let head = exchange.head
         let contentLength = exchange.bodyLength
         var uploadLength: Int64?
         if let text = head[Header.uploadLength] {
             guard let n = StructuredField.integer(text), n >= 0 else {
-                return exchange.respond(.text(400, "malformed Upload-Length"))
+                return .response(.text(400, "malformed Upload-Length"))
             }
             uploadLength = n
         }
         if contentLength > configuration.maxSize || (uploadLength ?? 0) > configuration.maxSize {
-            return exchange.respond(.text(413, "larger than max-size"))
+            return .response(.text(413, "larger than max-size"))
         }
         if let uploadLength, complete ? uploadLength != contentLength : contentLength > uploadLength {
-            return exchange.respond(problem(400, type: "inconsistent-upload-length",
+            return .response(problem(400, type: "inconsistent-upload-length",
                                             title: "Upload-Length does not match the content", version: version))
         }
         let record: UploadRecord
@@ -102,11 +102,11 @@ struct UploadEndpoint: Sendable {
             record = try store.createUpload(interopVersion: version, length: complete ? contentLength : uploadLength,
                                             metadata: metadata, now: configuration.now())
         } catch {
-            return exchange.fail(error)
+            return .failure(error)
         }
         exchange.notes.append("upload=\(record.id)")
         guard registry.acquire(record.id, descriptor: exchange.connection.descriptor, timeout: configuration.ioTimeout) else {
-            return exchange.fail(ReceiverError(code: .io, message: "upload slot busy"))
+            return .failure(ReceiverError(code: .io, message: "upload slot busy"))
         }
         defer { registry.release(record.id) }
 
@@ -127,10 +127,10 @@ struct UploadEndpoint: Sendable {
     // MARK: The upload resource: HEAD, PATCH, DELETE
 
     /// HEAD (or GET) `/uploads/<id>`: the offset, completion and length, never cached.
-    func offset(_ exchange: Exchange, id: String) -> Exchange.Outcome {
+    func offset(_ exchange: Exchange, id: String) -> Exchange.Reply {
         let head = exchange.head
         if head[Header.uploadOffset] != nil || head[Header.uploadComplete] != nil || head[Header.uploadIncomplete] != nil {
-            return exchange.respond(.text(400, "offset retrieval must not carry Upload-Offset or a completion field"))
+            return .response(.text(400, "offset retrieval must not carry Upload-Offset or a completion field"))
         }
         return withSlot(exchange, id: id) { record in
             let version = Self.interopVersion(of: head) ?? record.interopVersion
@@ -142,47 +142,47 @@ struct UploadEndpoint: Sendable {
             if version >= 6 { response.add("Upload-Limit", limits.fieldValue(interopVersion: version)) }
             if let objectID = record.objectID { response.add("x-server-resource-id", objectID) }
             response.add("Cache-Control", "no-store")
-            return exchange.respond(response)
+            return .response(response)
         }
     }
 
     /// PATCH `/uploads/<id>`: appends at `Upload-Offset`.
-    func patch(_ exchange: Exchange, id: String) -> Exchange.Outcome {
+    func patch(_ exchange: Exchange, id: String) -> Exchange.Reply {
         let head = exchange.head
         let known: UploadRecord
         do throws(ReceiverError) {
             guard let record = try store.upload(id, now: configuration.now()) else {
-                return exchange.respond(.text(404, "no such upload"))
+                return .response(.text(404, "no such upload"))
             }
             known = record
         } catch {
-            return exchange.fail(error)
+            return .failure(error)
         }
         let version = Self.interopVersion(of: head) ?? known.interopVersion
         if version >= 6 {
             let mediaType = head[Header.contentType]?.split(separator: ";").first?.trimmingSpaces().lowercased()
             guard mediaType == ResumableUpload.partialUploadMediaType else {
-                return exchange.respond(.text(415, "PATCH needs Content-Type: \(ResumableUpload.partialUploadMediaType)"))
+                return .response(.text(415, "PATCH needs Content-Type: \(ResumableUpload.partialUploadMediaType)"))
             }
         }
         guard let offsetText = head[Header.uploadOffset], let offset = StructuredField.integer(offsetText), offset >= 0 else {
-            return exchange.respond(.text(400, "missing or malformed Upload-Offset"))
+            return .response(.text(400, "missing or malformed Upload-Offset"))
         }
         var announcedLength: Int64?
         if let text = head[Header.uploadLength] {
             guard let n = StructuredField.integer(text), n >= 0 else {
-                return exchange.respond(.text(400, "malformed Upload-Length"))
+                return .response(.text(400, "malformed Upload-Length"))
             }
             announcedLength = n
         }
         let explicitCompletion = Self.completionField(head, version: version)
         if case .some(.none) = explicitCompletion {
-            return exchange.respond(.text(400, "malformed \(Self.completionName(version))"))
+            return .response(.text(400, "malformed \(Self.completionName(version))"))
         }
         return withSlot(exchange, id: id) { current in
             var record = current
             if record.complete {
-                return exchange.respond(problem(400, type: "completed-upload", title: "the upload is already complete",
+                return .response(problem(400, type: "completed-upload", title: "the upload is already complete",
                                                 version: version, extra: record.objectID.map { [("x-server-resource-id", $0)] } ?? []))
             }
             if offset != record.offset {
@@ -192,20 +192,20 @@ struct UploadEndpoint: Sendable {
                 response.add("Upload-Offset", String(record.offset))
                 let completion = ResumableUpload.completionHeader(complete: false, interopVersion: version)
                 response.add(completion.name, completion.value)
-                return exchange.respond(response)
+                return .response(response)
             }
             let end = offset + exchange.bodyLength
-            if end > configuration.maxSize { return exchange.respond(.text(413, "larger than max-size")) }
+            if end > configuration.maxSize { return .response(.text(413, "larger than max-size")) }
             if let announcedLength {
                 if let length = record.length, length != announcedLength {
-                    return exchange.respond(problem(400, type: "inconsistent-upload-length",
+                    return .response(problem(400, type: "inconsistent-upload-length",
                                                     title: "Upload-Length changed", version: version))
                 }
                 record.length = announcedLength
             }
             let complete = explicitCompletion.flatMap { $0 } ?? record.length.map { end == $0 } ?? true
             if let length = record.length, end > length || (complete && end != length) {
-                return exchange.respond(problem(400, type: "inconsistent-upload-length",
+                return .response(problem(400, type: "inconsistent-upload-length",
                                                 title: "the upload would not end at Upload-Length", version: version))
             }
             if complete && record.length == nil { record.length = end }
@@ -218,14 +218,14 @@ struct UploadEndpoint: Sendable {
     }
 
     /// DELETE `/uploads/<id>`: ends any transfer on it and removes it.
-    func cancel(_ exchange: Exchange, id: String) -> Exchange.Outcome {
+    func cancel(_ exchange: Exchange, id: String) -> Exchange.Reply {
         withSlot(exchange, id: id) { record in
             do throws(ReceiverError) {
                 try store.removeUpload(record.id)
             } catch {
-                return exchange.fail(error)
+                return .failure(error)
             }
-            return exchange.respond(HTTPResponse(status: 204))
+            return .response(HTTPResponse(status: 204))
         }
     }
 
@@ -234,20 +234,20 @@ struct UploadEndpoint: Sendable {
     /// Runs `body` holding the upload's slot (ending an older transfer first) with its fresh record;
     /// 404 for an unknown or expired upload.
     private func withSlot(_ exchange: Exchange, id: String,
-                          _ body: (UploadRecord) -> Exchange.Outcome) -> Exchange.Outcome {
+                          _ body: (UploadRecord) -> Exchange.Reply) -> Exchange.Reply {
         exchange.notes.append("upload=\(id)")
-        guard UploadStore.isValidID(id) else { return exchange.respond(.text(404, "no such upload")) }
+        guard UploadStore.isValidID(id) else { return .response(.text(404, "no such upload")) }
         guard registry.acquire(id, descriptor: exchange.connection.descriptor, timeout: configuration.ioTimeout) else {
-            return exchange.respond(.text(503, "the upload is busy", headers: [("Retry-After", "1")]))
+            return .response(.text(503, "the upload is busy", headers: [("Retry-After", "1")]))
         }
         defer { registry.release(id) }
         do throws(ReceiverError) {
             guard let record = try store.upload(id, now: configuration.now()) else {
-                return exchange.respond(.text(404, "no such upload"))
+                return .response(.text(404, "no such upload"))
             }
             return body(record)
         } catch {
-            return exchange.fail(error)
+            return .failure(error)
         }
     }
 
@@ -306,13 +306,13 @@ struct UploadEndpoint: Sendable {
     /// The answer after an append (creation or PATCH): nothing for an interrupted body, the object
     /// for a completing one, the new offset otherwise.
     private func afterAppend(_ exchange: Exchange, record: UploadRecord, end: AppendEnd, complete: Bool,
-                             version: Int, location: String?, status: Int) -> Exchange.Outcome {
+                             version: Int, location: String?, status: Int) -> Exchange.Reply {
         switch end {
         case .failed(let error):
-            return exchange.fail(error)
+            return .failure(error)
         case .interrupted:
             exchange.notes.append("interrupted at \(record.offset)")
-            return exchange.drop()
+            return .drop
         case .complete:
             break
         }
@@ -323,7 +323,7 @@ struct UploadEndpoint: Sendable {
             response.add("Upload-Offset", String(record.offset))
             response.add(completion.name, completion.value)
             if version >= 6 { response.add("Upload-Limit", limits.fieldValue(interopVersion: version)) }
-            return exchange.respond(response)
+            return .response(response)
         }
         let staged = store.partPath(record.id)
         return finish(exchange, stagedPath: staged, size: record.offset, metadata: record.metadata,
@@ -338,12 +338,12 @@ struct UploadEndpoint: Sendable {
     /// A creation answers 201 either way. The upload record, if any, is marked complete.
     private func finish(_ exchange: Exchange, stagedPath: String, size: Int64, metadata: ObjectMetadata,
                         location: String?, upload: UploadRecord? = nil,
-                        decorate: (inout HTTPResponse, StoredObject) -> Void) -> Exchange.Outcome {
+                        decorate: (inout HTTPResponse, StoredObject) -> Void) -> Exchange.Reply {
         let completion: UploadStore.Completion
         do throws(ReceiverError) {
             completion = try store.complete(stagedPath: stagedPath, size: size, metadata: metadata, now: configuration.now())
         } catch {
-            return exchange.fail(error)
+            return .failure(error)
         }
         let object: StoredObject
         var status: Int
@@ -351,7 +351,7 @@ struct UploadEndpoint: Sendable {
         case .digestMismatch:
             exchange.notes.append("digest mismatch")
             if let upload { try? store.removeUpload(upload.id) }
-            return exchange.respond(.text(400, "the content does not match Repr-Digest; nothing was stored"))
+            return .response(.text(400, "the content does not match Repr-Digest; nothing was stored"))
         case .stored(let stored):
             object = stored
             status = 201
@@ -368,7 +368,7 @@ struct UploadEndpoint: Sendable {
             do throws(ReceiverError) {
                 try store.save(upload)
             } catch {
-                return exchange.fail(error)
+                return .failure(error)
             }
         }
         exchange.notes.append("object=\(object.id)")
@@ -378,7 +378,7 @@ struct UploadEndpoint: Sendable {
         response.add("x-server-resource-id", object.id)
         response.add("Content-Type", "application/json")
         response.body = UploadStore.json(object)
-        return exchange.respond(response)
+        return .response(response)
     }
 
     /// An RFC 9457 problem (JSON body from interop 6, plain text before).
