@@ -38,6 +38,9 @@ final class HTTPConnection {
             // Ignore empty lines before a request line (RFC 9112 2.2).
             while pending.count >= 2 && pending[0] == 13 && pending[1] == 10 { pending.removeFirst(2) }
             if let end = Self.headEnd(in: pending, from: max(0, scanned - 3)) {
+                if end > configuration.maxHeaderBytes {
+                    return .refused(.init(status: 431, reason: "request head too large"))
+                }
                 let head = pending[0..<end]
                 defer { pending.removeFirst(end + 4) }
                 do {
