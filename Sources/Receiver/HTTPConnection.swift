@@ -83,18 +83,19 @@ final class HTTPConnection {
 
     /// Streams `length` body bytes to `sink`, in pieces. Returns how many arrived and whether that
     /// is all of them: the peer closing, a reset, a shutdown by a newer transfer, or silence past the
-    /// I/O timeout all end the body early (not an error: the caller keeps the prefix). Errors thrown
-    /// by `sink` propagate; the bytes handed to a failing sink are not counted.
+    /// I/O timeout all end the body early (not an error: the caller keeps the prefix), and so does
+    /// `sink` returning false. Errors thrown by `sink` propagate.
     func readBody(length: Int64,
-                  into sink: (UnsafeRawBufferPointer) throws(ReceiverError) -> Void) throws(ReceiverError) -> (received: Int64, complete: Bool) {
+                  into sink: (UnsafeRawBufferPointer) throws(ReceiverError) -> Bool) throws(ReceiverError) -> (received: Int64, complete: Bool) {
         var received: Int64 = 0
         if !pending.isEmpty && length > 0 {
             let take = Int(min(Int64(pending.count), length))
-            try Syscalls.withBytes(pending) { raw throws(ReceiverError) in
+            let proceed = try Syscalls.withBytes(pending) { raw throws(ReceiverError) in
                 try sink(UnsafeRawBufferPointer(rebasing: raw[0..<take]))
             }
             pending.removeFirst(take)
             received = Int64(take)
+            if !proceed { return (received, false) }
         }
         while received < length {
             let want = Int(min(Int64(chunk.count), length - received))
@@ -108,15 +109,16 @@ final class HTTPConnection {
                 return (received, false)
             }
             if n == 0 { return (received, false) }
-            try sink(UnsafeRawBufferPointer(rebasing: chunk[0..<n]))
+            let proceed = try sink(UnsafeRawBufferPointer(rebasing: chunk[0..<n]))
             received += Int64(n)
+            if !proceed { return (received, false) }
         }
         return (received, true)
     }
 
     /// Reads and drops a body of `length` bytes; false when it did not all arrive.
     func discardBody(length: Int64) -> Bool {
-        (try? readBody(length: length) { _ in })?.complete ?? false
+        (try? readBody(length: length) { _ in true })?.complete ?? false
     }
 
     /// Sends a final response; false when the peer is gone or too slow (send timeout).
@@ -125,6 +127,21 @@ final class HTTPConnection {
         let bytes = response.serialized(close: close, headOnly: headOnly)
         do {
             try Syscalls.withBytes(bytes) { raw throws(ReceiverError) in try Syscalls.sendAll(descriptor, raw) }
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// Sends a response head announcing `length` bytes, then streams them from the file at `path`.
+    /// False when the peer is gone or the file could not be read (the connection must then close).
+    func sendFile(_ response: HTTPResponse, path: String, length: Int64, close: Bool) -> Bool {
+        var head = response
+        head.body = []
+        head.streamedLength = length
+        guard send(head, close: close, headOnly: true) else { return false }
+        do {
+            try Syscalls.sendFile(descriptor, path: path, count: length)
             return true
         } catch {
             return false

@@ -4,6 +4,9 @@ struct HTTPResponse: Sendable {
     /// Fields in sending order; `Content-Length` and `Connection` are added by `serialized`.
     var headers: [(name: String, value: String)]
     var body: [UInt8]
+    /// The Content-Length to announce when the body is streamed separately (see
+    /// `HTTPConnection.sendFile`); nil means `body.count`.
+    var streamedLength: Int64?
 
     init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
         self.status = status
@@ -29,7 +32,7 @@ struct HTTPResponse: Sendable {
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
         let informational = status >= 100 && status < 200
         if !informational && status != 204 && status != 304 {
-            text += "Content-Length: \(body.count)\r\n"
+            text += "Content-Length: \(streamedLength ?? Int64(body.count))\r\n"
         }
         if close && !informational { text += "Connection: close\r\n" }
         text += "\r\n"

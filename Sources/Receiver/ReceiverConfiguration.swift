@@ -37,6 +37,9 @@ public struct ReceiverConfiguration: Sendable {
     public var log: @Sendable (String) -> Void
     /// The clock used for expiry and timestamps (tests pass a controllable one).
     public var now: @Sendable () -> Date
+    /// Faults to inject on purpose (cut connections, a full disk), for tests of clients against
+    /// this receiver; nil in production.
+    public var faultInjection: FaultInjection?
 
     /// A configuration with the given directory and defaults for everything else
     /// (127.0.0.1:8080, no token, 100 GiB max size, 24 h partial TTL, 64 connections).
@@ -73,6 +76,22 @@ public struct ReceiverConfiguration: Sendable {
     public static func loopback(directory: String, token: String? = nil,
                                 log: @escaping @Sendable (String) -> Void = { _ in }) -> ReceiverConfiguration {
         ReceiverConfiguration(directory: directory, host: "127.0.0.1", port: 0, token: token, log: log)
+    }
+
+    /// Reads a bearer token from a file (`--token-file`): its content without surrounding
+    /// whitespace. Throws `.invalidConfiguration` when the file cannot be read or is empty; the
+    /// message names the file, never its content.
+    public static func token(fromFile path: String) throws(ReceiverError) -> String {
+        let bytes: [UInt8]
+        do {
+            bytes = try Syscalls.readFile(path, limit: 64 * 1024)
+        } catch {
+            throw ReceiverError(code: .invalidConfiguration, message: "cannot read token file \(path): \(error.message)",
+                                systemErrno: error.systemErrno)
+        }
+        let token = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        if token.isEmpty { throw ReceiverError(code: .invalidConfiguration, message: "token file \(path) is empty") }
+        return token
     }
 
     /// The token with surrounding whitespace removed; nil when absent or empty.

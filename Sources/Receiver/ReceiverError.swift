@@ -40,7 +40,7 @@ public struct ReceiverError: Error, Sendable, CustomStringConvertible, Equatable
     /// `.diskFull`.
     static func system(_ call: String, _ err: Int32, context: String = "") -> ReceiverError {
         let code: Code = (err == ENOSPC || err == EDQUOT) ? .diskFull : .io
-        let reason = String(cString: strerror(err))
+        let reason = Syscalls.errorText(err)
         let suffix = context.isEmpty ? "" : " (\(context))"
         return ReceiverError(code: code, message: "\(call) failed: \(reason)\(suffix)", systemErrno: err)
     }

@@ -129,7 +129,7 @@ public final class ReceiverServer: Sendable {
                 // ECONNABORTED and friends concern one client; EMFILE needs a pause to clear.
                 if error.systemErrno == EMFILE || error.systemErrno == ENFILE {
                     configuration.log("accept failed: \(error.message)")
-                    usleep(50_000)
+                    Syscalls.sleep(milliseconds: 50)
                 }
                 continue
             }

@@ -115,13 +115,11 @@ final class RequestHandler: Sendable {
 
     private func content(_ exchange: Exchange, id: String) -> Exchange.Outcome {
         guard let object = store.object(id) else { return exchange.respond(.text(404, "no such object")) }
-        var response = HTTPResponse(status: 200, headers: [("Content-Type", "application/octet-stream")])
-        do throws(ReceiverError) {
-            response.body = try Syscalls.readFile(store.objectPath(object.id), limit: Int64.max)
-        } catch {
-            return exchange.fail(error)
-        }
-        return exchange.respond(response)
+        if exchange.bodyRemaining > 0 { return exchange.respond(.text(400, "GET carries no body")) }
+        let response = HTTPResponse(status: 200, headers: [("Content-Type", "application/octet-stream")])
+        let sent = exchange.connection.sendFile(response, path: store.objectPath(object.id), length: object.size,
+                                                  close: !exchange.head.keepAlive)
+        return Exchange.Outcome(status: 200, keepAlive: sent && exchange.head.keepAlive)
     }
 
     private func json(_ value: some Encodable) -> HTTPResponse {

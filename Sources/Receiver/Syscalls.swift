@@ -64,7 +64,7 @@ enum Syscalls {
             let err = errno
             close(fd)
             throw ReceiverError(code: .bindFailed,
-                                message: "cannot listen on \(host):\(port): \(String(cString: strerror(err)))",
+                                message: "cannot listen on \(host):\(port): \(errorText(err))",
                                 systemErrno: err)
         }
         return fd
@@ -274,6 +274,32 @@ enum Syscalls {
     static func randomBytes(_ count: Int) -> [UInt8] {
         var generator = SystemRandomNumberGenerator()
         return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+    }
+
+    /// The C library's text for an `errno` value.
+    static func errorText(_ err: Int32) -> String {
+        String(cString: strerror(err))
+    }
+
+    /// Blocks the calling thread (only used to ride out descriptor exhaustion in the accept loop).
+    static func sleep(milliseconds: Int) {
+        _ = usleep(useconds_t(milliseconds * 1000))
+    }
+
+    /// Streams `count` bytes of the file at `path` to a socket, in 1 MiB pieces.
+    static func sendFile(_ socket: Int32, path: String, count: Int64) throws(ReceiverError) {
+        let fd = try open(path, O_RDONLY)
+        defer { closeDescriptor(fd) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset: Int64 = 0
+        while offset < count {
+            let want = Int(min(Int64(buffer.count), count - offset))
+            let n = try pread(fd, into: buffer.baseAddress.unsafelyUnwrapped, count: want, offset: offset, context: path)
+            if n == 0 { throw ReceiverError(code: .io, message: "\(path) ended early") }
+            try sendAll(socket, UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+            offset += Int64(n)
+        }
     }
 
     /// Writes one line to standard error, unbuffered.

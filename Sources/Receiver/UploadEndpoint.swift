@@ -13,6 +13,8 @@ struct UploadEndpoint: Sendable {
 
     private typealias Header = ResumableUpload.Header
 
+    private var faults: FaultInjection? { configuration.faultInjection }
+
     /// The `Upload-Limit` this receiver announces.
     var limits: UploadLimits {
         UploadLimits(maxSize: configuration.maxSize, maxAge: Int64(configuration.partialTTL))
@@ -62,8 +64,13 @@ struct UploadEndpoint: Sendable {
         let complete: Bool
         do throws(ReceiverError) {
             defer { Syscalls.closeDescriptor(fd) }
+            var written: Int64 = 0
             let result = try exchange.connection.readBody(length: exchange.bodyLength) { bytes throws(ReceiverError) in
-                try Syscalls.writeAll(fd, bytes, context: staging)
+                let admission = faults?.admit(bytes.count, at: written) ?? .init(allowed: bytes.count)
+                try Syscalls.writeAll(fd, UnsafeRawBufferPointer(rebasing: bytes[0..<admission.allowed]), context: staging)
+                written += Int64(admission.allowed)
+                if let failure = admission.failure { throw failure }
+                return !admission.cut
             }
             exchange.bodyRemaining -= result.received
             complete = result.complete
@@ -219,7 +226,11 @@ struct UploadEndpoint: Sendable {
 
     /// DELETE `/uploads/<id>`: ends any transfer on it and removes it.
     func cancel(_ exchange: Exchange, id: String) -> Exchange.Reply {
-        withSlot(exchange, id: id) { record in
+        let head = exchange.head
+        if head[Header.uploadOffset] != nil || head[Header.uploadComplete] != nil || head[Header.uploadIncomplete] != nil {
+            return .response(.text(400, "cancellation must not carry Upload-Offset or a completion field"))
+        }
+        return withSlot(exchange, id: id) { record in
             do throws(ReceiverError) {
                 try store.removeUpload(record.id)
             } catch {
@@ -277,8 +288,10 @@ struct UploadEndpoint: Sendable {
             try Syscalls.seek(fd, to: record.offset, context: path)
             let checkpointBytes = configuration.checkpointBytes
             let result = try exchange.connection.readBody(length: exchange.bodyRemaining) { bytes throws(ReceiverError) in
-                try Syscalls.writeAll(fd, bytes, context: path)
-                written += Int64(bytes.count)
+                let admission = faults?.admit(bytes.count, at: written) ?? .init(allowed: bytes.count)
+                try Syscalls.writeAll(fd, UnsafeRawBufferPointer(rebasing: bytes[0..<admission.allowed]), context: path)
+                written += Int64(admission.allowed)
+                if let failure = admission.failure { throw failure }
                 if written - record.offset >= checkpointBytes {
                     try Syscalls.fsync(fd, context: path)
                     var next = record
@@ -287,6 +300,7 @@ struct UploadEndpoint: Sendable {
                     try store.save(next)
                     record = next
                 }
+                return !admission.cut
             }
             exchange.bodyRemaining -= result.received
             try Syscalls.fsync(fd, context: path)
@@ -297,8 +311,19 @@ struct UploadEndpoint: Sendable {
             record = next
             return (record, result.complete ? .complete : .interrupted)
         } catch {
-            // Whatever is past the last recorded offset is not promised: cut it off.
-            try? Syscalls.truncate(fd, length: record.offset, context: path)
+            // Keep every byte that was fully written if it can still be made durable (on a full
+            // disk the metadata write may fail too); otherwise cut back to the last promise.
+            do throws(ReceiverError) {
+                try Syscalls.truncate(fd, length: written, context: path)
+                try Syscalls.fsync(fd, context: path)
+                var next = record
+                next.offset = written
+                next.updatedAt = configuration.now()
+                try store.save(next)
+                record = next
+            } catch {
+                try? Syscalls.truncate(fd, length: record.offset, context: path)
+            }
             return (record, .failed(error))
         }
     }
