@@ -36,6 +36,18 @@ public final class ReceiverServer: Sendable {
         self.configuration = configuration
     }
 
+    /// Starts a receiver on 127.0.0.1 with an ephemeral port, storing in `directory`: for the
+    /// `demo` and for other modules' tests. Read `port` or `uploadURL`, and `stop()` it when done.
+    /// Throws what `start()` throws.
+    public static func startLoopback(directory: String, token: String? = nil, faultInjection: FaultInjection? = nil,
+                                     log: @escaping @Sendable (String) -> Void = { _ in }) throws(ReceiverError) -> ReceiverServer {
+        var configuration = ReceiverConfiguration.loopback(directory: directory, token: token, log: log)
+        configuration.faultInjection = faultInjection
+        let server = ReceiverServer(configuration: configuration)
+        try server.start()
+        return server
+    }
+
     /// The bound port once started, else nil.
     public var port: Int? { state.withLock { $0.port } }
 
@@ -58,13 +70,15 @@ public final class ReceiverServer: Sendable {
                 throw ReceiverError(code: .invalidState, message: "the receiver was already started")
             }
         }
-        let store = try UploadStore(directory: configuration.directory, partialTTL: configuration.partialTTL)
-        let handler = RequestHandler(configuration: configuration, store: store, registry: TransferRegistry())
+        // Bind first: a bad host or a busy port must not leave a storage directory behind.
         let listener = try Syscalls.listenTCP(host: configuration.host, port: configuration.port, backlog: 128)
         let port: Int
         let wake: (Int32, Int32)
+        let handler: RequestHandler
         do {
             port = try Syscalls.boundPort(listener)
+            let store = try UploadStore(directory: configuration.directory, partialTTL: configuration.partialTTL)
+            handler = RequestHandler(configuration: configuration, store: store, registry: TransferRegistry())
             wake = try Syscalls.makePipe()
         } catch {
             Syscalls.closeDescriptor(listener)

@@ -137,7 +137,8 @@ final class RequestHandler: Sendable {
         }
         guard due else { return }
         do throws(ReceiverError) {
-            let removed = try store.removeExpiredUploads(now: now) { registry.isActive($0) }
+            let removed = try store.removeExpiredUploads(now: now, claim: { registry.acquireIfIdle($0) },
+                                                         unclaim: { registry.release($0) })
             if removed > 0 { configuration.log("expired \(removed) partial upload(s)") }
         } catch {
             configuration.log("expiry sweep failed: \(error)")

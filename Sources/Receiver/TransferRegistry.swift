@@ -48,8 +48,16 @@ final class TransferRegistry: Sendable {
         }
     }
 
-    /// True while a request holds or waits for the slot (expiry skips such uploads).
-    func isActive(_ id: String) -> Bool {
-        slots.withLock { $0[id] != nil }
+    /// Takes the slot for `id` only if nobody holds or waits for it (the expiry sweep uses this so
+    /// it never removes an upload a request is about to use). Pair with `release(_:)`.
+    func acquireIfIdle(_ id: String) -> Bool {
+        slots.withLock { slots -> Bool in
+            guard slots[id] == nil else { return false }
+            var slot = Slot()
+            slot.users = 1
+            slot.gate.wait()  // the gate starts open: close it, as acquire() would
+            slots[id] = slot
+            return true
+        }
     }
 }

@@ -140,15 +140,17 @@ final class UploadStore: Sendable {
         try Syscalls.fsyncDirectory(uploadsDirectory)
     }
 
-    /// Removes uploads untouched for longer than the partial TTL, except those `isActive` names.
+    /// Removes uploads untouched for longer than the partial TTL. `claim` is asked for each
+    /// candidate and must return true only if no request is using it; `unclaim` follows the removal.
     /// Returns how many were removed.
     @discardableResult
-    func removeExpiredUploads(now: Date, isActive: (String) -> Bool) throws(ReceiverError) -> Int {
+    func removeExpiredUploads(now: Date, claim: (String) -> Bool, unclaim: (String) -> Void) throws(ReceiverError) -> Int {
         var removed = 0
         for name in try Syscalls.listDirectory(uploadsDirectory) where name.hasSuffix(".json") {
             let id = String(name.dropLast(5))
-            guard Self.isValidID(id), !isActive(id),
-                  let record = try? Self.decode(UploadRecord.self, at: recordPath(id)),
+            guard Self.isValidID(id), claim(id) else { continue }
+            defer { unclaim(id) }
+            guard let record = try? Self.decode(UploadRecord.self, at: recordPath(id)),
                   now.timeIntervalSince(record.updatedAt) > partialTTL else { continue }
             try removeUpload(id)
             removed += 1
