@@ -101,7 +101,7 @@ struct UploadEndpoint: Sendable {
             return .response(.text(413, "larger than max-size"))
         }
         if let uploadLength, complete ? uploadLength != contentLength : contentLength > uploadLength {
-            return .response(problem(400, type: "inconsistent-upload-length",
+            return .response(problem(400, type: ResumableUpload.inconsistentLengthProblem,
                                             title: "Upload-Length does not match the content", version: version))
         }
         let record: UploadRecord
@@ -189,11 +189,11 @@ struct UploadEndpoint: Sendable {
         return withSlot(exchange, id: id) { current in
             var record = current
             if record.complete {
-                return .response(problem(400, type: "completed-upload", title: "the upload is already complete",
+                return .response(problem(400, type: ResumableUpload.completedUploadProblem, title: "the upload is already complete",
                                                 version: version, extra: record.objectID.map { [("x-server-resource-id", $0)] } ?? []))
             }
             if offset != record.offset {
-                var response = problem(409, type: "mismatching-upload-offset",
+                var response = problem(409, type: ResumableUpload.mismatchingOffsetProblem,
                                        title: "offset from request does not match offset of resource", version: version,
                                        members: ["expected-offset": record.offset, "provided-offset": offset])
                 response.add("Upload-Offset", String(record.offset))
@@ -205,14 +205,14 @@ struct UploadEndpoint: Sendable {
             if end > configuration.maxSize { return .response(.text(413, "larger than max-size")) }
             if let announcedLength {
                 if let length = record.length, length != announcedLength {
-                    return .response(problem(400, type: "inconsistent-upload-length",
+                    return .response(problem(400, type: ResumableUpload.inconsistentLengthProblem,
                                                     title: "Upload-Length changed", version: version))
                 }
                 record.length = announcedLength
             }
             let complete = explicitCompletion.flatMap { $0 } ?? record.length.map { end == $0 } ?? true
             if let length = record.length, end > length || (complete && end != length) {
-                return .response(problem(400, type: "inconsistent-upload-length",
+                return .response(problem(400, type: ResumableUpload.inconsistentLengthProblem,
                                                 title: "the upload would not end at Upload-Length", version: version))
             }
             if complete && record.length == nil { record.length = end }
@@ -410,7 +410,7 @@ struct UploadEndpoint: Sendable {
     private func problem(_ status: Int, type: String, title: String, version: Int,
                          members: [String: Int64] = [:], extra: [(name: String, value: String)] = []) -> HTTPResponse {
         guard version >= 6 else { return .text(status, title, headers: extra) }
-        var body = "{\"type\":\"https://iana.org/assignments/http-problem-types#\(type)\",\"title\":\"\(title)\""
+        var body = "{\"type\":\"\(type)\",\"title\":\"\(title)\""
         for (key, value) in members.sorted(by: { $0.key < $1.key }) { body += ",\"\(key)\":\(value)" }
         body += "}"
         return HTTPResponse(status: status, headers: extra + [("Content-Type", "application/problem+json")],
