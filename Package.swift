@@ -71,6 +71,19 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: Receiver
+        // The reference upload server behind `photodrain serve` (DESIGN.md, Resumable uploads).
+        .target(
+            name: "Receiver",
+            dependencies: ["UploadProtocol", "CCrypto"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ReceiverTests",
+            dependencies: ["Receiver", "UploadProtocol", "CCrypto"],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: Test support: a fault-injecting TCP proxy for reliability tests
         .target(
             name: "FaultProxy",

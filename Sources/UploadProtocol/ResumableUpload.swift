@@ -42,6 +42,9 @@ public enum ResumableUpload {
     /// RFC 9457 problem type for an append to a completed upload.
     public static let completedUploadProblem =
         "https://iana.org/assignments/http-problem-types#completed-upload"
+    /// RFC 9457 problem type (interop 7 on) for a request whose length contradicts `Upload-Length`.
+    public static let inconsistentLengthProblem =
+        "https://iana.org/assignments/http-problem-types#inconsistent-upload-length"
 
     /// The header that says whether a request completes the upload, in the given interop version,
     /// as a (name, value) pair: `upload-incomplete: ?0` for 3, `upload-complete: ?1` from 4.

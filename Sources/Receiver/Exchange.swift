@@ -1,0 +1,101 @@
+/// One request being answered: its head, its connection, how much of its body is still unread, and
+/// notes for the request's log line. Answering with an unread body either drains a small body (to
+/// keep the connection) or closes the connection.
+final class Exchange {
+    /// How an exchange ended, for the connection loop and the log.
+    struct Outcome {
+        /// The final status sent, or nil when the connection was dropped without one.
+        var status: Int?
+        /// Whether the connection may carry another request.
+        var keepAlive: Bool
+    }
+
+    /// What an endpoint decided, sent by `reply(_:)` once the endpoint has let go of any upload it
+    /// held (so the next request on that upload never waits for this one's response to be written).
+    enum Reply {
+        case response(HTTPResponse)
+        /// A server-side failure: see `fail(_:)`.
+        case failure(ReceiverError)
+        /// End the connection without a response.
+        case drop
+    }
+
+    let head: HTTPRequestHead
+    let connection: HTTPConnection
+    /// The declared body length (0 when none).
+    let bodyLength: Int64
+    /// Body bytes not yet consumed from the connection.
+    var bodyRemaining: Int64
+    /// Short facts for the log line (upload id, object id, reasons). Never the token or body.
+    var notes: [String] = []
+    /// Set once a 104 went out: from then on an internal failure drops the connection.
+    var sentInterim = false
+
+    /// The largest unread body drained (rather than closing) to keep a connection after an early answer.
+    private static let drainLimit: Int64 = 1 << 20
+
+    init(head: HTTPRequestHead, connection: HTTPConnection, bodyLength: Int64) {
+        self.head = head
+        self.connection = connection
+        self.bodyLength = bodyLength
+        bodyRemaining = bodyLength
+    }
+
+    /// Carries out an endpoint's decision.
+    func reply(_ reply: Reply) -> Outcome {
+        switch reply {
+        case .response(let response): return respond(response)
+        case .failure(let error): return fail(error)
+        case .drop: return drop()
+        }
+    }
+
+    /// Sends a final response, draining or closing around an unread body.
+    func respond(_ response: HTTPResponse) -> Outcome {
+        var keepAlive = head.keepAlive
+        if bodyRemaining > 0 {
+            // With `Expect: 100-continue` and no 100 sent, the client may never send the body.
+            if bodyRemaining <= Self.drainLimit && !expectsContinue {
+                keepAlive = keepAlive && connection.discardBody(length: bodyRemaining)
+            } else {
+                keepAlive = false
+            }
+            bodyRemaining = 0
+        }
+        let sent = connection.send(response, close: !keepAlive, headOnly: head.method == "HEAD")
+        return Outcome(status: response.status, keepAlive: keepAlive && sent)
+    }
+
+    /// Answers a server-side failure: a 5xx (507 for a full disk) before any 104, a dropped
+    /// connection after one (clients resume only then).
+    func fail(_ error: ReceiverError) -> Outcome {
+        notes.append(error.code == .diskFull ? "disk full: \(error.message)" : "failed: \(error.message)")
+        if sentInterim { return drop() }
+        let status = error.code == .diskFull ? 507 : 500
+        bodyRemaining = max(bodyRemaining, 1)  // force a close: the body state is unknown
+        return respond(.text(status, status == 507 ? "insufficient storage" : "internal error"))
+    }
+
+    /// Ends the exchange without a response.
+    func drop() -> Outcome {
+        connection.drop()
+        notes.append("dropped")
+        return Outcome(status: nil, keepAlive: false)
+    }
+
+    /// True when the client waits for `100 Continue` before sending its body.
+    var expectsContinue: Bool {
+        head["expect"]?.lowercased() == "100-continue"
+    }
+
+    /// Sends an interim response (104 or 100). False when the peer is gone.
+    @discardableResult
+    func sendInterim(_ response: HTTPResponse) -> Bool {
+        connection.send(response, close: false)
+    }
+
+    /// Sends `100 Continue` if the client asked for it and a body is coming.
+    func continueIfExpected() {
+        if expectsContinue && bodyRemaining > 0 { sendInterim(HTTPResponse(status: 100)) }
+    }
+}

@@ -1,0 +1,169 @@
+/// One accepted client socket, used by one thread at a time: reads request heads within the size
+/// and time limits, streams bodies to a sink, and writes responses. Owns the descriptor and closes it
+/// in `deinit`.
+final class HTTPConnection {
+    /// What reading a request head produced.
+    enum HeadResult {
+        /// A well-formed head; its body (if any) follows in the stream.
+        case head(HTTPRequestHead)
+        /// The peer closed or stayed idle past the keep-alive timeout before sending a request.
+        case closed
+        /// The head was refused; answer the status and close.
+        case refused(HTTPRequestHead.ParseError)
+    }
+
+    let descriptor: Int32
+    private let configuration: ReceiverConfiguration
+    /// Bytes received but not yet consumed (the tail of a head read is the start of the body).
+    private var pending: [UInt8] = []
+    private let chunk: UnsafeMutableRawBufferPointer
+
+    init(descriptor: Int32, configuration: ReceiverConfiguration) {
+        self.descriptor = descriptor
+        self.configuration = configuration
+        chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+    }
+
+    deinit {
+        chunk.deallocate()
+        Syscalls.closeDescriptor(descriptor)
+    }
+
+    /// Reads the next request head: waits up to the idle timeout for its first byte, then allows the
+    /// header timeout for the rest (so a slow-header client cannot hold a slot).
+    func readHead() -> HeadResult {
+        var deadline: ContinuousClock.Instant?
+        var scanned = 0
+        while true {
+            // Ignore empty lines before a request line (RFC 9112 2.2).
+            while pending.count >= 2 && pending[0] == 13 && pending[1] == 10 { pending.removeFirst(2) }
+            if let end = Self.headEnd(in: pending, from: max(0, scanned - 3)) {
+                if end > configuration.maxHeaderBytes {
+                    return .refused(.init(status: 431, reason: "request head too large"))
+                }
+                let head = pending[0..<end]
+                defer { pending.removeFirst(end + 4) }
+                do {
+                    return .head(try HTTPRequestHead(parsing: head,
+                                                     maxRequestLineBytes: configuration.maxRequestLineBytes,
+                                                     maxHeaderCount: configuration.maxHeaderCount))
+                } catch {
+                    return .refused(error)
+                }
+            }
+            scanned = pending.count
+            if !pending.contains(10) && pending.count > configuration.maxRequestLineBytes {
+                return .refused(.init(status: 414, reason: "request line too long"))
+            }
+            if pending.count > configuration.maxHeaderBytes {
+                return .refused(.init(status: 431, reason: "request head too large"))
+            }
+            let timeout: Double
+            if let deadline {
+                let left = deadline - ContinuousClock.now
+                timeout = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
+                if timeout <= 0 { return .refused(.init(status: 408, reason: "request head too slow")) }
+            } else {
+                timeout = pending.isEmpty ? configuration.idleTimeout : configuration.headerTimeout
+            }
+            let received: Int
+            do {
+                guard try Syscalls.waitReadable(descriptor, timeoutMilliseconds: Self.milliseconds(timeout)) else {
+                    return pending.isEmpty ? .closed : .refused(.init(status: 408, reason: "request head too slow"))
+                }
+                received = try Syscalls.receive(descriptor, into: chunk.baseAddress.unsafelyUnwrapped, count: chunk.count)
+            } catch {
+                return .closed
+            }
+            if received == 0 { return .closed }
+            if deadline == nil { deadline = ContinuousClock.now + .milliseconds(Int(configuration.headerTimeout * 1000)) }
+            pending += UnsafeRawBufferPointer(rebasing: chunk[0..<received])
+        }
+    }
+
+    /// Streams `length` body bytes to `sink`, in pieces. Returns how many arrived and whether that
+    /// is all of them: the peer closing, a reset, a shutdown by a newer transfer, or silence past the
+    /// I/O timeout all end the body early (not an error: the caller keeps the prefix), and so does
+    /// `sink` returning false. Errors thrown by `sink` propagate.
+    func readBody(length: Int64,
+                  into sink: (UnsafeRawBufferPointer) throws(ReceiverError) -> Bool) throws(ReceiverError) -> (received: Int64, complete: Bool) {
+        var received: Int64 = 0
+        if !pending.isEmpty && length > 0 {
+            let take = Int(min(Int64(pending.count), length))
+            let proceed = try Syscalls.withBytes(pending) { raw throws(ReceiverError) in
+                try sink(UnsafeRawBufferPointer(rebasing: raw[0..<take]))
+            }
+            pending.removeFirst(take)
+            received = Int64(take)
+            if !proceed { return (received, false) }
+        }
+        while received < length {
+            let want = Int(min(Int64(chunk.count), length - received))
+            let n: Int
+            do {
+                guard try Syscalls.waitReadable(descriptor, timeoutMilliseconds: Self.milliseconds(configuration.ioTimeout)) else {
+                    return (received, false)
+                }
+                n = try Syscalls.receive(descriptor, into: chunk.baseAddress.unsafelyUnwrapped, count: want)
+            } catch {
+                return (received, false)
+            }
+            if n == 0 { return (received, false) }
+            let proceed = try sink(UnsafeRawBufferPointer(rebasing: chunk[0..<n]))
+            received += Int64(n)
+            if !proceed { return (received, false) }
+        }
+        return (received, true)
+    }
+
+    /// Reads and drops a body of `length` bytes; false when it did not all arrive.
+    func discardBody(length: Int64) -> Bool {
+        (try? readBody(length: length) { _ in true })?.complete ?? false
+    }
+
+    /// Sends a final response; false when the peer is gone or too slow (send timeout).
+    @discardableResult
+    func send(_ response: HTTPResponse, close: Bool, headOnly: Bool = false) -> Bool {
+        let bytes = response.serialized(close: close, headOnly: headOnly)
+        do {
+            try Syscalls.withBytes(bytes) { raw throws(ReceiverError) in try Syscalls.sendAll(descriptor, raw) }
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// Sends a response head announcing `length` bytes, then streams them from the file at `path`.
+    /// False when the peer is gone or the file could not be read (the connection must then close).
+    func sendFile(_ response: HTTPResponse, path: String, length: Int64, close: Bool) -> Bool {
+        var head = response
+        head.body = []
+        head.streamedLength = length
+        guard send(head, close: close, headOnly: true) else { return false }
+        do {
+            try Syscalls.sendFile(descriptor, path: path, count: length)
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// Ends the exchange abruptly (after a 104, instead of a 5xx).
+    func drop() {
+        Syscalls.shutdownBoth(descriptor)
+    }
+
+    private static func headEnd(in bytes: [UInt8], from: Int) -> Int? {
+        guard bytes.count >= 4 else { return nil }
+        var i = from
+        while i + 3 < bytes.count {
+            if bytes[i] == 13 && bytes[i + 1] == 10 && bytes[i + 2] == 13 && bytes[i + 3] == 10 { return i }
+            i += 1
+        }
+        return nil
+    }
+
+    private static func milliseconds(_ seconds: Double) -> Int32 {
+        Int32(clamping: Int((seconds * 1000).rounded(.up)))
+    }
+}

@@ -1,0 +1,19 @@
+import Foundation
+
+/// What a client sends about an object besides its bytes, kept beside it.
+struct ObjectMetadata: Codable, Sendable, Equatable {
+    var idempotencyKey: String?
+    /// The `Repr-Digest` SHA-256 the bytes must match, if the client sent one.
+    var expectedSHA256: [UInt8]?
+    var filename: String?
+    /// The `X-Verdict` header as sent (compact JSON).
+    var verdict: String?
+
+    /// Fills fields that are still unset from another request's metadata.
+    mutating func merge(_ other: ObjectMetadata) {
+        idempotencyKey = idempotencyKey ?? other.idempotencyKey
+        expectedSHA256 = expectedSHA256 ?? other.expectedSHA256
+        filename = filename ?? other.filename
+        verdict = verdict ?? other.verdict
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+
+/// Everything `photodrain serve` can set, with defaults suited to a LAN receiver.
+/// All sizes are bytes and all durations seconds.
+public struct ReceiverConfiguration: Sendable {
+    /// Where objects, partial uploads and temporary files live. Nothing is written outside it.
+    public var directory: String
+    /// The address to listen on: an IPv4 or IPv6 literal, or "localhost".
+    public var host: String
+    /// The TCP port; 0 picks a free one (see `ReceiverServer.start()`).
+    public var port: Int
+    /// The bearer token every request but `GET /healthz` must carry, or nil for none. Surrounding
+    /// whitespace (a token file's trailing newline) is ignored.
+    public var token: String?
+    /// The largest object accepted, in bytes (`max-size` in `Upload-Limit`).
+    public var maxSize: Int64
+    /// Partial uploads untouched for this long are removed.
+    public var partialTTL: Double
+    /// Connections served at once; more are answered 503 and closed.
+    public var maxConnections: Int
+    /// The longest request line (method, target, version) accepted; longer gets 414.
+    public var maxRequestLineBytes: Int
+    /// The largest request head (request line and headers) accepted; larger gets 431.
+    public var maxHeaderBytes: Int
+    /// The most header fields in one request; more gets 431.
+    public var maxHeaderCount: Int
+    /// The time a client has to send a whole request head once it started (slow-header defence).
+    public var headerTimeout: Double
+    /// The longest silence allowed while a body is being received, and while a response is sent.
+    public var ioTimeout: Double
+    /// How long an idle keep-alive connection is kept open.
+    public var idleTimeout: Double
+    /// While a body streams in, the bytes received are made durable (fsync + offset recorded) every
+    /// this many bytes, so a crash of the receiver costs at most this much.
+    public var checkpointBytes: Int64
+    /// Where one line per request goes; standard error by default. Lines never contain the token.
+    public var log: @Sendable (String) -> Void
+    /// The clock used for expiry and timestamps (tests pass a controllable one).
+    public var now: @Sendable () -> Date
+    /// Faults to inject on purpose (cut connections, a full disk), for tests of clients against
+    /// this receiver; nil in production.
+    public var faultInjection: FaultInjection?
+
+    /// A configuration with the given directory and defaults for everything else
+    /// (127.0.0.1:8080, no token, 100 GiB max size, 24 h partial TTL, 64 connections).
+    public init(directory: String, host: String = "127.0.0.1", port: Int = 8080, token: String? = nil,
+                maxSize: Int64 = 107_374_182_400, partialTTL: Double = 86_400, maxConnections: Int = 64,
+                maxRequestLineBytes: Int = 8_192, maxHeaderBytes: Int = 32_768, maxHeaderCount: Int = 100,
+                headerTimeout: Double = 10, ioTimeout: Double = 30, idleTimeout: Double = 60,
+                checkpointBytes: Int64 = 8 << 20,
+                log: @escaping @Sendable (String) -> Void = ReceiverConfiguration.standardErrorLog,
+                now: @escaping @Sendable () -> Date = { Date() }) {
+        self.directory = directory
+        self.host = host
+        self.port = port
+        self.token = token
+        self.maxSize = maxSize
+        self.partialTTL = partialTTL
+        self.maxConnections = maxConnections
+        self.maxRequestLineBytes = maxRequestLineBytes
+        self.maxHeaderBytes = maxHeaderBytes
+        self.maxHeaderCount = maxHeaderCount
+        self.headerTimeout = headerTimeout
+        self.ioTimeout = ioTimeout
+        self.idleTimeout = idleTimeout
+        self.checkpointBytes = checkpointBytes
+        self.log = log
+        self.now = now
+    }
+
+    /// Writes a log line to standard error (the default `log`).
+    public static let standardErrorLog: @Sendable (String) -> Void = { Syscalls.writeStandardError($0) }
+
+    /// A configuration for an embedded receiver on 127.0.0.1 with an ephemeral port (for `demo` and
+    /// other modules' tests): start it with `ReceiverServer(configuration:).start()` to learn the port.
+    public static func loopback(directory: String, token: String? = nil,
+                                log: @escaping @Sendable (String) -> Void = { _ in }) -> ReceiverConfiguration {
+        ReceiverConfiguration(directory: directory, host: "127.0.0.1", port: 0, token: token, log: log)
+    }
+
+    /// Reads a bearer token from a file (`--token-file`): its content without surrounding
+    /// whitespace. Throws `.invalidConfiguration` when the file cannot be read or is empty; the
+    /// message names the file, never its content.
+    public static func token(fromFile path: String) throws(ReceiverError) -> String {
+        let bytes: [UInt8]
+        do {
+            bytes = try Syscalls.readFile(path, limit: 64 * 1024)
+        } catch {
+            throw ReceiverError(code: .invalidConfiguration, message: "cannot read token file \(path): \(error.message)",
+                                systemErrno: error.systemErrno)
+        }
+        let token = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        if token.isEmpty { throw ReceiverError(code: .invalidConfiguration, message: "token file \(path) is empty") }
+        return token
+    }
+
+    /// The token with surrounding whitespace removed; nil when absent or empty.
+    var effectiveToken: String? {
+        guard let token else { return nil }
+        let trimmed = token.trimmingCharacters(in: .whitespacesAndNewlines)
+        return trimmed.isEmpty ? nil : trimmed
+    }
+
+    /// Throws `.invalidConfiguration` when a value cannot work.
+    func validate() throws(ReceiverError) {
+        func bad(_ message: String) -> ReceiverError { ReceiverError(code: .invalidConfiguration, message: message) }
+        if directory.isEmpty { throw bad("the storage directory is empty") }
+        if !(0...65_535).contains(port) { throw bad("port \(port) is outside 0...65535") }
+        if maxSize < 0 { throw bad("max size must not be negative") }
+        if !(partialTTL > 0) { throw bad("partial TTL must be positive") }
+        if maxConnections < 1 { throw bad("max connections must be at least 1") }
+        if maxRequestLineBytes < 64 || maxHeaderBytes < maxRequestLineBytes {
+            throw bad("header limits are too small (request line >= 64, headers >= request line)")
+        }
+        if maxHeaderCount < 1 { throw bad("max header count must be at least 1") }
+        if !(headerTimeout > 0 && ioTimeout > 0 && idleTimeout > 0) { throw bad("timeouts must be positive") }
+        if checkpointBytes < 1 { throw bad("checkpoint bytes must be positive") }
+    }
+}

@@ -1,0 +1,188 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The reference upload receiver behind `photodrain serve`: an HTTP/1.1 server on POSIX sockets
+/// with one thread per connection (never Swift's cooperative pool), at most
+/// `maxConnections` at once.
+///
+///     let server = ReceiverServer(configuration: .loopback(directory: dir))
+///     let port = try server.start()      // listening; requests are served on background threads
+///     ...
+///     server.stop()                      // closes the listener and every connection, waits for them
+///
+/// `run()` starts (if needed) and blocks the calling thread until `stop()` is called.
+public final class ReceiverServer: Sendable {
+    /// The configuration the server was made with.
+    public let configuration: ReceiverConfiguration
+
+    private struct State: Sendable {
+        var listener: Int32?
+        var wakeRead: Int32?
+        var wakeWrite: Int32?
+        var port: Int?
+        var handler: RequestHandler?
+        var stopping = false
+        /// Open client connections, so `stop()` can end them.
+        var connections: Set<Int32> = []
+    }
+
+    private let state = Mutex(State())
+    /// Entered by the accept thread and by every connection thread.
+    private let threads = DispatchGroup()
+
+    /// Makes a server; nothing happens until `start()` or `run()`.
+    public init(configuration: ReceiverConfiguration) {
+        self.configuration = configuration
+    }
+
+    /// Starts a receiver on 127.0.0.1 with an ephemeral port, storing in `directory`: for the
+    /// `demo` and for other modules' tests. Read `port` or `uploadURL`, and `stop()` it when done.
+    /// Throws what `start()` throws.
+    public static func startLoopback(directory: String, token: String? = nil, faultInjection: FaultInjection? = nil,
+                                     log: @escaping @Sendable (String) -> Void = { _ in }) throws(ReceiverError) -> ReceiverServer {
+        var configuration = ReceiverConfiguration.loopback(directory: directory, token: token, log: log)
+        configuration.faultInjection = faultInjection
+        let server = ReceiverServer(configuration: configuration)
+        try server.start()
+        return server
+    }
+
+    /// The bound port once started, else nil.
+    public var port: Int? { state.withLock { $0.port } }
+
+    /// The base URL of the upload target, e.g. `http://127.0.0.1:8080/uploads`, once started.
+    public var uploadURL: String? {
+        guard let port else { return nil }
+        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        return "http://\(host):\(port)/uploads"
+    }
+
+    /// Opens the store (creating the directory, recovering partial uploads), binds and listens, and
+    /// starts accepting on a background thread. Returns the bound port (the chosen one when the
+    /// configuration says 0). Throws `.invalidConfiguration`, `.bindFailed`, `.io`, or
+    /// `.invalidState` when already started or stopped.
+    @discardableResult
+    public func start() throws(ReceiverError) -> Int {
+        try configuration.validate()
+        try state.withLock { state throws(ReceiverError) in
+            if state.listener != nil || state.stopping {
+                throw ReceiverError(code: .invalidState, message: "the receiver was already started")
+            }
+        }
+        // Bind first: a bad host or a busy port must not leave a storage directory behind.
+        let listener = try Syscalls.listenTCP(host: configuration.host, port: configuration.port, backlog: 128)
+        let port: Int
+        let wake: (Int32, Int32)
+        let handler: RequestHandler
+        do {
+            port = try Syscalls.boundPort(listener)
+            let store = try UploadStore(directory: configuration.directory, partialTTL: configuration.partialTTL)
+            handler = RequestHandler(configuration: configuration, store: store, registry: TransferRegistry())
+            wake = try Syscalls.makePipe()
+        } catch {
+            Syscalls.closeDescriptor(listener)
+            throw error
+        }
+        state.withLock { state in
+            state.listener = listener
+            state.wakeRead = wake.0
+            state.wakeWrite = wake.1
+            state.port = port
+            state.handler = handler
+        }
+        threads.enter()
+        Thread.detachNewThread { [self] in
+            acceptLoop(listener: listener, wake: wake.0, handler: handler)
+            threads.leave()
+        }
+        configuration.log("receiver listening on \(configuration.host):\(port), storing in \(configuration.directory)")
+        return port
+    }
+
+    /// Starts (unless started) and blocks the calling thread until `stop()` has finished. Call it
+    /// from a thread of your own or the main thread, never from a Swift concurrency task.
+    public func run() throws(ReceiverError) {
+        if port == nil { try start() }
+        threads.wait()
+    }
+
+    /// Stops accepting, shuts every open connection down (an upload in flight keeps its durable
+    /// prefix), and waits until every connection thread has finished. Safe to call more than once.
+    public func stop() {
+        let wakeWrite = state.withLock { state -> Int32? in
+            guard !state.stopping else { return nil }
+            state.stopping = true
+            for fd in state.connections { Syscalls.shutdownBoth(fd) }
+            return state.wakeWrite
+        }
+        if let wakeWrite { Syscalls.poke(wakeWrite) }
+        threads.wait()
+        state.withLock { state in
+            for fd in [state.listener, state.wakeRead, state.wakeWrite].compactMap({ $0 }) { Syscalls.closeDescriptor(fd) }
+            state.listener = nil
+            state.wakeRead = nil
+            state.wakeWrite = nil
+        }
+    }
+
+    private func acceptLoop(listener: Int32, wake: Int32, handler: RequestHandler) {
+        while true {
+            let ready: [Int]
+            do {
+                ready = try Syscalls.waitReadable([listener, wake], timeoutMilliseconds: -1)
+            } catch {
+                configuration.log("accept loop stopped: \(error)")
+                return
+            }
+            if ready.contains(1) || state.withLock({ $0.stopping }) { return }
+            let fd: Int32
+            do {
+                fd = try Syscalls.accept(listener, sendTimeoutSeconds: configuration.ioTimeout)
+            } catch {
+                // ECONNABORTED and friends concern one client; EMFILE needs a pause to clear.
+                if error.systemErrno == EMFILE || error.systemErrno == ENFILE {
+                    configuration.log("accept failed: \(error.message)")
+                    Syscalls.sleep(milliseconds: 50)
+                }
+                continue
+            }
+            let admitted = state.withLock { state -> Bool in
+                guard !state.stopping, state.connections.count < configuration.maxConnections else { return false }
+                state.connections.insert(fd)
+                return true
+            }
+            guard admitted else {
+                let connection = HTTPConnection(descriptor: fd, configuration: configuration)
+                connection.send(.text(503, "too many connections", headers: [("Retry-After", "1")]), close: true)
+                configuration.log("- - 503 too many connections")
+                continue
+            }
+            threads.enter()
+            Thread.detachNewThread { [self] in
+                serve(fd, handler: handler)
+                threads.leave()
+            }
+        }
+    }
+
+    private func serve(_ fd: Int32, handler: RequestHandler) {
+        var connection: HTTPConnection? = HTTPConnection(descriptor: fd, configuration: configuration)
+        while let current = connection {
+            switch current.readHead() {
+            case .closed:
+                connection = nil
+            case .refused(let error):
+                current.send(.text(error.status, error.reason), close: true)
+                handler.logRefused(error)
+                connection = nil
+            case .head(let head):
+                if !handler.handle(head, on: current) || state.withLock({ $0.stopping }) { connection = nil }
+            }
+            if connection == nil {
+                // Forget the descriptor before it is closed, so stop() never shuts a reused number.
+                state.withLock { _ = $0.connections.remove(fd) }
+            }
+        }
+    }
+}

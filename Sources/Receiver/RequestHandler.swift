@@ -1,0 +1,166 @@
+import Foundation
+import Synchronization
+import UploadProtocol
+
+/// Routes each request, checks the bearer token, sweeps expired uploads now and then, and writes
+/// one log line per request (method, path, status, notes, time; never the token or a query).
+///
+///     GET     /healthz                     200 "ok" (no token needed)
+///     OPTIONS /uploads, /, *               200 + Upload-Limit
+///     POST|PUT /uploads, /                 creation (resumable) or plain upload
+///     HEAD|GET /uploads/<id>               offset retrieval
+///     PATCH   /uploads/<id>                append
+///     DELETE  /uploads/<id>                cancellation
+///     GET     /objects                     JSON list of stored objects
+///     GET     /objects/<id>                one object's sidecar JSON
+///     GET     /objects/<id>/content        the object's bytes
+final class RequestHandler: Sendable {
+    private let configuration: ReceiverConfiguration
+    private let store: UploadStore
+    private let registry: TransferRegistry
+    private let uploads: UploadEndpoint
+    private let token: [UInt8]?
+    private let lastSweep: Mutex<Date>
+
+    init(configuration: ReceiverConfiguration, store: UploadStore, registry: TransferRegistry) {
+        self.configuration = configuration
+        self.store = store
+        self.registry = registry
+        uploads = UploadEndpoint(configuration: configuration, store: store, registry: registry)
+        token = configuration.effectiveToken.map { Array($0.utf8) }
+        lastSweep = Mutex(configuration.now())
+    }
+
+    /// Answers one request; returns whether the connection may carry another.
+    func handle(_ head: HTTPRequestHead, on connection: HTTPConnection) -> Bool {
+        let started = ContinuousClock.now
+        let exchange: Exchange
+        let outcome: Exchange.Outcome
+        do throws(HTTPRequestHead.ParseError) {
+            let length = try head.contentLength() ?? 0
+            exchange = Exchange(head: head, connection: connection, bodyLength: length)
+            sweepIfDue()
+            outcome = route(exchange)
+        } catch {
+            // A bad framing header: the body boundary is unknown, so answer and close.
+            exchange = Exchange(head: head, connection: connection, bodyLength: 0)
+            exchange.notes.append(error.reason)
+            connection.send(.text(error.status, error.reason), close: true)
+            outcome = Exchange.Outcome(status: error.status, keepAlive: false)
+        }
+        let elapsed = ContinuousClock.now - started
+        let milliseconds = elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
+        let status = outcome.status.map(String.init) ?? "---"
+        let notes = exchange.notes.isEmpty ? "" : " " + exchange.notes.joined(separator: " ")
+        configuration.log("\(head.method) \(Self.loggable(head.path)) \(status)\(notes) \(milliseconds)ms")
+        return outcome.keepAlive
+    }
+
+    /// Logs a request refused before it could be parsed (no method or path to show).
+    func logRefused(_ error: HTTPRequestHead.ParseError) {
+        configuration.log("- - \(error.status) \(error.reason)")
+    }
+
+    private func route(_ exchange: Exchange) -> Exchange.Outcome {
+        let head = exchange.head
+        let parts = head.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        if head.method == "GET" && parts == ["healthz"] {
+            return exchange.respond(.text(200, "ok"))
+        }
+        if let token, !Self.authorized(head["authorization"], token: token) {
+            exchange.notes.append("unauthorized")
+            return exchange.respond(.text(401, "a valid bearer token is required",
+                                          headers: [("WWW-Authenticate", "Bearer")]))
+        }
+        switch (head.method, parts.first, parts.count) {
+        case ("OPTIONS", _, _) where head.path == "*" || parts.isEmpty || parts == ["uploads"]:
+            return options(exchange)
+        case ("POST", _, _) where parts.isEmpty || parts == ["uploads"],
+             ("PUT", _, _) where parts.isEmpty || parts == ["uploads"]:
+            return exchange.reply(uploads.upload(exchange))
+        case (_, _, 0), (_, "uploads", 1):
+            return exchange.respond(.text(405, "method not allowed", headers: [("Allow", "OPTIONS, POST, PUT")]))
+        case ("HEAD", "uploads", 2), ("GET", "uploads", 2):
+            return exchange.reply(uploads.offset(exchange, id: parts[1]))
+        case ("PATCH", "uploads", 2):
+            return exchange.reply(uploads.patch(exchange, id: parts[1]))
+        case ("DELETE", "uploads", 2):
+            return exchange.reply(uploads.cancel(exchange, id: parts[1]))
+        case (_, "uploads", 2):
+            return exchange.respond(.text(405, "method not allowed", headers: [("Allow", "HEAD, GET, PATCH, DELETE")]))
+        case ("GET", "objects", 1), ("HEAD", "objects", 1):
+            do throws(ReceiverError) {
+                return exchange.respond(json(try store.objects()))
+            } catch {
+                return exchange.fail(error)
+            }
+        case ("GET", "objects", 2), ("HEAD", "objects", 2):
+            guard let object = store.object(parts[1]) else { return exchange.respond(.text(404, "no such object")) }
+            return exchange.respond(json(object))
+        case ("GET", "objects", 3) where parts[2] == "content":
+            return content(exchange, id: parts[1])
+        default:
+            return exchange.respond(.text(404, "not found"))
+        }
+    }
+
+    private func options(_ exchange: Exchange) -> Exchange.Outcome {
+        let version = UploadEndpoint.interopVersion(of: exchange.head) ?? ResumableUpload.supportedInteropVersions.upperBound
+        var response = HTTPResponse(status: 200)
+        response.add("Upload-Limit", uploads.limits.fieldValue(interopVersion: version))
+        response.add("Allow", "OPTIONS, POST, PUT")
+        if version >= 8 { response.add("Accept-Patch", ResumableUpload.partialUploadMediaType) }
+        return exchange.respond(response)
+    }
+
+    private func content(_ exchange: Exchange, id: String) -> Exchange.Outcome {
+        guard let object = store.object(id) else { return exchange.respond(.text(404, "no such object")) }
+        if exchange.bodyRemaining > 0 { return exchange.respond(.text(400, "GET carries no body")) }
+        let response = HTTPResponse(status: 200, headers: [("Content-Type", "application/octet-stream")])
+        let sent = exchange.connection.sendFile(response, path: store.objectPath(object.id), length: object.size,
+                                                  close: !exchange.head.keepAlive)
+        return Exchange.Outcome(status: 200, keepAlive: sent && exchange.head.keepAlive)
+    }
+
+    private func json(_ value: some Encodable) -> HTTPResponse {
+        HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")],
+                     body: UploadStore.json(value))
+    }
+
+    /// Removes expired partial uploads at most once per minute (or per TTL, when shorter).
+    private func sweepIfDue() {
+        let now = configuration.now()
+        let due = lastSweep.withLock { last -> Bool in
+            guard now.timeIntervalSince(last) >= min(60, configuration.partialTTL) else { return false }
+            last = now
+            return true
+        }
+        guard due else { return }
+        do throws(ReceiverError) {
+            let removed = try store.removeExpiredUploads(now: now, claim: { registry.acquireIfIdle($0) },
+                                                         unclaim: { registry.release($0) })
+            if removed > 0 { configuration.log("expired \(removed) partial upload(s)") }
+        } catch {
+            configuration.log("expiry sweep failed: \(error)")
+        }
+    }
+
+    /// Compares `Authorization: Bearer <token>` with the configured token in constant time (for
+    /// a given token length).
+    static func authorized(_ header: String?, token: [UInt8]) -> Bool {
+        guard let header else { return false }
+        let scheme = "bearer "
+        guard header.count > scheme.count, header.prefix(scheme.count).lowercased() == scheme else { return false }
+        let presented = Array(header.dropFirst(scheme.count).trimmingSpaces().utf8)
+        var difference = UInt8(truncatingIfNeeded: presented.count ^ token.count)
+        for i in 0..<token.count {
+            difference |= token[i] ^ (i < presented.count ? presented[i] : 0)
+        }
+        return difference == 0
+    }
+
+    /// The path as logged: at most 200 characters (already printable ASCII; the query was dropped).
+    private static func loggable(_ path: String) -> String {
+        path.count > 200 ? String(path.prefix(200)) + "…" : path
+    }
+}

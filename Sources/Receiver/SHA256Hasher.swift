@@ -1,0 +1,63 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CCrypto
+
+/// Incremental SHA-256 through the CCrypto shim (libcrypto). Owns the shim's context and frees
+/// it in `deinit`; this file is the only one in Receiver that calls it.
+final class SHA256Hasher {
+    private let context: OpaquePointer?
+    private var failed = false
+
+    init() {
+        context = pd_sha256_create()
+    }
+
+    deinit {
+        pd_sha256_free(context)
+    }
+
+    /// Adds bytes to the digest.
+    func update(_ bytes: UnsafeRawBufferPointer) {
+        guard let context, let base = bytes.baseAddress else { return }
+        if pd_sha256_update(context, base, bytes.count) != 1 { failed = true }
+    }
+
+    /// The 32-byte digest, or nil when libcrypto failed.
+    func finish() -> [UInt8]? {
+        guard let context, !failed else { return nil }
+        var digest = [UInt8](repeating: 0, count: 32)
+        guard pd_sha256_final(context, &digest) == 1 else { return nil }
+        return digest
+    }
+
+    /// The SHA-256 of a whole file, read in 1 MiB pieces.
+    static func digest(ofFileAt path: String) throws(ReceiverError) -> [UInt8] {
+        let fd = try Syscalls.open(path, O_RDONLY)
+        defer { Syscalls.closeDescriptor(fd) }
+        let hasher = SHA256Hasher()
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset: Int64 = 0
+        while true {
+            let n = try Syscalls.pread(fd, into: buffer.baseAddress.unsafelyUnwrapped, count: buffer.count,
+                                       offset: offset, context: path)
+            if n == 0 { break }
+            hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+            offset += Int64(n)
+        }
+        guard let digest = hasher.finish() else {
+            throw ReceiverError(code: .io, message: "libcrypto could not compute SHA-256")
+        }
+        return digest
+    }
+
+    /// Lowercase hex of bytes.
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 2)
+        for b in bytes { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 15)]) }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

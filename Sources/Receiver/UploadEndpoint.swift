@@ -1,0 +1,482 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import UploadProtocol
+
+/// The upload side of the receiver: plain uploads, and the server side of "Resumable Uploads for
+/// HTTP" for interop versions 3 to 8 (creation with 104, offset retrieval, append, cancellation).
+struct UploadEndpoint: Sendable {
+    let configuration: ReceiverConfiguration
+    let store: UploadStore
+    let registry: TransferRegistry
+
+    private typealias Header = ResumableUpload.Header
+
+    private var faults: FaultInjection? { configuration.faultInjection }
+
+    /// The `Upload-Limit` this receiver announces.
+    var limits: UploadLimits {
+        UploadLimits(maxSize: configuration.maxSize, maxAge: Int64(configuration.partialTTL))
+    }
+
+    /// The request's interop version when it is one this receiver speaks (3...8), else nil: a
+    /// missing or unknown version makes the request a plain one.
+    static func interopVersion(of head: HTTPRequestHead) -> Int? {
+        guard let text = head[Header.interopVersion], let n = StructuredField.integer(text),
+              ResumableUpload.supportedInteropVersions.contains(Int(n)) else { return nil }
+        return Int(n)
+    }
+
+    // MARK: POST/PUT on the upload target
+
+    /// A creation request (completion header present, known version) or a plain upload.
+    func upload(_ exchange: Exchange) -> Exchange.Reply {
+        let head = exchange.head
+        let metadata: ObjectMetadata
+        switch Self.metadata(of: head) {
+        case .success(let parsed): metadata = parsed
+        case .failure(let problem): return .response(.text(400, problem.reason))
+        }
+        if let version = Self.interopVersion(of: head), let field = Self.completionField(head, version: version) {
+            guard let complete = field else {
+                return .response(.text(400, "malformed \(Self.completionName(version))"))
+            }
+            return create(exchange, version: version, complete: complete, metadata: metadata)
+        }
+        return plainUpload(exchange, metadata: metadata)
+    }
+
+    private func plainUpload(_ exchange: Exchange, metadata: ObjectMetadata) -> Exchange.Reply {
+        guard exchange.head["content-length"] != nil else {
+            return .response(.text(411, "a plain upload needs Content-Length"))
+        }
+        if exchange.bodyLength > configuration.maxSize { return .response(.text(413, "larger than max-size")) }
+        let staging = store.stagingPath()
+        let fd: Int32
+        do throws(ReceiverError) {
+            fd = try Syscalls.open(staging, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+        } catch {
+            return .failure(error)
+        }
+        defer { try? Syscalls.unlinkIfPresent(staging) }
+        exchange.continueIfExpected()
+        let complete: Bool
+        do throws(ReceiverError) {
+            defer { Syscalls.closeDescriptor(fd) }
+            var written: Int64 = 0
+            let result = try exchange.connection.readBody(length: exchange.bodyLength) { bytes throws(ReceiverError) in
+                let admission = faults?.admit(bytes.count, at: written) ?? .init(allowed: bytes.count)
+                try Syscalls.writeAll(fd, UnsafeRawBufferPointer(rebasing: bytes[0..<admission.allowed]), context: staging)
+                written += Int64(admission.allowed)
+                if let failure = admission.failure { throw failure }
+                return !admission.cut
+            }
+            exchange.bodyRemaining -= result.received
+            complete = result.complete
+            if complete { try Syscalls.fsync(fd, context: staging) }
+        } catch {
+            return .failure(error)
+        }
+        guard complete else {
+            exchange.notes.append("body interrupted")
+            return .drop
+        }
+        return finish(exchange, stagedPath: staging, size: exchange.bodyLength, metadata: metadata, location: nil) {
+            $0.add("Location", "/objects/\($1.id)")
+        }
+    }
+
+    private func create(_ exchange: Exchange, version: Int, complete: Bool, metadata: ObjectMetadata) -> Exchange.Reply {
+        let head = exchange.head
+        let contentLength = exchange.bodyLength
+        var uploadLength: Int64?
+        if let text = head[Header.uploadLength] {
+            guard let n = StructuredField.integer(text), n >= 0 else {
+                return .response(.text(400, "malformed Upload-Length"))
+            }
+            uploadLength = n
+        }
+        if contentLength > configuration.maxSize || (uploadLength ?? 0) > configuration.maxSize {
+            return .response(.text(413, "larger than max-size"))
+        }
+        if let uploadLength, complete ? uploadLength != contentLength : contentLength > uploadLength {
+            return .response(problem(400, type: ResumableUpload.inconsistentLengthProblem,
+                                            title: "Upload-Length does not match the content", version: version))
+        }
+        let record: UploadRecord
+        do throws(ReceiverError) {
+            record = try store.createUpload(interopVersion: version, length: complete ? contentLength : uploadLength,
+                                            metadata: metadata, now: configuration.now())
+        } catch {
+            return .failure(error)
+        }
+        exchange.notes.append("upload=\(record.id)")
+        guard registry.acquire(record.id, descriptor: exchange.connection.descriptor, timeout: configuration.ioTimeout) else {
+            return .failure(ReceiverError(code: .io, message: "upload slot busy"))
+        }
+        defer { registry.release(record.id) }
+
+        let location = location(of: record.id, head: head)
+        var interim = HTTPResponse(status: ResumableUpload.uploadResumptionSupported)
+        interim.add("Location", location)
+        interim.add("Upload-Draft-Interop-Version", String(version))
+        if version >= 6 { interim.add("Upload-Limit", limits.fieldValue(interopVersion: version)) }
+        exchange.sendInterim(interim)
+        exchange.sentInterim = true
+        exchange.continueIfExpected()
+
+        let (appended, end) = append(exchange, to: record)
+        return afterAppend(exchange, record: appended, end: end, complete: complete, version: version,
+                           location: location, status: 201)
+    }
+
+    // MARK: The upload resource: HEAD, PATCH, DELETE
+
+    /// HEAD (or GET) `/uploads/<id>`: the offset, completion and length, never cached.
+    func offset(_ exchange: Exchange, id: String) -> Exchange.Reply {
+        let head = exchange.head
+        if head[Header.uploadOffset] != nil || head[Header.uploadComplete] != nil || head[Header.uploadIncomplete] != nil {
+            return .response(.text(400, "offset retrieval must not carry Upload-Offset or a completion field"))
+        }
+        return withSlot(exchange, id: id) { record in
+            let version = Self.interopVersion(of: head) ?? record.interopVersion
+            var response = HTTPResponse(status: 204)
+            response.add("Upload-Offset", String(record.offset))
+            let completion = ResumableUpload.completionHeader(complete: record.complete, interopVersion: version)
+            response.add(completion.name, completion.value)
+            if let length = record.length { response.add("Upload-Length", String(length)) }
+            if version >= 6 { response.add("Upload-Limit", limits.fieldValue(interopVersion: version)) }
+            if let objectID = record.objectID { response.add("x-server-resource-id", objectID) }
+            response.add("Cache-Control", "no-store")
+            return .response(response)
+        }
+    }
+
+    /// PATCH `/uploads/<id>`: appends at `Upload-Offset`.
+    func patch(_ exchange: Exchange, id: String) -> Exchange.Reply {
+        let head = exchange.head
+        let known: UploadRecord
+        do throws(ReceiverError) {
+            guard let record = try store.upload(id, now: configuration.now()) else {
+                return .response(.text(404, "no such upload"))
+            }
+            known = record
+        } catch {
+            return .failure(error)
+        }
+        let version = Self.interopVersion(of: head) ?? known.interopVersion
+        if version >= 6 {
+            let mediaType = head[Header.contentType]?.split(separator: ";").first?.trimmingSpaces().lowercased()
+            guard mediaType == ResumableUpload.partialUploadMediaType else {
+                return .response(.text(415, "PATCH needs Content-Type: \(ResumableUpload.partialUploadMediaType)"))
+            }
+        }
+        guard let offsetText = head[Header.uploadOffset], let offset = StructuredField.integer(offsetText), offset >= 0 else {
+            return .response(.text(400, "missing or malformed Upload-Offset"))
+        }
+        var announcedLength: Int64?
+        if let text = head[Header.uploadLength] {
+            guard let n = StructuredField.integer(text), n >= 0 else {
+                return .response(.text(400, "malformed Upload-Length"))
+            }
+            announcedLength = n
+        }
+        let explicitCompletion = Self.completionField(head, version: version)
+        if case .some(.none) = explicitCompletion {
+            return .response(.text(400, "malformed \(Self.completionName(version))"))
+        }
+        return withSlot(exchange, id: id) { current in
+            var record = current
+            if record.complete {
+                return .response(problem(400, type: ResumableUpload.completedUploadProblem, title: "the upload is already complete",
+                                                version: version, extra: record.objectID.map { [("x-server-resource-id", $0)] } ?? []))
+            }
+            if offset != record.offset {
+                var response = problem(409, type: ResumableUpload.mismatchingOffsetProblem,
+                                       title: "offset from request does not match offset of resource", version: version,
+                                       members: ["expected-offset": record.offset, "provided-offset": offset])
+                response.add("Upload-Offset", String(record.offset))
+                let completion = ResumableUpload.completionHeader(complete: false, interopVersion: version)
+                response.add(completion.name, completion.value)
+                return .response(response)
+            }
+            let end = offset + exchange.bodyLength
+            if end > configuration.maxSize { return .response(.text(413, "larger than max-size")) }
+            if let announcedLength {
+                if let length = record.length, length != announcedLength {
+                    return .response(problem(400, type: ResumableUpload.inconsistentLengthProblem,
+                                                    title: "Upload-Length changed", version: version))
+                }
+                record.length = announcedLength
+            }
+            let complete = explicitCompletion.flatMap { $0 } ?? record.length.map { end == $0 } ?? true
+            if let length = record.length, end > length || (complete && end != length) {
+                return .response(problem(400, type: ResumableUpload.inconsistentLengthProblem,
+                                                title: "the upload would not end at Upload-Length", version: version))
+            }
+            if complete && record.length == nil { record.length = end }
+            record.metadata.merge(Self.metadata(of: head).successValue ?? ObjectMetadata())
+            exchange.continueIfExpected()
+            let (appended, bodyEnd) = append(exchange, to: record)
+            return afterAppend(exchange, record: appended, end: bodyEnd, complete: complete, version: version,
+                               location: nil, status: 204)
+        }
+    }
+
+    /// DELETE `/uploads/<id>`: ends any transfer on it and removes it.
+    func cancel(_ exchange: Exchange, id: String) -> Exchange.Reply {
+        let head = exchange.head
+        if head[Header.uploadOffset] != nil || head[Header.uploadComplete] != nil || head[Header.uploadIncomplete] != nil {
+            return .response(.text(400, "cancellation must not carry Upload-Offset or a completion field"))
+        }
+        return withSlot(exchange, id: id) { record in
+            do throws(ReceiverError) {
+                try store.removeUpload(record.id)
+            } catch {
+                return .failure(error)
+            }
+            return .response(HTTPResponse(status: 204))
+        }
+    }
+
+    // MARK: Shared steps
+
+    /// Runs `body` holding the upload's slot (ending an older transfer first) with its fresh record;
+    /// 404 for an unknown or expired upload.
+    private func withSlot(_ exchange: Exchange, id: String,
+                          _ body: (UploadRecord) -> Exchange.Reply) -> Exchange.Reply {
+        exchange.notes.append("upload=\(id)")
+        guard UploadStore.isValidID(id) else { return .response(.text(404, "no such upload")) }
+        guard registry.acquire(id, descriptor: exchange.connection.descriptor, timeout: configuration.ioTimeout) else {
+            return .response(.text(503, "the upload is busy", headers: [("Retry-After", "1")]))
+        }
+        defer { registry.release(id) }
+        do throws(ReceiverError) {
+            guard let record = try store.upload(id, now: configuration.now()) else {
+                return .response(.text(404, "no such upload"))
+            }
+            return body(record)
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// How a body append ended.
+    private enum AppendEnd {
+        case complete
+        case interrupted
+        case failed(ReceiverError)
+    }
+
+    /// Streams the exchange's body onto the upload's partial file at its offset. Bytes are made
+    /// durable (fsync, then the offset recorded) every `checkpointBytes` and at the end, whether the
+    /// body arrived in full or not; a failure keeps the last durable offset.
+    private func append(_ exchange: Exchange, to start: UploadRecord) -> (UploadRecord, AppendEnd) {
+        var record = start
+        let path = store.partPath(record.id)
+        let fd: Int32
+        do throws(ReceiverError) {
+            fd = try Syscalls.open(path, O_WRONLY)
+        } catch {
+            return (record, .failed(error))
+        }
+        defer { Syscalls.closeDescriptor(fd) }
+        var written = record.offset
+        do throws(ReceiverError) {
+            try Syscalls.truncate(fd, length: record.offset, context: path)
+            try Syscalls.seek(fd, to: record.offset, context: path)
+            let checkpointBytes = configuration.checkpointBytes
+            let result = try exchange.connection.readBody(length: exchange.bodyRemaining) { bytes throws(ReceiverError) in
+                let admission = faults?.admit(bytes.count, at: written) ?? .init(allowed: bytes.count)
+                try Syscalls.writeAll(fd, UnsafeRawBufferPointer(rebasing: bytes[0..<admission.allowed]), context: path)
+                written += Int64(admission.allowed)
+                if let failure = admission.failure { throw failure }
+                if written - record.offset >= checkpointBytes {
+                    try Syscalls.fsync(fd, context: path)
+                    var next = record
+                    next.offset = written
+                    next.updatedAt = configuration.now()
+                    try store.save(next)
+                    record = next
+                }
+                return !admission.cut
+            }
+            exchange.bodyRemaining -= result.received
+            try Syscalls.fsync(fd, context: path)
+            var next = record
+            next.offset = written
+            next.updatedAt = configuration.now()
+            try store.save(next)
+            record = next
+            return (record, result.complete ? .complete : .interrupted)
+        } catch {
+            // Keep every byte that was fully written if it can still be made durable (on a full
+            // disk the metadata write may fail too); otherwise cut back to the last promise.
+            do throws(ReceiverError) {
+                try Syscalls.truncate(fd, length: written, context: path)
+                try Syscalls.fsync(fd, context: path)
+                var next = record
+                next.offset = written
+                next.updatedAt = configuration.now()
+                try store.save(next)
+                record = next
+            } catch {
+                try? Syscalls.truncate(fd, length: record.offset, context: path)
+            }
+            return (record, .failed(error))
+        }
+    }
+
+    /// The answer after an append (creation or PATCH): nothing for an interrupted body, the object
+    /// for a completing one, the new offset otherwise.
+    private func afterAppend(_ exchange: Exchange, record: UploadRecord, end: AppendEnd, complete: Bool,
+                             version: Int, location: String?, status: Int) -> Exchange.Reply {
+        switch end {
+        case .failed(let error):
+            return .failure(error)
+        case .interrupted:
+            exchange.notes.append("interrupted at \(record.offset)")
+            return .drop
+        case .complete:
+            break
+        }
+        let completion = ResumableUpload.completionHeader(complete: complete, interopVersion: version)
+        guard complete else {
+            var response = HTTPResponse(status: status)
+            if let location { response.add("Location", location) }
+            response.add("Upload-Offset", String(record.offset))
+            response.add(completion.name, completion.value)
+            if version >= 6 { response.add("Upload-Limit", limits.fieldValue(interopVersion: version)) }
+            return .response(response)
+        }
+        let staged = store.partPath(record.id)
+        return finish(exchange, stagedPath: staged, size: record.offset, metadata: record.metadata,
+                      location: location, upload: record) { response, _ in
+            response.add("Upload-Offset", String(record.offset))
+            response.add(completion.name, completion.value)
+        }
+    }
+
+    /// Turns staged bytes into an object and answers: 201 for a new object, 200 for a duplicate
+    /// (same idempotency key; nothing new stored), 400 for a digest mismatch (nothing stored).
+    /// A creation answers 201 either way. The upload record, if any, is marked complete.
+    private func finish(_ exchange: Exchange, stagedPath: String, size: Int64, metadata: ObjectMetadata,
+                        location: String?, upload: UploadRecord? = nil,
+                        decorate: (inout HTTPResponse, StoredObject) -> Void) -> Exchange.Reply {
+        let completion: UploadStore.Completion
+        do throws(ReceiverError) {
+            completion = try store.complete(stagedPath: stagedPath, size: size, metadata: metadata, now: configuration.now())
+        } catch {
+            return .failure(error)
+        }
+        let object: StoredObject
+        var status: Int
+        switch completion {
+        case .digestMismatch:
+            exchange.notes.append("digest mismatch")
+            if let upload { try? store.removeUpload(upload.id) }
+            return .response(.text(400, "the content does not match Repr-Digest; nothing was stored"))
+        case .stored(let stored):
+            object = stored
+            status = 201
+        case .deduplicated(let existing):
+            object = existing
+            status = 200
+            exchange.notes.append("duplicate")
+        }
+        if location != nil { status = 201 }
+        if var upload {
+            upload.complete = true
+            upload.objectID = object.id
+            upload.updatedAt = configuration.now()
+            do throws(ReceiverError) {
+                try store.save(upload)
+            } catch {
+                return .failure(error)
+            }
+        }
+        exchange.notes.append("object=\(object.id)")
+        var response = HTTPResponse(status: status)
+        if let location { response.add("Location", location) }
+        decorate(&response, object)
+        response.add("x-server-resource-id", object.id)
+        response.add("Content-Type", "application/json")
+        response.body = UploadStore.json(object)
+        return .response(response)
+    }
+
+    /// An RFC 9457 problem (JSON body from interop 6, plain text before).
+    private func problem(_ status: Int, type: String, title: String, version: Int,
+                         members: [String: Int64] = [:], extra: [(name: String, value: String)] = []) -> HTTPResponse {
+        guard version >= 6 else { return .text(status, title, headers: extra) }
+        var body = "{\"type\":\"\(type)\",\"title\":\"\(title)\""
+        for (key, value) in members.sorted(by: { $0.key < $1.key }) { body += ",\"\(key)\":\(value)" }
+        body += "}"
+        return HTTPResponse(status: status, headers: extra + [("Content-Type", "application/problem+json")],
+                            body: Array(body.utf8))
+    }
+
+    /// The upload URL: absolute when the Host header is a plain host[:port], else a path.
+    private func location(of id: String, head: HTTPRequestHead) -> String {
+        let path = "/uploads/\(id)"
+        guard let host = head["host"], !host.isEmpty, host.count <= 255,
+              host.utf8.allSatisfy({ b in
+                  (b >= 48 && b <= 58) || (b >= 65 && b <= 93 && b != 92) || (b >= 97 && b <= 122) || b == 45 || b == 46
+              }) else { return path }
+        return "http://\(host)\(path)"
+    }
+
+    /// The completion field for the version: `.some(flag)` when present (`.some(nil)` when
+    /// malformed), nil when absent.
+    private static func completionField(_ head: HTTPRequestHead, version: Int) -> Bool?? {
+        if version <= 3 {
+            guard let text = head[Header.uploadIncomplete] else { return nil }
+            return .some(StructuredField.boolean(text).map { !$0 })
+        }
+        guard let text = head[Header.uploadComplete] else { return nil }
+        return .some(StructuredField.boolean(text))
+    }
+
+    private static func completionName(_ version: Int) -> String {
+        version <= 3 ? "Upload-Incomplete" : "Upload-Complete"
+    }
+
+    /// Why request metadata was refused.
+    struct MetadataProblem: Error {
+        let reason: String
+    }
+
+    /// The idempotency key, expected digest, file name and verdict a request carries.
+    static func metadata(of head: HTTPRequestHead) -> Result<ObjectMetadata, MetadataProblem> {
+        var metadata = ObjectMetadata()
+        if let key = head[Header.idempotencyKey] {
+            guard !key.isEmpty, key.utf8.count <= 256 else { return .failure(.init(reason: "Idempotency-Key too long")) }
+            metadata.idempotencyKey = key
+        }
+        if let digest = head[Header.reprDigest] {
+            guard let members = StructuredField.dictionary(digest) else {
+                return .failure(.init(reason: "malformed Repr-Digest"))
+            }
+            if members.contains(where: { $0.key == "sha-256" }) {
+                guard let sha = ResumableUpload.sha256(fromReprDigest: digest) else {
+                    return .failure(.init(reason: "malformed sha-256 in Repr-Digest"))
+                }
+                metadata.expectedSHA256 = sha
+            }
+        }
+        if let disposition = head[Header.contentDisposition] {
+            metadata.filename = ResumableUpload.filename(fromContentDisposition: disposition)
+        }
+        metadata.verdict = head[Header.verdict]
+        return .success(metadata)
+    }
+}
+
+extension Result {
+    /// The success value, or nil.
+    var successValue: Success? {
+        if case .success(let value) = self { return value }
+        return nil
+    }
+}

@@ -1,0 +1,261 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+
+/// Everything the receiver keeps on disk, under one directory and nowhere else:
+///
+///     objects/<id>          finished objects (renamed in whole, so never seen partial)
+///     objects/<id>.json     their sidecars (StoredObject); an object is listed only once this exists
+///     uploads/<id>.part     bytes of a resumable upload so far
+///     uploads/<id>.json     its UploadRecord
+///     tmp/                  staging for plain uploads and metadata writes; emptied at start
+///
+/// Ids are generated here (32 hex digits) and every id from a request is checked against that
+/// shape before it touches a path, so no request can name a file outside the directory.
+final class UploadStore: Sendable {
+    /// What finishing an upload produced.
+    enum Completion: Sendable {
+        /// A new object was stored.
+        case stored(StoredObject)
+        /// An object with the same idempotency key existed: nothing new was stored.
+        case deduplicated(StoredObject)
+        /// The bytes do not match the client's `Repr-Digest`; nothing was stored.
+        case digestMismatch
+    }
+
+    let root: String
+    let objectsDirectory: String
+    let uploadsDirectory: String
+    let temporaryDirectory: String
+    private let partialTTL: Double
+    /// Idempotency key -> object id, rebuilt from the sidecars at start.
+    private let index: Mutex<[String: String]>
+
+    /// Opens (creating if needed) the store in `directory`, empties `tmp/`, removes objects whose
+    /// sidecar was never written, and cuts partial files back to their recorded offset.
+    init(directory: String, partialTTL: Double) throws(ReceiverError) {
+        root = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
+        objectsDirectory = root + "/objects"
+        uploadsDirectory = root + "/uploads"
+        temporaryDirectory = root + "/tmp"
+        self.partialTTL = partialTTL
+        for path in [root, objectsDirectory, uploadsDirectory, temporaryDirectory] {
+            try Syscalls.makeDirectory(path)
+        }
+        for name in try Syscalls.listDirectory(temporaryDirectory) {
+            try Syscalls.unlinkIfPresent(temporaryDirectory + "/" + name)
+        }
+        var keys: [String: String] = [:]
+        let objectNames = Set(try Syscalls.listDirectory(objectsDirectory))
+        for name in objectNames where Self.isValidID(name) {
+            guard objectNames.contains(name + ".json"),
+                  let object = try? Self.decode(StoredObject.self, at: objectsDirectory + "/" + name + ".json") else {
+                try Syscalls.unlinkIfPresent(objectsDirectory + "/" + name)
+                continue
+            }
+            if let key = object.idempotencyKey, keys[key] == nil { keys[key] = object.id }
+        }
+        index = Mutex(keys)
+        let uploadNames = Set(try Syscalls.listDirectory(uploadsDirectory))
+        for name in uploadNames where name.hasSuffix(".part") {
+            let id = String(name.dropLast(5))
+            if !uploadNames.contains(id + ".json") { try Syscalls.unlinkIfPresent(uploadsDirectory + "/" + name) }
+        }
+        for name in uploadNames where name.hasSuffix(".json") {
+            let id = String(name.dropLast(5))
+            guard Self.isValidID(id), let record = try? Self.decode(UploadRecord.self, at: uploadsDirectory + "/" + name) else {
+                try Syscalls.unlinkIfPresent(uploadsDirectory + "/" + name)
+                continue
+            }
+            if record.complete { continue }
+            let part = partPath(id)
+            guard Syscalls.exists(part) else {
+                try removeUpload(id)
+                continue
+            }
+            let fd = try Syscalls.open(part, O_WRONLY)
+            defer { Syscalls.closeDescriptor(fd) }
+            if try Syscalls.fileSize(fd, context: part) > record.offset {
+                try Syscalls.truncate(fd, length: record.offset, context: part)
+                try Syscalls.fsync(fd, context: part)
+            }
+        }
+    }
+
+    /// True for ids this store could have generated: 32 lowercase hex digits.
+    static func isValidID(_ text: some StringProtocol) -> Bool {
+        text.utf8.count == 32 && text.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }
+    }
+
+    /// A fresh random id.
+    static func newID() -> String { SHA256Hasher.hex(Syscalls.randomBytes(16)) }
+
+    func partPath(_ id: String) -> String { uploadsDirectory + "/" + id + ".part" }
+    private func recordPath(_ id: String) -> String { uploadsDirectory + "/" + id + ".json" }
+    func objectPath(_ id: String) -> String { objectsDirectory + "/" + id }
+    private func sidecarPath(_ id: String) -> String { objectsDirectory + "/" + id + ".json" }
+
+    // MARK: Resumable uploads
+
+    /// Creates an upload resource: an empty partial file and its record, both durable.
+    func createUpload(interopVersion: Int, length: Int64?, metadata: ObjectMetadata, now: Date) throws(ReceiverError) -> UploadRecord {
+        let id = Self.newID()
+        let fd = try Syscalls.open(partPath(id), O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+        defer { Syscalls.closeDescriptor(fd) }
+        try Syscalls.fsync(fd, context: partPath(id))
+        let record = UploadRecord(id: id, interopVersion: interopVersion, offset: 0, length: length, complete: false,
+                                  objectID: nil, createdAt: now, updatedAt: now, metadata: metadata)
+        try save(record)
+        return record
+    }
+
+    /// The record of an upload, or nil when unknown or expired (an expired one is removed).
+    func upload(_ id: String, now: Date) throws(ReceiverError) -> UploadRecord? {
+        guard Self.isValidID(id), Syscalls.exists(recordPath(id)) else { return nil }
+        let record: UploadRecord
+        do {
+            record = try Self.decode(UploadRecord.self, at: recordPath(id))
+        } catch {
+            throw ReceiverError(code: .corruptMetadata, message: "upload record \(id) is unreadable")
+        }
+        if now.timeIntervalSince(record.updatedAt) > partialTTL {
+            try removeUpload(id)
+            return nil
+        }
+        return record
+    }
+
+    /// Writes a record durably (temporary file, fsync, rename, fsync of the directory).
+    func save(_ record: UploadRecord) throws(ReceiverError) {
+        try writeAtomically(try Self.encode(record), to: recordPath(record.id), directory: uploadsDirectory)
+    }
+
+    /// Removes an upload's record and partial bytes (the object, if one was stored, stays).
+    func removeUpload(_ id: String) throws(ReceiverError) {
+        guard Self.isValidID(id) else { return }
+        try Syscalls.unlinkIfPresent(recordPath(id))
+        try Syscalls.unlinkIfPresent(partPath(id))
+        try Syscalls.fsyncDirectory(uploadsDirectory)
+    }
+
+    /// Removes uploads untouched for longer than the partial TTL. `claim` is asked for each
+    /// candidate and must return true only if no request is using it; `unclaim` follows the removal.
+    /// Returns how many were removed.
+    @discardableResult
+    func removeExpiredUploads(now: Date, claim: (String) -> Bool, unclaim: (String) -> Void) throws(ReceiverError) -> Int {
+        var removed = 0
+        for name in try Syscalls.listDirectory(uploadsDirectory) where name.hasSuffix(".json") {
+            let id = String(name.dropLast(5))
+            guard Self.isValidID(id), claim(id) else { continue }
+            defer { unclaim(id) }
+            guard let record = try? Self.decode(UploadRecord.self, at: recordPath(id)),
+                  now.timeIntervalSince(record.updatedAt) > partialTTL else { continue }
+            try removeUpload(id)
+            removed += 1
+        }
+        return removed
+    }
+
+    // MARK: Objects
+
+    /// A path in `tmp/` for staging a plain upload.
+    func stagingPath() -> String { temporaryDirectory + "/" + Self.newID() + ".upload" }
+
+    /// Turns fsync'd bytes at `stagedPath` into an object: checks the digest, dedupes by idempotency
+    /// key, renames the bytes into `objects/`, then writes the sidecar. The staged file is gone
+    /// afterwards unless an error is thrown (then it is left in place for the caller).
+    func complete(stagedPath: String, size: Int64, metadata: ObjectMetadata, now: Date) throws(ReceiverError) -> Completion {
+        let digest = try SHA256Hasher.digest(ofFileAt: stagedPath)
+        if let expected = metadata.expectedSHA256, expected != digest {
+            try Syscalls.unlinkIfPresent(stagedPath)
+            return .digestMismatch
+        }
+        return try index.withLock { keys throws(ReceiverError) -> Completion in
+            if let key = metadata.idempotencyKey, let existing = keys[key],
+               let object = try? Self.decode(StoredObject.self, at: sidecarPath(existing)) {
+                try Syscalls.unlinkIfPresent(stagedPath)
+                return .deduplicated(object)
+            }
+            let id = Self.newID()
+            let object = StoredObject(id: id, size: size, sha256: SHA256Hasher.hex(digest),
+                                      idempotencyKey: metadata.idempotencyKey, filename: metadata.filename,
+                                      verdict: metadata.verdict, storedAt: now)
+            do throws(ReceiverError) {
+                try Syscalls.rename(stagedPath, objectPath(id))
+                try Syscalls.fsyncDirectory(objectsDirectory)
+                try writeAtomically(try Self.encode(object), to: sidecarPath(id), directory: objectsDirectory)
+            } catch {
+                // Put the bytes back where the caller expects them (a resumable upload can then be
+                // completed again); never leave an object without its sidecar.
+                if Syscalls.exists(objectPath(id)) && (try? Syscalls.rename(objectPath(id), stagedPath)) == nil {
+                    try? Syscalls.unlinkIfPresent(objectPath(id))
+                }
+                throw error
+            }
+            if let key = metadata.idempotencyKey { keys[key] = id }
+            return .stored(object)
+        }
+    }
+
+    /// Every stored object, oldest first.
+    func objects() throws(ReceiverError) -> [StoredObject] {
+        var found: [StoredObject] = []
+        for name in try Syscalls.listDirectory(objectsDirectory) where name.hasSuffix(".json") {
+            let id = String(name.dropLast(5))
+            if Self.isValidID(id), let object = try? Self.decode(StoredObject.self, at: sidecarPath(id)) {
+                found.append(object)
+            }
+        }
+        return found.sorted { ($0.storedAt, $0.id) < ($1.storedAt, $1.id) }
+    }
+
+    /// One stored object's sidecar, or nil.
+    func object(_ id: String) -> StoredObject? {
+        guard Self.isValidID(id) else { return nil }
+        return try? Self.decode(StoredObject.self, at: sidecarPath(id))
+    }
+
+    // MARK: Files
+
+    /// Writes `bytes` to `path` so that a reader sees the old or the new content, never a mix:
+    /// a file in `tmp/`, fsync'd, renamed over `path`, then the directory fsync'd.
+    private func writeAtomically(_ bytes: [UInt8], to path: String, directory: String) throws(ReceiverError) {
+        let staging = temporaryDirectory + "/" + Self.newID() + ".json"
+        do {
+            let fd = try Syscalls.open(staging, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+            defer { Syscalls.closeDescriptor(fd) }
+            try Syscalls.withBytes(bytes) { raw throws(ReceiverError) in try Syscalls.writeAll(fd, raw, context: staging) }
+            try Syscalls.fsync(fd, context: staging)
+        } catch {
+            try? Syscalls.unlinkIfPresent(staging)
+            throw error
+        }
+        try Syscalls.rename(staging, path)
+        try Syscalls.fsyncDirectory(directory)
+    }
+
+    private static func encode(_ value: some Encodable) throws(ReceiverError) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        do {
+            return Array(try encoder.encode(value))
+        } catch {
+            throw ReceiverError(code: .io, message: "cannot encode metadata: \(error)")
+        }
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, at path: String) throws -> T {
+        let bytes = try Syscalls.readFile(path, limit: 1 << 20)
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try decoder.decode(T.self, from: Data(bytes))
+    }
+
+    /// JSON for responses (listing, sidecars).
+    static func json(_ value: some Encodable) -> [UInt8] {
+        (try? encode(value)) ?? Array("null".utf8)
+    }
+}

@@ -1,0 +1,165 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A deliberately tiny HTTP/1.1 client over a loopback socket, for speaking to the receiver byte by
+/// byte: it can send malformed requests, stop in the middle of a body, and read interim (1xx)
+/// responses before the final one. Not a general client: bodies are framed by Content-Length.
+final class RawHTTPClient {
+    struct Response {
+        var status: Int
+        /// Lowercased names; repeated fields keep the last value.
+        var headers: [String: String]
+        var body: [UInt8]
+
+        subscript(_ name: String) -> String? { headers[name] }
+        var text: String { String(decoding: body, as: UTF8.self) }
+    }
+
+    struct ClientError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    let fd: Int32
+    private var buffer: [UInt8] = []
+
+    /// Connects to 127.0.0.1:`port`; reads give up after 20 s so a broken server fails a test
+    /// instead of hanging it.
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw ClientError(description: "socket failed") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard result == 0 else {
+            close(fd)
+            throw ClientError(description: "connect failed: errno \(errno)")
+        }
+        var timeout = timeval(tv_sec: 20, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(fd) }
+
+    /// Sends raw bytes; false if the server has gone.
+    @discardableResult
+    func send(_ bytes: [UInt8]) -> Bool {
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes.withUnsafeBytes { raw in
+                Glibc.send(fd, raw.baseAddress.unsafelyUnwrapped + sent, raw.count - sent, Int32(MSG_NOSIGNAL))
+            }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return false }
+            sent += n
+        }
+        return true
+    }
+
+    @discardableResult
+    func send(_ text: String) -> Bool { send(Array(text.utf8)) }
+
+    /// Sends a request head (adding Host and, when `body` is given, Content-Length) and the body.
+    @discardableResult
+    func sendRequest(_ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil) -> Bool {
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        if let body { head += "Content-Length: \(body.count)\r\n" }
+        head += "\r\n"
+        return send(Array(head.utf8) + (body ?? []))
+    }
+
+    /// Reads responses until a final (non-1xx) one; returns the interim ones and the final one.
+    func readResponses(forHead: Bool = false) throws -> (interim: [Response], final: Response) {
+        var interim: [Response] = []
+        while true {
+            let response = try readOne(forHead: forHead)
+            if response.status >= 100 && response.status < 200 {
+                interim.append(response)
+            } else {
+                return (interim, response)
+            }
+        }
+    }
+
+    /// Reads the next response, interim or final.
+    func readNext() throws -> Response {
+        try readOne(forHead: false)
+    }
+
+    /// Reads one final response, skipping interim ones.
+    func readResponse(forHead: Bool = false) throws -> Response {
+        try readResponses(forHead: forHead).final
+    }
+
+    /// Sends a request and reads its final response.
+    func request(_ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil) throws -> Response {
+        guard sendRequest(method, path, headers: headers, body: body) else { throw ClientError(description: "send failed") }
+        return try readResponse(forHead: method == "HEAD")
+    }
+
+    /// Half-closes: the server sees the end of the request stream, the client can still read.
+    func finishSending() {
+        shutdown(fd, Int32(SHUT_WR))
+    }
+
+    /// True when the server closed the connection (reads end) without sending anything more.
+    func isClosedByServer() -> Bool {
+        while true {
+            var byte: UInt8 = 0
+            let n = recv(fd, &byte, 1, 0)
+            if n < 0 && errno == EINTR { continue }
+            return n == 0 || (n < 0 && errno == ECONNRESET)
+        }
+    }
+
+    private func fill() throws {
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { throw ClientError(description: "connection closed or timed out (errno \(errno))") }
+            buffer += chunk[0..<n]
+            return
+        }
+    }
+
+    private func readOne(forHead: Bool) throws -> Response {
+        var end: Int?
+        while end == nil {
+            if buffer.count >= 4 {
+                for i in 0...(buffer.count - 4) where buffer[i] == 13 && buffer[i + 1] == 10 && buffer[i + 2] == 13 && buffer[i + 3] == 10 {
+                    end = i
+                    break
+                }
+            }
+            if end == nil { try fill() }
+        }
+        guard let end else { throw ClientError(description: "unreachable") }
+        let head = String(decoding: buffer[0..<end], as: UTF8.self)
+        buffer.removeFirst(end + 4)
+        var lines = head.components(separatedBy: "\r\n")
+        let statusLine = lines.removeFirst().split(separator: " ")
+        guard statusLine.count >= 2, let status = Int(statusLine[1]) else {
+            throw ClientError(description: "bad status line: \(head)")
+        }
+        var headers: [String: String] = [:]
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        var body: [UInt8] = []
+        if !(status < 200 || status == 204 || forHead), let length = headers["content-length"].flatMap({ Int($0) }) {
+            while buffer.count < length { try fill() }
+            body = Array(buffer[0..<length])
+            buffer.removeFirst(length)
+        }
+        return Response(status: status, headers: headers, body: body)
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import Receiver
+import Testing
+import UploadProtocol
+
+/// Hostile and broken requests: each gets a 4xx (or 5xx for an unsupported feature) or a closed
+/// connection, and the receiver keeps serving.
+@Suite struct RobustnessTests {
+    struct Case: CustomTestStringConvertible, Sendable {
+        let name: String
+        let request: String
+        let status: Int
+        var testDescription: String { name }
+    }
+
+    static let uploadHeaders = "Upload-Draft-Interop-Version: 6\r\nContent-Type: application/partial-upload\r\nUpload-Complete: ?1\r\n"
+
+    static let cases: [Case] = [
+        Case(name: "garbage", request: "hello there\r\n\r\n", status: 400),
+        Case(name: "binary", request: "\u{01}\u{02}\u{03} / HTTP/1.1\r\n\r\n", status: 400),
+        Case(name: "missing Host", request: "GET /healthz HTTP/1.1\r\n\r\n", status: 400),
+        Case(name: "HTTP/2.0", request: "GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n", status: 505),
+        Case(name: "bare LF", request: "GET /healthz HTTP/1.1\nHost: x\n\n\r\n\r\n", status: 400),
+        Case(name: "space before colon", request: "GET /healthz HTTP/1.1\r\nHost : x\r\n\r\n", status: 400),
+        Case(name: "folded header", request: "GET /healthz HTTP/1.1\r\nHost: x\r\n folded\r\n\r\n", status: 400),
+        Case(name: "long request line", request: "GET /" + String(repeating: "a", count: 9_000) + " HTTP/1.1\r\nHost: x\r\n\r\n", status: 414),
+        Case(name: "huge headers", request: "GET /healthz HTTP/1.1\r\nHost: x\r\n"
+             + String(repeating: "X-Filler: " + String(repeating: "b", count: 1_000) + "\r\n", count: 40) + "\r\n", status: 431),
+        Case(name: "too many headers", request: "GET /healthz HTTP/1.1\r\nHost: x\r\n"
+             + (0..<150).map { "X-H\($0): v\r\n" }.joined() + "\r\n", status: 431),
+        Case(name: "non-numeric Content-Length", request: "POST /uploads HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", status: 400),
+        Case(name: "negative Content-Length", request: "POST /uploads HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n", status: 400),
+        Case(name: "overflowing Content-Length", request: "POST /uploads HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n", status: 400),
+        Case(name: "conflicting Content-Length", request: "POST /uploads HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", status: 400),
+        Case(name: "chunked body", request: "POST /uploads HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\n\r\n", status: 411),
+        Case(name: "unknown transfer coding", request: "POST /uploads HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", status: 501),
+        Case(name: "Content-Length and Transfer-Encoding", request: "POST /uploads HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", status: 400),
+        Case(name: "plain upload without length", request: "POST /uploads HTTP/1.1\r\nHost: x\r\n\r\n", status: 411),
+        Case(name: "negative offset", request: "PATCH /uploads/0123456789abcdef0123456789abcdef HTTP/1.1\r\nHost: x\r\n"
+             + uploadHeaders + "Upload-Offset: -1\r\nContent-Length: 0\r\n\r\n", status: 404),
+        Case(name: "dot-dot upload id", request: "PATCH /uploads/../../../etc/passwd HTTP/1.1\r\nHost: x\r\n" + uploadHeaders
+             + "Upload-Offset: 0\r\nContent-Length: 4\r\n\r\nroot", status: 404),
+        Case(name: "dot-dot object id", request: "GET /objects/../uploads HTTP/1.1\r\nHost: x\r\n\r\n", status: 404),
+        Case(name: "encoded dot-dot", request: "DELETE /uploads/%2e%2e%2f%2e%2e HTTP/1.1\r\nHost: x\r\n\r\n", status: 404),
+        Case(name: "malformed interop version on creation", request: "POST /uploads HTTP/1.1\r\nHost: x\r\n"
+             + "Upload-Draft-Interop-Version: 6\r\nUpload-Complete: yes\r\nContent-Length: 0\r\n\r\n", status: 400),
+        Case(name: "unknown method", request: "BREW /uploads HTTP/1.1\r\nHost: x\r\n\r\n", status: 405),
+        Case(name: "unknown path", request: "GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n", status: 404),
+        Case(name: "absolute-form target", request: "GET http://x/healthz HTTP/1.1\r\nHost: x\r\n\r\n", status: 400),
+    ]
+
+    @Test(arguments: cases)
+    func refusedAndStillServing(testCase: Case) throws {
+        let receiver = try TestReceiver()
+        defer { receiver.stop(); receiver.removeDirectory() }
+        let client = try receiver.client()
+        client.send(testCase.request)
+        let response = try client.readResponse()
+        #expect(response.status == testCase.status)
+        #expect(try receiver.client().request("GET", "/healthz").status == 200)
+        #expect(try receiver.objects().isEmpty)
+        let top = try FileManager.default.contentsOfDirectory(atPath: receiver.directory).sorted()
+        #expect(top == ["objects", "tmp", "uploads"])
+    }
+
+    /// Upload-Offset values that are not a non-negative sf-integer.
+    @Test(arguments: ["-1", "99999999999999999999", "1.5", "abc", ""])
+    func badOffsetsOnARealUpload(offset: String) throws {
+        let receiver = try TestReceiver()
+        defer { receiver.stop(); receiver.removeDirectory() }
+        let created = try receiver.client().request("POST", "/uploads",
+                                                    headers: ResumableUploadTests.creationHeaders(version: 6, complete: false), body: [])
+        let headers = ResumableUploadTests.creationHeaders(version: 6, complete: true, extra: [
+            ("Upload-Offset", offset), ("Content-Type", ResumableUpload.partialUploadMediaType),
+        ])
+        let response = try receiver.client().request("PATCH", try ResumableUploadTests.path(of: created["location"]),
+                                                     headers: headers, body: Array("data".utf8))
+        #expect(response.status == 400)
+        let probe = try receiver.client().request("HEAD", try ResumableUploadTests.path(of: created["location"]))
+        #expect(probe["upload-offset"] == "0")
+    }
+
+    @Test func keepAliveCarriesSeveralRequests() throws {
+        let receiver = try TestReceiver()
+        defer { receiver.stop(); receiver.removeDirectory() }
+        let client = try receiver.client()
+        for i in 0..<5 {
+            let response = try client.request("POST", "/uploads", body: TestReceiver.bytes(1_000 + i, seed: UInt64(i)))
+            #expect(response.status == 201)
+            #expect(response["connection"] == nil)
+        }
+        // An early refusal with a small body keeps the connection too (the body is drained).
+        #expect(try client.request("PUT", "/objects", body: Array("x".utf8)).status == 404)
+        #expect(try client.request("GET", "/healthz").status == 200)
+        #expect(try receiver.objects().count == 5)
+        let closing = try client.request("GET", "/healthz", headers: [("Connection", "close")])
+        #expect(closing["connection"] == "close")
+        #expect(client.isClosedByServer())
+    }
+
+    @Test func connectionsBeyondTheLimitAreTurnedAway() throws {
+        let receiver = try TestReceiver { $0.maxConnections = 1 }
+        defer { receiver.stop(); receiver.removeDirectory() }
+        let holder = try receiver.client()
+        #expect(try holder.request("GET", "/healthz").status == 200)  // admitted and kept alive
+        #expect(try receiver.client().readResponse().status == 503)
+        holder.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        #expect(try holder.readResponse().status == 200)
+        #expect(holder.isClosedByServer())
+    }
+
+    @Test func slowHeadersAreCutOff() throws {
+        let receiver = try TestReceiver { $0.headerTimeout = 0.2 }
+        defer { receiver.stop(); receiver.removeDirectory() }
+        let client = try receiver.client()
+        client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n")  // and never the empty line
+        #expect(try client.readResponse().status == 408)
+        #expect(client.isClosedByServer())
+        #expect(try receiver.client().request("GET", "/healthz").status == 200)
+    }
+
+    @Test func stalledBodyIsTreatedAsInterrupted() throws {
+        let receiver = try TestReceiver { $0.ioTimeout = 0.2 }
+        defer { receiver.stop(); receiver.removeDirectory() }
+        let created = try receiver.client().request("POST", "/uploads",
+                                                    headers: ResumableUploadTests.creationHeaders(version: 6, complete: false), body: [])
+        let path = try ResumableUploadTests.path(of: created["location"])
+        let client = try receiver.client()
+        var head = "PATCH \(path) HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n"
+        for (name, value) in ResumableUploadTests.patchHeaders(version: 6, offset: 0, complete: true) { head += "\(name): \(value)\r\n" }
+        client.send(head + "\r\n" + String(repeating: "z", count: 40))
+        #expect(client.isClosedByServer())
+        #expect(try receiver.client().request("HEAD", path)["upload-offset"] == "40")
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import Receiver
+import Testing
+import UploadProtocol
+
+/// Starting, stopping, configuration, and recovery of the store at start.
+@Suite struct ServerLifecycleTests {
+    @Test func loopbackServerReportsItsURL() throws {
+        let directory = TestReceiver.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try ReceiverServer.startLoopback(directory: directory)
+        defer { server.stop() }
+        let port = try #require(server.port)
+        #expect(port > 0)
+        #expect(server.uploadURL == "http://127.0.0.1:\(port)/uploads")
+        #expect(try RawHTTPClient(port: port).request("GET", "/healthz").status == 200)
+        #expect(throws: ReceiverError.self) { try server.start() }
+    }
+
+    @Test func stopEndsIdleConnectionsAndIsIdempotent() throws {
+        let receiver = try TestReceiver()
+        defer { receiver.removeDirectory() }
+        let idle = try receiver.client()
+        #expect(try idle.request("GET", "/healthz").status == 200)
+        receiver.stop()
+        #expect(idle.isClosedByServer())
+        receiver.stop()
+        #expect(throws: RawHTTPClient.ClientError.self) { try receiver.client() }
+    }
+
+    @Test(arguments: [
+        ("", 8080, "the storage directory is empty"),
+        ("/tmp/x", 70_000, "port 70000 is outside 0...65535"),
+    ])
+    func invalidConfigurationIsRefused(directory: String, port: Int, message: String) {
+        let server = ReceiverServer(configuration: ReceiverConfiguration(directory: directory, port: port))
+        #expect(throws: ReceiverError(code: .invalidConfiguration, message: message)) { try server.start() }
+    }
+
+    @Test func unparseableHostIsRefusedBeforeAnythingIsWritten() {
+        let parent = TestReceiver.makeTemporaryDirectory()
+        let directory = parent + "/store"
+        defer { try? FileManager.default.removeItem(atPath: parent) }
+        let server = ReceiverServer(configuration: ReceiverConfiguration(directory: directory, host: "not a host", port: 0))
+        #expect { try server.start() } throws: { ($0 as? ReceiverError)?.code == .invalidConfiguration }
+        #expect(!FileManager.default.fileExists(atPath: directory))
+    }
+
+    @Test func tokenFileIsTrimmedAndMissingFilesAreNamed() throws {
+        let directory = TestReceiver.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/token"
+        try Data("  abc123\n".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(try ReceiverConfiguration.token(fromFile: path) == "abc123")
+        try Data("\n".utf8).write(to: URL(fileURLWithPath: path))
+        #expect { try ReceiverConfiguration.token(fromFile: path) } throws: {
+            ($0 as? ReceiverError)?.code == .invalidConfiguration
+        }
+        #expect { try ReceiverConfiguration.token(fromFile: directory + "/missing") } throws: {
+            ($0 as? ReceiverError)?.message.contains("missing") == true
+        }
+    }
+
+    @Test func startRecoversFromACrash() throws {
+        let directory = TestReceiver.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let body = TestReceiver.bytes(30_000, seed: 8)
+        let path: String
+        do {
+            let first = try TestReceiver(directory: directory)
+            defer { first.stop() }
+            let created = try first.client().request("POST", "/uploads",
+                                                     headers: ResumableUploadTests.creationHeaders(version: 8, complete: false),
+                                                     body: Array(body[0..<10_000]))
+            path = try ResumableUploadTests.path(of: created["location"])
+        }
+        // What a crash can leave: bytes past the recorded offset, a staging file, an object whose
+        // sidecar was never written.
+        let id = String(path.dropFirst("/uploads/".count))
+        let part = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/uploads/\(id).part"))
+        try part.seekToEnd()
+        try part.write(contentsOf: Data(repeating: 0xEE, count: 4_096))
+        try part.close()
+        try Data("stale".utf8).write(to: URL(fileURLWithPath: directory + "/tmp/0123.upload"))
+        let orphan = "0123456789abcdef0123456789abcdef"
+        try Data("orphan".utf8).write(to: URL(fileURLWithPath: directory + "/objects/" + orphan))
+
+        let second = try TestReceiver(directory: directory)
+        defer { second.stop() }
+        #expect(second.files(in: "tmp").isEmpty)
+        #expect(second.files(in: "objects").isEmpty)
+        let probe = try second.client().request("HEAD", path)
+        #expect(probe["upload-offset"] == "10000")
+        let rest = try second.client().request("PATCH", path,
+                                               headers: ResumableUploadTests.patchHeaders(version: 8, offset: 10_000, complete: true),
+                                               body: Array(body[10_000...]))
+        #expect(rest.status == 201)
+        #expect(try second.content(of: try #require(rest["x-server-resource-id"])) == body)
+    }
+}

@@ -1,0 +1,190 @@
+import Foundation
+import Receiver
+import Testing
+import UploadProtocol
+
+/// What the receiver keeps: objects with sidecars, dedupe, digests, tokens, restarts, expiry.
+@Suite struct StorageTests {
+    @Test(arguments: ["POST", "PUT"])
+    func plainUploadKeepsVerdictAndFilename(method: String) throws {
+        let receiver = try TestReceiver()
+        defer { receiver.stop(); receiver.removeDirectory() }
+        let body = TestReceiver.bytes(70_000)
+        let verdict = #"{"faces":1,"label":"portrait"}"#
+        let response = try receiver.client().request(method, "/uploads", headers: [
+            ("Content-Disposition", ResumableUpload.contentDisposition(filename: "Été 2024.jpg")),
+            ("X-Verdict", verdict),
+            ("Repr-Digest", Digest.reprDigest(body)),
+        ], body: body)
+        #expect(response.status == 201)
+        let id = try #require(response["x-server-resource-id"])
+        let objects = try receiver.objects()
+        #expect(objects.map(\.id) == [id])
+        #expect(objects.first?.filename == "Été 2024.jpg")
+        #expect(objects.first?.verdict == verdict)
+        #expect(objects.first?.size == 70_000)
+        #expect(objects.first?.sha256 == Digest.hex(Digest.sha256(body)))
+        #expect(try receiver.content(of: id) == body)
+        #expect(receiver.files(in: "objects") == [id, id + ".json"].sorted())
+        #expect(receiver.files(in: "tmp").isEmpty)
+    }
+
+    @Test func duplicateIdempotencyKeyStoresNothingNew() throws {
+        let receiver = try TestReceiver()
+        defer { receiver.stop(); receiver.removeDirectory() }
+        let body = TestReceiver.bytes(10_000, seed: 9)
+        let key = Digest.hex(Digest.sha256(body))
+        let first = try receiver.client().request("POST", "/uploads", headers: [("Idempotency-Key", key)], body: body)
+        #expect(first.status == 201)
+        let second = try receiver.client().request("PUT", "/uploads", headers: [("Idempotency-Key", key)], body: body)
+        #expect(second.status == 200)
+        // A resumable upload of the same photo is deduplicated too.
+        let third = try receiver.client().request("POST", "/uploads", headers: ResumableUploadTests.creationHeaders(
+            version: 6, complete: true, extra: [("Idempotency-Key", key)]), body: body)
+        #expect(third.status == 201)
+        let id = try #require(first["x-server-resource-id"])
+        #expect(second["x-server-resource-id"] == id)
+        #expect(third["x-server-resource-id"] == id)
+        #expect(try receiver.objects().count == 1)
+        #expect(receiver.files(in: "objects").count == 2)
+        #expect(receiver.files(in: "uploads").allSatisfy { !$0.hasSuffix(".part") })
+    }
+
+    @Test(arguments: [false, true])
+    func digestMismatchStoresNothing(resumable: Bool) throws {
+        let receiver = try TestReceiver()
+        defer { receiver.stop(); receiver.removeDirectory() }
+        let body = TestReceiver.bytes(5_000, seed: 2)
+        var headers = [("Repr-Digest", Digest.reprDigest(Array(body.reversed())))]
+        if resumable { headers = ResumableUploadTests.creationHeaders(version: 8, complete: true, extra: headers) }
+        let response = try receiver.client().request("POST", "/uploads", headers: headers, body: body)
+        #expect(response.status == 400)
+        #expect(try receiver.objects().isEmpty)
+        #expect(receiver.files(in: "objects").isEmpty)
+        #expect(receiver.files(in: "tmp").isEmpty)
+        #expect(receiver.files(in: "uploads").isEmpty)
+    }
+
+    @Test func malformedReprDigestIsRefused() throws {
+        let receiver = try TestReceiver()
+        defer { receiver.stop(); receiver.removeDirectory() }
+        let response = try receiver.client().request("POST", "/uploads", headers: [("Repr-Digest", "sha-256=:not base64!:")],
+                                                     body: Array("x".utf8))
+        #expect(response.status == 400)
+        #expect(try receiver.objects().isEmpty)
+    }
+
+    @Test func bearerTokenIsRequiredAndNeverLogged() throws {
+        let secret = "s3cr3t-token-value"
+        let receiver = try TestReceiver { $0.token = secret + "\n" }
+        defer { receiver.stop(); receiver.removeDirectory() }
+        let body = Array("photo".utf8)
+        #expect(try receiver.client().request("POST", "/uploads", body: body).status == 401)
+        #expect(try receiver.client().request("POST", "/uploads", headers: [("Authorization", "Bearer wrong")], body: body).status == 401)
+        #expect(try receiver.client().request("POST", "/uploads", headers: [("Authorization", "Bearer \(secret)x")], body: body).status == 401)
+        #expect(try receiver.client().request("OPTIONS", "/uploads").status == 401)
+        #expect(try receiver.client().request("GET", "/objects").status == 401)
+        #expect(try receiver.client().request("GET", "/healthz").status == 200)
+        #expect(receiver.files(in: "objects").isEmpty)
+        let accepted = try receiver.client().request("POST", "/uploads", headers: [("Authorization", "bearer \(secret)")], body: body)
+        #expect(accepted.status == 201)
+        receiver.stop()  // waits for the connection threads, so every log line is written
+        #expect(receiver.log.lines.filter { $0.contains(" 401 ") }.count == 5)
+        #expect(!receiver.log.lines.contains { $0.contains(secret) })
+    }
+
+    @Test func oversizeIsRefused() throws {
+        let receiver = try TestReceiver { $0.maxSize = 1_000 }
+        defer { receiver.stop(); receiver.removeDirectory() }
+        let body = TestReceiver.bytes(1_001)
+        #expect(try receiver.client().request("POST", "/uploads", body: body).status == 413)
+        let created = try receiver.client().request("POST", "/uploads",
+                                                    headers: ResumableUploadTests.creationHeaders(version: 6, complete: false),
+                                                    body: Array(body[0..<600]))
+        #expect(created.status == 201)
+        let append = try receiver.client().request("PATCH", try ResumableUploadTests.path(of: created["location"]),
+                                                   headers: ResumableUploadTests.patchHeaders(version: 6, offset: 600, complete: true),
+                                                   body: Array(body[600...]))
+        #expect(append.status == 413)
+        #expect(try receiver.client().request("POST", "/uploads", body: Array(body[0..<1_000])).status == 201)
+    }
+
+    @Test func restartKeepsPartialUploads() throws {
+        let directory = TestReceiver.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let body = TestReceiver.bytes(400_000, seed: 21)
+        let path: String
+        do {
+            let first = try TestReceiver(directory: directory)
+            let created = try first.client().request("POST", "/uploads",
+                                                     headers: ResumableUploadTests.creationHeaders(version: 6, complete: false),
+                                                     body: Array(body[0..<150_000]))
+            path = try ResumableUploadTests.path(of: created["location"])
+            // A PATCH in flight when the receiver stops keeps its durable prefix.
+            let client = try first.client()
+            var head = "PATCH \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 250000\r\nExpect: 100-continue\r\n"
+            for (name, value) in ResumableUploadTests.patchHeaders(version: 6, offset: 150_000, complete: true) {
+                head += "\(name): \(value)\r\n"
+            }
+            client.send(Array((head + "\r\n").utf8))
+            #expect(try client.readNext().status == 100)
+            client.send(Array(body[150_000..<200_000]))
+            first.stop()
+            #expect(client.isClosedByServer())
+        }
+        let second = try TestReceiver(directory: directory)
+        defer { second.stop() }
+        let probe = try second.client().request("HEAD", path)
+        #expect(probe.status == 204)
+        let offset = try #require(Int(probe["upload-offset"] ?? ""))
+        #expect((150_000...200_000).contains(offset))
+        let rest = try second.client().request("PATCH", path,
+                                               headers: ResumableUploadTests.patchHeaders(version: 6, offset: offset, complete: true),
+                                               body: Array(body[offset...]))
+        #expect(rest.status == 201)
+        #expect(try second.content(of: try #require(rest["x-server-resource-id"])) == body)
+    }
+
+    @Test func restartKeepsObjectsAndDedupeIndex() throws {
+        let directory = TestReceiver.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let body = TestReceiver.bytes(1_234, seed: 4)
+        let first = try TestReceiver(directory: directory)
+        let stored = try first.client().request("POST", "/uploads", headers: [("Idempotency-Key", "k1")], body: body)
+        first.stop()
+        let second = try TestReceiver(directory: directory)
+        defer { second.stop() }
+        let again = try second.client().request("POST", "/uploads", headers: [("Idempotency-Key", "k1")], body: body)
+        #expect(again.status == 200)
+        #expect(again["x-server-resource-id"] == stored["x-server-resource-id"])
+        #expect(try second.objects().count == 1)
+    }
+
+    @Test func abandonedPartialsExpire() throws {
+        let receiver = try TestReceiver { $0.partialTTL = 600 }
+        defer { receiver.stop(); receiver.removeDirectory() }
+        let created = try receiver.client().request("POST", "/uploads",
+                                                    headers: ResumableUploadTests.creationHeaders(version: 8, complete: false),
+                                                    body: Array("abandoned".utf8))
+        let kept = try receiver.client().request("POST", "/uploads",
+                                                 headers: ResumableUploadTests.creationHeaders(version: 8, complete: false),
+                                                 body: Array("active".utf8))
+        let path = try ResumableUploadTests.path(of: created["location"])
+        let keptPath = try ResumableUploadTests.path(of: kept["location"])
+        #expect(receiver.files(in: "uploads").count == 4)
+        receiver.clock.advance(by: 400)
+        #expect(try receiver.client().request("HEAD", keptPath).status == 204)  // not yet expired
+        let touch = try receiver.client().request("PATCH", keptPath,
+                                                  headers: ResumableUploadTests.patchHeaders(version: 8, offset: 6, complete: false),
+                                                  body: Array("!".utf8))
+        #expect(touch.status == 204)
+        receiver.clock.advance(by: 300)  // 700 s after the first, 300 s after the append
+        #expect(try receiver.client().request("HEAD", path).status == 404)
+        #expect(try receiver.client().request("HEAD", keptPath).status == 204)
+        #expect(receiver.files(in: "uploads").count == 2)
+        receiver.clock.advance(by: 700)
+        #expect(try receiver.client().request("GET", "/healthz").status == 200)
+        #expect(try receiver.client().request("GET", "/objects").status == 200)  // sweeps
+        #expect(receiver.files(in: "uploads").isEmpty, "\(receiver.log.lines)")
+    }
+}
