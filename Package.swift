@@ -93,7 +93,7 @@ let package = Package(
         // MARK: The command-line tool
         .executableTarget(
             name: "photodrain",
-            dependencies: ["PhotoDecoding", "AssetStore", "Drain", "Transfer", "UploadProtocol"],
+            dependencies: ["PhotoDecoding", "AssetStore", "Drain", "Transfer", "UploadProtocol", "Receiver"],
             swiftSettings: swiftSettings
         ),
 

@@ -13,6 +13,7 @@ struct PhotoDrainCLI {
         StatusCommand.self,
         VerdictsCommand.self,
         UploadCommand.self,
+        ServeCommand.self,
         DecodeBenchCommand.self,
     ] }
 

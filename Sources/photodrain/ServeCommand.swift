@@ -1,0 +1,64 @@
+import Dispatch
+import Foundation
+import Drain
+import Receiver
+
+/// `photodrain serve --dir DIR`: the reference receiving server.
+enum ServeCommand: Command {
+    static let spec = CommandSpec(
+        name: "serve",
+        abstract: "Run the reference receiver: resumable uploads in, objects stored atomically and deduplicated.",
+        arguments: "",
+        discussion: """
+        Speaks "Resumable Uploads for HTTP" (interop versions 3-8) and plain uploads at /uploads.
+        Objects are written to a temporary file, fsynced and renamed, with the verdict and file name
+        in a JSON sidecar; a second upload with the same Idempotency-Key returns the first object's
+        id and stores nothing. GET /objects lists what arrived. SIGINT or SIGTERM stops it; partial
+        uploads survive a restart and expire after --partial-ttl.
+        """,
+        options: [
+            .option("dir", "DIR", "Where objects and upload state are stored (created if missing)."),
+            .option("host", "ADDR", "Address to listen on.", default: "127.0.0.1"),
+            .option("port", "N", "Port to listen on (0: any free port).", default: "8080"),
+            .option("token-file", "PATH", "Require 'Authorization: Bearer <token>' with the token in this file."),
+            .option("max-size", "BYTES", "Largest upload accepted (512M, 2G, ...).", default: "100G"),
+            .option("partial-ttl", "SECONDS", "Abandoned partial uploads are removed after this long.", default: "86400"),
+            .option("max-connections", "N", "Connections served at once.", default: "64"),
+        ],
+        positionals: (0, 0),
+        examples: [
+            ("photodrain serve --dir /srv/photos", "listen on 127.0.0.1:8080"),
+            ("photodrain serve --dir /srv/photos --host 0.0.0.0 --port 9000 --token-file /etc/photodrain/token", "on the network, with a token"),
+        ],
+        exitCodes: [(0, "stopped by a signal"), (1, "could not start (port busy, directory unwritable)"), (64, "usage error")]
+    )
+
+    static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
+        guard let directory = arguments.string("dir") else {
+            throw UsageError("--dir DIR is required", command: spec.name)
+        }
+        var configuration = ReceiverConfiguration(directory: directory)
+        configuration.host = arguments.string("host") ?? "127.0.0.1"
+        configuration.port = try arguments.int("port", default: 8080, range: 0...65535)
+        configuration.maxSize = Int64(try arguments.bytes("max-size") ?? 107_374_182_400)
+        configuration.partialTTL = try arguments.double("partial-ttl", default: 86_400, range: 1...31_536_000)
+        configuration.maxConnections = try arguments.int("max-connections", default: 64, range: 1...10_000)
+        if let tokenFile = arguments.string("token-file") {
+            configuration.token = try ReceiverConfiguration.token(fromFile: tokenFile)
+        }
+        let server = ReceiverServer(configuration: configuration)
+        let port = try server.start()
+        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        Console.shared.out("photodrain serve: uploads at http://\(host):\(port)/uploads, objects in \(directory)")
+        let watcher = SignalWatcher { _ in server.stop() }
+        // Block a thread of our own, never the cooperative pool.
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                _ = try? server.run()
+                continuation.resume()
+            }
+        }
+        watcher.cancel()
+        return .success
+    }
+}
