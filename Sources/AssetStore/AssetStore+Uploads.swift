@@ -3,6 +3,16 @@ import Foundation
 /// Upload state on the asset rows: the direct path the foreground drain uses, and the job store
 /// the `wake` runner and the transfer `agent` share.
 extension AssetStore {
+    /// What acknowledging or retrying a job writes on the photo's row.
+    public enum AssetUpdate: Sendable, Equatable {
+        /// The server acknowledged it: `uploaded_at` and the server's id.
+        case uploaded(serverID: String?)
+        /// A counted failure: the new attempt count and reason, and whether the photo is now failed.
+        case failure(attempts: Int, message: String, terminal: Bool)
+        /// Nothing to record (a deferral).
+        case unchanged
+    }
+
     /// Thrown by `createJob` and `retryJob` past the inflight limit.
     public static let limitExceeded = StoreError(.limitExceeded, "the inflight job limit is reached; acknowledge finished jobs first")
 
@@ -159,9 +169,11 @@ extension AssetStore {
         }
     }
 
-    /// Retries a failed job: records its counted failure on the photo, removes it, and registers a
-    /// new job that keeps the upload URL and offset (or starts afresh for a new `destination`).
-    public func retryJob(_ job: UploadJob, destination: String? = nil, inflightLimit: Int) throws(StoreError) -> UploadJob? {
+    /// Retries a failed job: records `update` (its counted failure) on the photo, removes it, and
+    /// registers a new job that keeps the upload URL and offset (or starts afresh for a new
+    /// `destination`), all in one transaction.
+    public func retryJob(_ job: UploadJob, update: AssetUpdate, destination: String? = nil,
+                         inflightLimit: Int) throws(StoreError) -> UploadJob? {
         let now = FileTree.now()
         return try withDatabase { (db) throws(StoreError) -> UploadJob? in
             try db.transaction { () throws(StoreError) -> UploadJob? in
@@ -169,7 +181,7 @@ extension AssetStore {
                     .first.map(UploadJob.init(row:)), current.state == .failed, let assetID = current.assetID else { return nil }
                 let others = (try db.query("SELECT COUNT(*) FROM upload_jobs WHERE id != ?", [.integer(job.id)]).first?.first?.int ?? 0)
                 guard others < inflightLimit else { throw Self.limitExceeded }
-                try recordOutcome(db, job: current)
+                try apply(update, db, assetID: assetID, generation: current.assetGeneration)
                 try db.run("DELETE FROM upload_jobs WHERE id = ?", [.integer(job.id)])
                 let target = destination ?? current.destination
                 let keepResume = target == current.destination
@@ -206,35 +218,37 @@ extension AssetStore {
         }
     }
 
-    /// Acknowledges a finished job: in one transaction, records its outcome on the photo's row
-    /// (uploaded_at and server id from `x-server-resource-id`, or the error and a counted attempt,
-    /// failed when permanent or at `maxAttempts`), then removes the job.
-    public func acknowledgeJob(_ job: UploadJob, maxAttempts: Int = 5) throws(StoreError) {
+    /// Acknowledges a finished job: in one transaction, records on the photo's row what `decide`
+    /// says of the job's outcome (it sees the job and the photo's current row), then removes the
+    /// job. The retry policy lives with the caller; the store only makes it durable.
+    public func acknowledgeJob(_ job: UploadJob, decide: (UploadJob, AssetRecord?) -> AssetUpdate) throws(StoreError) {
         try withDatabase { (db) throws(StoreError) in
             try db.transaction { () throws(StoreError) in
                 guard let current = try db.query("SELECT \(UploadJob.columns) FROM upload_jobs WHERE id = ?", [.integer(job.id)])
                     .first.map(UploadJob.init(row:)), current.state == .succeeded || current.state == .failed else { return }
-                try recordOutcome(db, job: current, maxAttempts: maxAttempts)
+                if let assetID = current.assetID {
+                    let asset = try db.query("SELECT \(AssetRecord.columns) FROM assets WHERE id = ? AND generation = ?",
+                                             [.integer(assetID), .integer(Int64(current.assetGeneration))]).first.map(AssetRecord.init(row:))
+                    try apply(decide(current, asset), db, assetID: assetID, generation: current.assetGeneration)
+                }
                 try db.run("DELETE FROM upload_jobs WHERE id = ?", [.integer(job.id)])
             }
         }
     }
 
-    private func recordOutcome(_ db: Database, job: UploadJob, maxAttempts: Int = .max) throws(StoreError) {
-        guard let assetID = job.assetID else { return }
+    private func apply(_ update: AssetUpdate, _ db: Database, assetID: Int64, generation: Int) throws(StoreError) {
         let now = FileTree.now()
-        if job.state == .succeeded {
+        switch update {
+        case .uploaded(let serverID):
+            try db.run("UPDATE assets SET uploaded_at = ?, server_id = ?, last_error = NULL WHERE id = ? AND generation = ?",
+                       [.real(now), SQLValue(serverID), .integer(assetID), .integer(Int64(generation))])
+        case .failure(let attempts, let message, let terminal):
             try db.run("""
-                UPDATE assets SET uploaded_at = ?, server_id = ?, last_error = NULL WHERE id = ? AND generation = ?
-                """, [.real(now), SQLValue(job.responseHeaders["x-server-resource-id"]), .integer(assetID), .integer(Int64(job.assetGeneration))])
-        } else if let failure = job.failure {
-            let message = "\(failure.domain) \(failure.code): \(failure.message)"
-            try db.run("""
-                UPDATE assets SET attempts = attempts + 1, last_error = ?, last_attempt_at = ?,
-                  failed = CASE WHEN ? = 0 OR attempts + 1 >= ? THEN 1 ELSE failed END
-                WHERE id = ? AND generation = ?
-                """, [.text(message), .real(now), .integer(failure.transient ? 1 : 0), .integer(Int64(min(maxAttempts, Int(Int32.max)))),
-                      .integer(assetID), .integer(Int64(job.assetGeneration))])
+                UPDATE assets SET attempts = ?, last_error = ?, last_attempt_at = ?, failed = ? WHERE id = ? AND generation = ?
+                """, [.integer(Int64(attempts)), .text(message), .real(now), .integer(terminal ? 1 : 0),
+                      .integer(assetID), .integer(Int64(generation))])
+        case .unchanged:
+            break
         }
     }
 

@@ -15,6 +15,21 @@ import Testing
         return (library, store)
     }
 
+    /// A policy for these tests: success records the server id; a failure counts, and is terminal
+    /// when permanent or at the fifth attempt.
+    static func decide(_ job: UploadJob, _ asset: AssetRecord?) -> AssetStore.AssetUpdate {
+        if job.state == .succeeded { return .uploaded(serverID: job.responseHeaders["x-server-resource-id"]) }
+        let attempts = (asset?.attempts ?? 0) + 1
+        let failure = job.failure
+        return .failure(attempts: attempts, message: "\(failure?.code ?? "?"): \(failure?.message ?? "")",
+                        terminal: failure?.transient != true || attempts >= 5)
+    }
+
+    static func retryUpdate(_ store: AssetStore, _ job: UploadJob) throws -> AssetStore.AssetUpdate {
+        let asset = try store.asset(for: job)
+        return .failure(attempts: (asset?.attempts ?? 0) + 1, message: "retry", terminal: false)
+    }
+
     static let ok = JobResult.succeeded(status: 201, headers: ["x-server-resource-id": "obj-1", "location": "/uploads/1"])
     static func failure(transient: Bool) -> JobResult {
         .failed(status: transient ? 503 : 403, headers: [:],
@@ -34,7 +49,7 @@ import Testing
         #expect(try store.finishJob(job, result: Self.ok))
         let finished = try #require(try store.jobs(for: .acknowledge).first)
         #expect(finished.responseHeaders["x-server-resource-id"] == "obj-1" && finished.resumeURL == "http://127.0.0.1:1/uploads/1")
-        try store.acknowledgeJob(finished)
+        try store.acknowledgeJob(finished, decide: Self.decide)
         #expect(try store.inflightJobCount() == 0)
         let row = try #require(try store.asset(path: "p0.jpg"))
         #expect(row.state == .uploaded && row.serverID == "obj-1")
@@ -52,7 +67,7 @@ import Testing
         _ = try store.claimJobsToPerform(limit: 1)
         try store.finishJob(jobs[0], result: Self.ok)
         #expect(throws: StoreError.self) { try store.createJob(for: assets[3], destination: "d", inflightLimit: 3) }
-        try store.acknowledgeJob(jobs[0])
+        try store.acknowledgeJob(jobs[0], decide: Self.decide)
         #expect(try store.createJob(for: assets[3], destination: "d", inflightLimit: 3) != nil)
     }
 
@@ -80,14 +95,14 @@ import Testing
         try store.checkpointJob(job, resumeURL: "d/uploads/9", confirmedOffset: 42)
         try store.finishJob(job, result: Self.failure(transient: true))
         let failed = try #require(try store.jobs(for: .retry).first)
-        let retried = try #require(try store.retryJob(failed, inflightLimit: 2))
+        let retried = try #require(try store.retryJob(failed, update: try Self.retryUpdate(store, failed), inflightLimit: 2))
         #expect(retried.state == .registered && retried.resumeURL == "d/uploads/9" && retried.confirmedOffset == 42)
         #expect(try store.asset(path: "p0.jpg")?.attempts == 1)
         // A new destination starts afresh.
         _ = try store.claimJobsToPerform(limit: 1)
         try store.finishJob(retried, result: Self.failure(transient: true))
         let again = try #require(try store.jobs(for: .retry).first)
-        let moved = try #require(try store.retryJob(again, destination: "e", inflightLimit: 2))
+        let moved = try #require(try store.retryJob(again, update: try Self.retryUpdate(store, again), destination: "e", inflightLimit: 2))
         #expect(moved.destination == "e" && moved.resumeURL == nil && moved.confirmedOffset == 0)
         #expect(try store.asset(path: "p0.jpg")?.attempts == 2)
     }
@@ -100,7 +115,7 @@ import Testing
         try store.finishJob(job, result: Self.failure(transient: false))
         #expect(try store.jobs(for: .retry).isEmpty)
         let finished = try #require(try store.jobs(for: .acknowledge).first)
-        try store.acknowledgeJob(finished)
+        try store.acknowledgeJob(finished, decide: Self.decide)
         let row = try #require(try store.asset(path: "p0.jpg"))
         #expect(row.state == .failed && row.lastError?.contains("403") == true && row.attempts == 1)
     }
@@ -113,13 +128,13 @@ import Testing
             _ = try store.claimJobsToPerform(limit: 1)
             try store.finishJob(job, result: Self.failure(transient: true))
             let failed = try #require(try store.jobs(for: .retry, maxAttempts: 5).first)
-            job = try #require(try store.retryJob(failed, inflightLimit: 2))
+            job = try #require(try store.retryJob(failed, update: try Self.retryUpdate(store, failed), inflightLimit: 2))
         }
         _ = try store.claimJobsToPerform(limit: 1)
         try store.finishJob(job, result: Self.failure(transient: true))
         #expect(try store.jobs(for: .retry, maxAttempts: 5).isEmpty)  // the fifth failure is acknowledged instead
         let last = try #require(try store.jobs(for: .acknowledge).first)
-        try store.acknowledgeJob(last, maxAttempts: 5)
+        try store.acknowledgeJob(last, decide: Self.decide)
         let row = try #require(try store.asset(path: "p0.jpg"))
         #expect(row.state == .failed && row.attempts == 5)
     }
