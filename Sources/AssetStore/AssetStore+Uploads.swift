@@ -240,15 +240,18 @@ extension AssetStore {
         let now = FileTree.now()
         switch update {
         case .uploaded(let serverID):
-            try db.run("UPDATE assets SET uploaded_at = ?, server_id = ?, last_error = NULL WHERE id = ? AND generation = ?",
-                       [.real(now), SQLValue(serverID), .integer(assetID), .integer(Int64(generation))])
+            try db.run("""
+                UPDATE assets SET uploaded_at = ?, server_id = ?, last_error = NULL, lease_owner = NULL, lease_until = NULL
+                WHERE id = ? AND generation = ?
+                """, [.real(now), SQLValue(serverID), .integer(assetID), .integer(Int64(generation))])
         case .failure(let attempts, let message, let terminal):
             try db.run("""
-                UPDATE assets SET attempts = ?, last_error = ?, last_attempt_at = ?, failed = ? WHERE id = ? AND generation = ?
+                UPDATE assets SET attempts = ?, last_error = ?, last_attempt_at = ?, failed = ?, lease_owner = NULL, lease_until = NULL
+                WHERE id = ? AND generation = ?
                 """, [.integer(Int64(attempts)), .text(message), .real(now), .integer(terminal ? 1 : 0),
                       .integer(assetID), .integer(Int64(generation))])
         case .unchanged:
-            break
+            try db.run("UPDATE assets SET lease_owner = NULL, lease_until = NULL WHERE id = ?", [.integer(assetID)])
         }
     }
 

@@ -234,6 +234,14 @@ public final class AssetStore: Sendable {
         }
     }
 
+    /// Gives back this store object's claim on one photo.
+    public func releaseClaim(assetID: Int64) throws(StoreError) {
+        try withDatabase { (db) throws(StoreError) in
+            _ = try db.run("UPDATE assets SET lease_owner = NULL, lease_until = NULL WHERE id = ? AND lease_owner = ?",
+                           [.integer(assetID), .text(leaseOwner)])
+        }
+    }
+
     /// Photos still without a verdict.
     public func unanalyzedCount() throws(StoreError) -> Int {
         try withDatabase { (db) throws(StoreError) in

@@ -2,10 +2,20 @@ import AssetStore
 import Foundation
 import Synchronization
 
+/// What analysing one photo gave.
+public enum AnalysisResult: Sendable, Equatable {
+    /// A verdict to bank (for an undecodable photo, a terminal verdict holding its error).
+    case verdict(BankedVerdict)
+    /// Not analysed now (its decode would not fit the memory budget even at 1/8): try later.
+    case deferred(reason: String)
+}
+
 /// Computes a photo's verdict. Never throws: a photo that cannot be analysed gets a terminal
 /// verdict holding its error, so it is not retried until the file changes.
 public protocol PhotoAnalyzing: Sendable {
-    func analyze(path: String) -> BankedVerdict
+    /// Analyses the photo at `path` within `memoryBudget` bytes (nil: no limit); the DCT scale
+    /// steps down to fit before the photo is deferred.
+    func analyze(path: String, memoryBudget: Int?) -> AnalysisResult
 }
 
 /// Settings of the background analysis runner.
@@ -34,6 +44,8 @@ public enum AnalyzeOutcome: Sendable, Equatable {
     case interrupted(signal: Int32)
     /// No verdict was banked for `expireAfter`; work remains.
     case expired
+    /// Memory headroom ran out: even the smallest decode of a photo would not fit; work remains.
+    case memoryExhausted
     /// The store failed.
     case failed(message: String)
 }
@@ -42,6 +54,8 @@ public enum AnalyzeOutcome: Sendable, Equatable {
 public enum AnalyzeEvent: Sendable {
     /// A verdict was banked (or dropped because the file changed meanwhile: `banked` false).
     case verdict(path: String, verdict: BankedVerdict, banked: Bool, milliseconds: Double)
+    /// A photo was left for later (memory).
+    case deferred(path: String, reason: String)
     /// A stop was requested; in-flight analyses are finishing.
     case stopping(reason: AnalyzeOutcome)
 }
@@ -53,6 +67,7 @@ public final class AnalyzeRunner: Sendable {
     private let store: AssetStore
     private let analyzer: any PhotoAnalyzing
     private let options: AnalyzeOptions
+    private let memory: MemoryGuard
     private let latch = OneShotLatch<AnalyzeOutcome>()
 
     private struct Shared {
@@ -60,14 +75,16 @@ public final class AnalyzeRunner: Sendable {
         var inFlight = 0
         var lastBank = ContinuousClock.now
         var exhausted = false
+        var deferred = 0
     }
 
     private let shared = Mutex(Shared())
 
-    public init(store: AssetStore, analyzer: any PhotoAnalyzing, options: AnalyzeOptions) {
+    public init(store: AssetStore, analyzer: any PhotoAnalyzing, options: AnalyzeOptions, memory: MemoryGuard = MemoryGuard()) {
         self.store = store
         self.analyzer = analyzer
         self.options = options
+        self.memory = memory
     }
 
     /// Asks the run to stop (from a signal handler, say). The first stop or finish wins.
@@ -109,8 +126,19 @@ public final class AnalyzeRunner: Sendable {
             guard let asset = nextAsset() else { return }
             let clock = ContinuousClock()
             let start = clock.now
-            let verdict = analyzer.analyze(path: store.absolutePath(of: asset.path))
+            // Each slot may use its share of the headroom.
+            let budget = memory.read().headroom / options.slots
+            let result = analyzer.analyze(path: store.absolutePath(of: asset.path), memoryBudget: budget)
             let elapsed = (clock.now - start)
+            guard case .verdict(let verdict) = result else {
+                if case .deferred(let reason) = result {
+                    events(.deferred(path: asset.path, reason: reason))
+                    shared.withLock { $0.inFlight -= 1; $0.deferred += 1 }
+                    // Nothing fits now: stop with work remaining instead of being killed.
+                    latch.complete(.memoryExhausted)
+                }
+                return
+            }
             let banked: Bool
             do {
                 banked = try store.bankVerdict(verdict, for: asset)

@@ -1,3 +1,5 @@
+import AssetStore
+
 /// How an upload attempt ended, as the retry policy sees it.
 public enum UploadOutcome: Sendable, Equatable {
     /// The server acknowledged the photo durably.
@@ -42,6 +44,43 @@ public struct RetryPolicy: Sendable, Equatable {
             return .markFailed(attempts: attempts + 1, message: message)
         case .deferred:
             return .leavePending
+        }
+    }
+}
+
+extension RetryPolicy {
+    /// The row update for a finished job: success records the server id; a failure counts, and
+    /// fails the photo when permanent or at the retry limit.
+    public func update(for job: UploadJob, asset: AssetRecord?) -> AssetStore.AssetUpdate {
+        let previous = asset?.attempts ?? 0
+        let outcome: UploadOutcome
+        switch job.state {
+        case .succeeded:
+            outcome = .succeeded(serverID: job.responseHeaders["x-server-resource-id"])
+        case .failed:
+            let failure = job.failure
+            let message = failure.map { "\($0.code): \($0.message)" } ?? "failed without a reason"
+            outcome = failure?.transient == true ? .transient(message: message) : .permanent(message: message)
+        default:
+            outcome = .deferred(reason: "job not finished")
+        }
+        return rowUpdate(decide(outcome, previousAttempts: previous))
+    }
+
+    /// True when a failed job should be retried rather than acknowledged: a transient error with
+    /// attempts left after counting this one.
+    public func shouldRetry(_ job: UploadJob, asset: AssetRecord?) -> Bool {
+        guard job.state == .failed, job.failure?.transient == true, let asset else { return false }
+        return asset.attempts + 1 < maxAttempts
+    }
+
+    /// The row update for a decision.
+    public func rowUpdate(_ decision: RetryDecision) -> AssetStore.AssetUpdate {
+        switch decision {
+        case .markUploaded(let id): .uploaded(serverID: id)
+        case .retryLater(let attempts, let message): .failure(attempts: attempts, message: message, terminal: false)
+        case .markFailed(let attempts, let message): .failure(attempts: attempts, message: message, terminal: true)
+        case .leavePending: .unchanged
         }
     }
 }

@@ -11,11 +11,11 @@ final class CountingAnalyzer: PhotoAnalyzing {
 
     init(delay: Duration = .zero) { self.delay = delay }
 
-    func analyze(path: String) -> BankedVerdict {
+    func analyze(path: String, memoryBudget: Int?) -> AnalysisResult {
         calls.withLock { $0[path, default: 0] += 1 }
         if delay > .zero { Thread.sleep(forTimeInterval: Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18) }
         let name = (path as NSString).lastPathComponent
-        return BankedVerdict(json: "{\"file\":\"\(name)\"}", label: "no-faces", faceCount: 0, score: 0.1)
+        return .verdict(BankedVerdict(json: "{\"file\":\"\(name)\"}", label: "no-faces", faceCount: 0, score: 0.1))
     }
 
     var total: Int { calls.withLock { $0.values.reduce(0, +) } }

@@ -1,0 +1,290 @@
+import AssetStore
+import Foundation
+import Synchronization
+import Transfer
+
+/// Settings of the foreground drain.
+public struct DrainOptions: Sendable {
+    public var slots: Int = 3
+    public var bias: SlotBias = .uploadFirst
+    public var retryPolicy = RetryPolicy()
+    /// With only uploads left and the destination unreachable this long, stop with work remaining.
+    public var offlineGiveUp: Duration = .seconds(120)
+    /// The longest wait between reachability checks while offline.
+    public var maxProbeInterval: Duration = .seconds(30)
+    public var configuration: UploadConfiguration
+
+    public init(configuration: UploadConfiguration) { self.configuration = configuration }
+}
+
+/// Why a drain ended.
+public enum DrainOutcome: Sendable, Equatable {
+    /// Every photo is uploaded or terminally failed.
+    case finished
+    /// Stopped by a signal; work remains.
+    case interrupted(signal: Int32)
+    /// Only uploads remain and the destination stayed unreachable.
+    case offline(message: String)
+    /// The store failed.
+    case failed(message: String)
+}
+
+/// What the drain reports as it goes.
+public enum DrainEvent: Sendable {
+    case scanned(ScanReport)
+    case analysed(path: String, verdict: BankedVerdict, banked: Bool)
+    case deferred(path: String, reason: String)
+    case uploaded(path: String, serverID: String?)
+    case uploadFailed(path: String, message: String, terminal: Bool)
+    case offline(message: String)
+    case online
+}
+
+/// The foreground runner: `slots` concurrent slots split by `planSlots` on every freed slot,
+/// upload-first. Uploads go through upload jobs performed in-process (so an interrupted upload is
+/// resumed from the server's offset by the next run); analysis takes slots only when nothing waits
+/// for upload or the destination is unreachable. Offline, it keeps analysing, charges no attempts,
+/// and resumes uploading when the destination answers again.
+public final class DrainRunner: Sendable {
+    private let store: AssetStore
+    private let analyzer: any PhotoAnalyzing
+    private let options: DrainOptions
+    private let memory: MemoryGuard
+    private let uploader: ResumableUploader
+    private let stopFlag = OneShotLatch<Int32>()
+    private let worker = Mutex<Task<DrainOutcome, Never>?>(nil)
+
+    private enum Kind: Sendable { case analysis, upload }
+
+    private enum SlotResult: Sendable {
+        case worked(Kind)
+        case noWork(Kind)
+        case offline(String)
+        case storeFailed(String)
+    }
+
+    public init(store: AssetStore, analyzer: any PhotoAnalyzing, options: DrainOptions, memory: MemoryGuard = MemoryGuard()) {
+        self.store = store
+        self.analyzer = analyzer
+        self.options = options
+        self.memory = memory
+        self.uploader = ResumableUploader(configuration: options.configuration)
+    }
+
+    /// Stops promptly: uploads in flight are cancelled (their jobs stay resumable, uncharged),
+    /// analyses in flight finish or are abandoned.
+    public func stop(signal: Int32) {
+        stopFlag.complete(signal)
+        worker.withLock { $0?.cancel() }
+    }
+
+    public func run(events: @escaping @Sendable (DrainEvent) -> Void) async -> DrainOutcome {
+        let task = Task { await self.loop(events: events) }
+        worker.withLock { $0 = task }
+        if stopFlag.isCompleted { task.cancel() }
+        let outcome = await task.value
+        try? store.releaseClaims()
+        if let signal = stopFlag.value { return .interrupted(signal: signal) }
+        return outcome
+    }
+
+    private func loop(events: @escaping @Sendable (DrainEvent) -> Void) async -> DrainOutcome {
+        do {
+            events(.scanned(try store.scan()))
+        } catch {
+            return .failed(message: error.description)
+        }
+        var online = true
+        var offlineSince: ContinuousClock.Instant?
+        var nextProbe = ContinuousClock.now
+        var probeInterval: Duration = .seconds(1)
+        var visionAvailable = true
+        var uploadAvailable = true
+        var running: [Kind] = []
+        var failure: String?
+
+        return await withTaskGroup(of: SlotResult.self) { group -> DrainOutcome in
+            while !Task.isCancelled {
+                // Offline: check reachability now and then, backing off.
+                if !online && ContinuousClock.now >= nextProbe {
+                    if await reachable() {
+                        online = true
+                        offlineSince = nil
+                        probeInterval = .seconds(1)
+                        uploadAvailable = true
+                        events(.online)
+                    } else {
+                        probeInterval = min(probeInterval * 2, options.maxProbeInterval)
+                        nextProbe = .now + probeInterval
+                    }
+                }
+                let counts: (vision: Int, upload: Int)
+                do {
+                    counts = (try store.unanalyzedCount(), try store.uploadableCount())
+                } catch {
+                    failure = "\(error)"
+                    break
+                }
+                let busy = running.count
+                let plan = planSlots(budget: options.slots, online: online,
+                                     hasVisionWork: visionAvailable && counts.vision > 0,
+                                     hasUploadWork: uploadAvailable && counts.upload > 0, bias: options.bias)
+                let analysisRunning = running.filter { $0 == .analysis }.count
+                let uploadRunning = busy - analysisRunning
+                var started = false
+                if busy < options.slots {
+                    if uploadRunning < plan.upload {
+                        running.append(.upload)
+                        group.addTask { await self.uploadSlot(events: events) }
+                        started = true
+                    } else if analysisRunning < plan.analysis {
+                        running.append(.analysis)
+                        group.addTask { await self.analysisSlot(events: events) }
+                        started = true
+                    }
+                }
+                if started { continue }
+                if running.isEmpty {
+                    if counts.vision == 0 && counts.upload == 0 { return .finished }
+                    if counts.vision > 0 && visionAvailable == false && counts.upload == 0 {
+                        // Photos are held by another runner or deferred for memory: nothing to do here.
+                        return .finished
+                    }
+                    if !online, let since = offlineSince, ContinuousClock.now - since >= options.offlineGiveUp {
+                        return .offline(message: "the destination has been unreachable for \(Int(options.offlineGiveUp.components.seconds)) s")
+                    }
+                    if online && !uploadAvailable && !visionAvailable { return .finished }
+                    // Wait for the destination to come back (or for another runner to release work).
+                    try? await Task.sleep(for: .milliseconds(200))
+                    visionAvailable = true
+                    continue
+                }
+                guard let result = await group.next() else { continue }
+                switch result {
+                case .worked(let kind):
+                    running.remove(at: running.firstIndex(of: kind) ?? 0)
+                    visionAvailable = true
+                    uploadAvailable = true
+                case .noWork(let kind):
+                    running.remove(at: running.firstIndex(of: kind) ?? 0)
+                    if kind == .analysis { visionAvailable = false } else { uploadAvailable = false }
+                case .offline(let message):
+                    running.remove(at: running.firstIndex(of: .upload) ?? 0)
+                    if online {
+                        online = false
+                        offlineSince = .now
+                        nextProbe = .now + probeInterval
+                        events(.offline(message: message))
+                    }
+                case .storeFailed(let message):
+                    failure = message
+                }
+                if failure != nil { break }
+            }
+            group.cancelAll()
+            for await _ in group {}
+            if let failure { return .failed(message: failure) }
+            return .finished
+        }
+    }
+
+    /// Can the destination be reached? (A discovery request; any HTTP answer counts.)
+    private func reachable() async -> Bool {
+        do {
+            _ = try await uploader.discover()
+            return true
+        } catch {
+            return !Self.isUnreachable(error)
+        }
+    }
+
+    static func isUnreachable(_ error: TransferError) -> Bool {
+        error.code == .connectionFailed || error.code == .hostNotFound
+    }
+
+    private func analysisSlot(events: @escaping @Sendable (DrainEvent) -> Void) async -> SlotResult {
+        let store = self.store, analyzer = self.analyzer, memory = self.memory, slots = options.slots
+        return await onOwnThread("photodrain-drain-analysis") { () -> SlotResult in
+            do {
+                guard let asset = try store.claimUnanalyzed(limit: 1).first else { return .noWork(.analysis) }
+                let budget = memory.read().headroom / max(slots, 1)
+                switch analyzer.analyze(path: store.absolutePath(of: asset.path), memoryBudget: budget) {
+                case .verdict(let verdict):
+                    let banked = try store.bankVerdict(verdict, for: asset)
+                    events(.analysed(path: asset.path, verdict: verdict, banked: banked))
+                    return .worked(.analysis)
+                case .deferred(let reason):
+                    try store.releaseClaim(assetID: asset.id)
+                    events(.deferred(path: asset.path, reason: reason))
+                    return .noWork(.analysis)
+                }
+            } catch {
+                return .storeFailed("\(error)")
+            }
+        }
+    }
+
+    private func uploadSlot(events: @escaping @Sendable (DrainEvent) -> Void) async -> SlotResult {
+        let job: UploadJob
+        do {
+            if let waiting = try store.claimJobsToPerform(limit: 1).first {
+                job = waiting
+            } else {
+                guard let asset = try store.claimForUpload(limit: 1).first else { return .noWork(.upload) }
+                _ = try store.createJob(for: asset, destination: options.configuration.endpoint, inflightLimit: .max)
+                guard let created = try store.claimJobsToPerform(limit: 1).first else { return .noWork(.upload) }
+                job = created
+            }
+        } catch {
+            return .storeFailed("\(error)")
+        }
+        let asset = try? store.asset(for: job)
+        let path = asset?.path ?? "job \(job.id)"
+        let store = self.store
+        func release() throws(StoreError) { if let asset { try store.releaseClaim(assetID: asset.id) } }
+        let outcome = await JobPerformer(store: store, uploader: uploader).perform(job)
+        let policy = options.retryPolicy
+        do {
+            switch outcome {
+            case .finished(.succeeded):
+                var serverID: String?
+                try store.acknowledgeJob(job) { job, asset in
+                    let update = policy.update(for: job, asset: asset)
+                    if case .uploaded(let id) = update { serverID = id }
+                    return update
+                }
+                events(.uploaded(path: path, serverID: serverID))
+                return .worked(.upload)
+            case .finished(.failed(_, _, let failure)):
+                let current = try store.jobs(for: .acknowledge).first { $0.id == job.id } ?? job
+                let asset = try store.asset(for: current)
+                if failure.transient && (failure.code == TransferError.Code.connectionFailed.rawValue
+                                         || failure.code == TransferError.Code.hostNotFound.rawValue) {
+                    // Unreachable: a deferral. The job goes back as it was, nothing is charged.
+                    _ = try store.retryJob(current, update: .unchanged, inflightLimit: .max)
+                    return .offline("\(failure.code): \(failure.message)")
+                }
+                let update = policy.update(for: current, asset: asset)
+                if policy.shouldRetry(current, asset: asset) {
+                    // Rotate: the retried job keeps its upload URL and goes to the back of the queue.
+                    _ = try store.retryJob(current, update: update, inflightLimit: .max)
+                } else {
+                    try store.acknowledgeJob(current) { _, _ in update }
+                }
+                if case .failure(_, let message, let terminal) = update {
+                    events(.uploadFailed(path: path, message: message, terminal: terminal))
+                }
+                return .worked(.upload)
+            case .cancelled(let reason):
+                try release()
+                events(.uploadFailed(path: path, message: reason, terminal: false))
+                return .worked(.upload)
+            case .deferred:
+                try release()
+                return .noWork(.upload)
+            }
+        } catch {
+            return .storeFailed("\(error)")
+        }
+    }
+}

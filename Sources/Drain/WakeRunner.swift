@@ -1,0 +1,151 @@
+import AssetStore
+import Foundation
+
+/// Settings of one `wake` invocation.
+public struct WakeOptions: Sendable {
+    /// The upload endpoint new jobs go to.
+    public var destination: String
+    /// Unacknowledged jobs allowed at once.
+    public var inflightLimit: Int = 40
+    /// Photos analysed at most in this invocation (one page).
+    public var pageSize: Int = 40
+    /// Counted failures before a photo is failed.
+    public var retryPolicy = RetryPolicy()
+    /// Stop and report "work remains" after this long.
+    public var runtimeLimit: Duration?
+    /// Concurrent analyses within the page.
+    public var slots: Int = 1
+
+    public init(destination: String) { self.destination = destination }
+}
+
+/// What one invocation did.
+public struct WakeReport: Sendable, Equatable {
+    public var acknowledged = 0
+    public var retried = 0
+    public var cancelled = 0
+    public var created = 0
+    public var analysed = 0
+    /// Why analysis stopped early, if it did (memory, runtime, signal).
+    public var bailed: String?
+    /// Work left: photos not yet uploaded or failed, or jobs not yet acknowledged.
+    public var workRemains = false
+    /// Jobs the agent holds (registered or pending) at the end.
+    public var jobsInFlight = 0
+
+    public var madeProgress: Bool { acknowledged + retried + cancelled + created + analysed > 0 }
+}
+
+/// One bounded invocation of the closed-app extension's work (the seeds' `processJobs()`), in its
+/// order: acknowledge finished jobs; retry retryable failed ones (acknowledging permanent errors
+/// instead); cancel jobs made redundant; create jobs for analysed photos until the inflight limit;
+/// analyse at most one page of photos, bailing the moment memory headroom runs low. It never sends
+/// file bytes: the `agent` performs the jobs.
+public final class WakeRunner: Sendable {
+    private let store: AssetStore
+    private let analyzer: any PhotoAnalyzing
+    private let memory: MemoryGuard
+    private let options: WakeOptions
+    private let latch = OneShotLatch<String>()
+
+    public init(store: AssetStore, analyzer: any PhotoAnalyzing, memory: MemoryGuard, options: WakeOptions) {
+        self.store = store
+        self.analyzer = analyzer
+        self.memory = memory
+        self.options = options
+    }
+
+    /// The extension's `willTerminate()`: stop promptly; the run reports work remaining.
+    public func terminate(reason: String) { latch.complete(reason) }
+
+    /// Runs the invocation. Throws only when the store fails.
+    public func run() throws(StoreError) -> WakeReport {
+        let deadline = options.runtimeLimit.map { ContinuousClock.now + $0 }
+        var report = WakeReport()
+        func stopping() -> Bool {
+            if let deadline, ContinuousClock.now >= deadline { latch.complete("runtime limit reached") }
+            return latch.isCompleted
+        }
+        let policy = options.retryPolicy
+        _ = try store.scan()
+
+        // 1. Acknowledge finished jobs that will not be retried.
+        for job in try store.jobs(for: .acknowledge) where !stopping() {
+            let asset = try store.asset(for: job)
+            if job.state == .failed && policy.shouldRetry(job, asset: asset) { continue }
+            try store.acknowledgeJob(job) { job, asset in policy.update(for: job, asset: asset) }
+            report.acknowledged += 1
+        }
+        // 2. Retry retryable failed jobs.
+        for job in try store.jobs(for: .retry, maxAttempts: policy.maxAttempts) where !stopping() {
+            let asset = try store.asset(for: job)
+            guard policy.shouldRetry(job, asset: asset) else { continue }
+            do {
+                if try store.retryJob(job, update: policy.update(for: job, asset: asset), inflightLimit: options.inflightLimit) != nil {
+                    report.retried += 1
+                }
+            } catch let error where error.code == .limitExceeded {
+                break
+            }
+        }
+        // 3. Cancel jobs made redundant (photo removed, changed, or already uploaded).
+        for job in try store.redundantJobs() where !stopping() {
+            if try store.cancelJob(job) { report.cancelled += 1 }
+        }
+        // 4. Create jobs for analysed photos until the inflight limit.
+        creating: while !stopping() {
+            let candidates = try store.assetsNeedingJobs(limit: 50)
+            if candidates.isEmpty { break }
+            for asset in candidates {
+                do {
+                    if try store.createJob(for: asset, destination: options.destination, inflightLimit: options.inflightLimit) != nil {
+                        report.created += 1
+                    }
+                } catch let error where error.code == .limitExceeded {
+                    break creating
+                }
+            }
+        }
+        // 5. Analyse at most one page, within the memory headroom.
+        if !stopping() {
+            report.analysed = try analysePage(report: &report)
+        }
+        if let reason = latch.value, report.bailed == nil { report.bailed = reason }
+        let counts = try store.counts()
+        report.jobsInFlight = try store.inflightJobCount()
+        report.workRemains = counts.discovered + counts.analyzed > 0 || report.jobsInFlight > 0
+        return report
+    }
+
+    private func analysePage(report: inout WakeReport) throws(StoreError) -> Int {
+        let reading = memory.read()
+        let typical = MemoryGuard.estimatedCost(width: 4000, height: 3000, denominator: 4, analysisShortSide: 480)
+        let page = MemoryGuard.pageSize(headroom: reading.headroom, typicalCost: typical, slots: options.slots, maximum: options.pageSize)
+        guard page > 0 else {
+            if try store.unanalyzedCount() > 0 {
+                report.bailed = "memory headroom \(reading.headroom >> 20) MiB is too small to analyse a photo (limit from \(reading.source))"
+            }
+            return 0
+        }
+        let claimed = try store.claimUnanalyzed(limit: page)
+        var analysed = 0
+        defer { try? store.releaseClaims() }
+        for asset in claimed {
+            if latch.isCompleted { break }
+            // Memory is the extension's clock: bail the moment headroom no longer fits a photo.
+            let now = memory.read()
+            if now.headroom < typical / 2 {
+                report.bailed = "memory headroom dropped to \(now.headroom >> 20) MiB"
+                break
+            }
+            switch analyzer.analyze(path: store.absolutePath(of: asset.path), memoryBudget: now.headroom) {
+            case .verdict(let verdict):
+                if try store.bankVerdict(verdict, for: asset) { analysed += 1 }
+            case .deferred(let reason):
+                report.bailed = reason
+                return analysed
+            }
+        }
+        return analysed
+    }
+}
