@@ -31,6 +31,24 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: FaceAnalysis
+        .target(
+            name: "FaceAnalysis",
+            dependencies: ["PhotoDecoding"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "face-trainer",
+            dependencies: ["FaceAnalysis"],
+            path: "Sources/FaceTrainer",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FaceAnalysisTests",
+            dependencies: ["FaceAnalysis", "PhotoDecoding"],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: The command-line tool
         .executableTarget(
             name: "photodrain",

@@ -1,0 +1,158 @@
+import Foundation
+import PhotoDecoding
+
+/// Fits a `LinearModel` from labelled face and non-face images: what `photodrain train` runs.
+///
+/// Each image is one crop (the whole image is the region). The samples of each class are shuffled
+/// with a `SeededGenerator` and the first `holdout` share of each class is held out (a stratified
+/// split); standardisation and weights are fitted on the rest, and the held-out samples give the
+/// metrics. The same files, options and seed always give the same model.
+public enum Trainer {
+    /// How to train.
+    public struct Options: Sendable, Equatable {
+        /// The model's name, e.g. `face-confirm` (the CLI passes the output file's stem).
+        public var name: String
+        /// The share of each class held out for the metrics, in 0..<1.
+        public var holdout: Double
+        /// The seed of the holdout split.
+        public var seed: UInt64
+        /// The features to compute.
+        public var spec: Features.Spec
+        /// The regression's penalty and stopping rule.
+        public var regression: LogisticRegression
+        /// The probability at or above which a box counts as a face.
+        public var threshold: Float
+
+        /// Options with the project's defaults: 20% held out, seed 1, crop features, l2 0.01.
+        public init(name: String = "face-confirm", holdout: Double = 0.2, seed: UInt64 = 1,
+                    spec: Features.Spec = .crop, regression: LogisticRegression = LogisticRegression(),
+                    threshold: Float = 0.5) {
+            self.name = name
+            self.holdout = holdout
+            self.seed = seed
+            self.spec = spec
+            self.regression = regression
+            self.threshold = threshold
+        }
+    }
+
+    /// A trained model and how it did on the samples held out from its training.
+    public struct Result: Sendable, Equatable {
+        /// The model, with its training metadata filled in.
+        public var model: LinearModel
+        /// Metrics on the held-out samples; nil when `holdout` was 0.
+        public var heldOut: HeldOutMetrics?
+    }
+
+    /// The file extensions treated as images when listing a folder.
+    public static let imageExtensions: Set<String> = ["png", "jpg", "jpeg"]
+
+    /// Trains from the images in two folders (not recursive; `.png`, `.jpg`, `.jpeg`, sorted by
+    /// name). Throws `unreadableSample` when a folder cannot be listed or an image decoded, and as
+    /// `train(positives:negatives:options:)` does.
+    public static func train(positiveDirectory: String, negativeDirectory: String,
+                             options: Options = Options()) throws(ClassifierError) -> Result {
+        try train(positives: imageFiles(in: positiveDirectory), negatives: imageFiles(in: negativeDirectory),
+                  options: options)
+    }
+
+    /// Trains from face image files and non-face image files. Throws `unreadableSample` for an image
+    /// that cannot be decoded, `insufficientData` when a class is empty or too small to hold out
+    /// from, and `invalidParameter` for a holdout outside 0..<1.
+    public static func train(positives: [String], negatives: [String],
+                             options: Options = Options()) throws(ClassifierError) -> Result {
+        let features = try Features(spec: options.spec)
+        let positiveRows = try positives.map { path throws(ClassifierError) in try vector(of: path, features) }
+        let negativeRows = try negatives.map { path throws(ClassifierError) in try vector(of: path, features) }
+        return try train(positiveVectors: positiveRows, negativeVectors: negativeRows, options: options)
+    }
+
+    /// Trains from feature vectors already computed with `options.spec`; the core the other two call.
+    /// Throws `insufficientData` when a class is empty or too small to hold out from,
+    /// `invalidParameter` for a holdout outside 0..<1 or a threshold outside 0...1, and
+    /// `featureSpecMismatch` when a vector's length is not the spec's dimension.
+    public static func train(positiveVectors: [[Float]], negativeVectors: [[Float]],
+                             options: Options = Options()) throws(ClassifierError) -> Result {
+        try options.spec.validate()
+        guard options.holdout >= 0, options.holdout < 1 else {
+            throw ClassifierError(.invalidParameter, "holdout must be at least 0 and below 1, not \(options.holdout)")
+        }
+        guard (0...1).contains(options.threshold) else {
+            throw ClassifierError(.invalidParameter, "threshold must be within 0...1, not \(options.threshold)")
+        }
+        let dimension = options.spec.dimension
+        guard (positiveVectors + negativeVectors).allSatisfy({ $0.count == dimension }) else {
+            throw ClassifierError(.featureSpecMismatch, "every feature vector must have \(dimension) values for \(options.spec)")
+        }
+        var generator = SeededGenerator(seed: options.seed)
+        let positiveSplit = try split(positiveVectors, holdout: options.holdout, generator: &generator, kind: "faces")
+        let negativeSplit = try split(negativeVectors, holdout: options.holdout, generator: &generator, kind: "non-faces")
+
+        let trainingRows = positiveSplit.training + negativeSplit.training
+        let trainingLabels = [Bool](repeating: true, count: positiveSplit.training.count)
+            + [Bool](repeating: false, count: negativeSplit.training.count)
+        let standardiser = Standardiser(fitting: trainingRows)
+        let fit = try options.regression.fit(rows: trainingRows.map(standardiser.apply), labels: trainingLabels)
+
+        // A provisional model scores the training rows; the final one carries the metadata too.
+        let provisional = try LinearModel(name: options.name, spec: options.spec, means: standardiser.means,
+                                          scales: standardiser.scales, weights: fit.weights, bias: fit.bias,
+                                          threshold: options.threshold)
+        let trainingMetrics = HeldOutMetrics(predicted: trainingRows.map(provisional.isFace), actual: trainingLabels)
+        let heldOutRows = positiveSplit.heldOut + negativeSplit.heldOut
+        let heldOutLabels = [Bool](repeating: true, count: positiveSplit.heldOut.count)
+            + [Bool](repeating: false, count: negativeSplit.heldOut.count)
+        let heldOut = heldOutRows.isEmpty ? nil
+            : HeldOutMetrics(predicted: heldOutRows.map(provisional.isFace), actual: heldOutLabels)
+        let metadata = TrainingMetadata(positives: positiveVectors.count, negatives: negativeVectors.count,
+                                        trainingCount: trainingRows.count, heldOutCount: heldOutRows.count,
+                                        holdout: options.holdout, seed: options.seed, l2: options.regression.l2,
+                                        iterations: fit.iterations, finalLoss: fit.loss,
+                                        trainingMetrics: trainingMetrics, heldOutMetrics: heldOut)
+        let model = try LinearModel(name: options.name, spec: options.spec, means: standardiser.means,
+                                    scales: standardiser.scales, weights: fit.weights, bias: fit.bias,
+                                    threshold: options.threshold, training: metadata)
+        return Result(model: model, heldOut: heldOut)
+    }
+
+    /// The image files directly inside `directory`, by extension, sorted by name. Throws
+    /// `unreadableSample` when the folder cannot be listed.
+    public static func imageFiles(in directory: String) throws(ClassifierError) -> [String] {
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: directory)
+        } catch {
+            throw ClassifierError(.unreadableSample, "the folder cannot be listed", path: directory, cause: "\(error)")
+        }
+        let base = URL(fileURLWithPath: directory)
+        return names.filter { imageExtensions.contains(URL(fileURLWithPath: $0).pathExtension.lowercased()) }
+            .sorted()
+            .map { base.appendingPathComponent($0).path }
+    }
+
+    private static func vector(of path: String, _ features: Features) throws(ClassifierError) -> [Float] {
+        let image: Image
+        do {
+            image = try PhotoDecoder.decode(path, options: DecodeOptions(output: .gray))
+        } catch {
+            throw ClassifierError(.unreadableSample, "the training image cannot be decoded", path: path,
+                                  cause: error.description)
+        }
+        return try features.extract(crop: image)
+    }
+
+    /// Shuffles one class and cuts off its held-out share (rounded, at least one when holding out).
+    private static func split(_ rows: [[Float]], holdout: Double, generator: inout SeededGenerator,
+                              kind: String) throws(ClassifierError) -> (training: [[Float]], heldOut: [[Float]]) {
+        var order = Array(rows.indices)
+        generator.shuffle(&order)
+        let heldOutCount = holdout > 0 ? max(1, Int((Double(rows.count) * holdout).rounded())) : 0
+        guard rows.count - heldOutCount >= 1 else {
+            throw ClassifierError(.insufficientData,
+                                  "\(rows.count) \(kind) are too few to hold out \(heldOutCount) and still train on some")
+        }
+        let heldOut = order.prefix(heldOutCount).map { rows[$0] }
+        let training = order.dropFirst(heldOutCount).map { rows[$0] }
+        return (training, heldOut)
+    }
+}
