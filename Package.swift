@@ -46,6 +46,7 @@ let package = Package(
         .testTarget(
             name: "FaceAnalysisTests",
             dependencies: ["FaceAnalysis", "PhotoDecoding"],
+            exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
 

@@ -84,6 +84,10 @@ public enum Trainer {
         guard (positiveVectors + negativeVectors).allSatisfy({ $0.count == dimension }) else {
             throw ClassifierError(.featureSpecMismatch, "every feature vector must have \(dimension) values for \(options.spec)")
         }
+        guard !positiveVectors.isEmpty, !negativeVectors.isEmpty else {
+            throw ClassifierError(.insufficientData,
+                                  "training needs faces and non-faces; got \(positiveVectors.count) faces and \(negativeVectors.count) non-faces")
+        }
         var generator = SeededGenerator(seed: options.seed)
         let positiveSplit = try split(positiveVectors, holdout: options.holdout, generator: &generator, kind: "faces")
         let negativeSplit = try split(negativeVectors, holdout: options.holdout, generator: &generator, kind: "non-faces")

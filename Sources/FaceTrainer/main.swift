@@ -1,11 +1,11 @@
 // face-trainer: fits the face-confirmation model from two folders of crops, with the same
 // arguments and semantics `photodrain train` will have, until the CLI wires that command.
 //
-//   swift run -c release face-trainer --positive DIR --negative DIR --out Models/NAME.json [--holdout 0.2] [--seed 1]
+//   swift run -c release face-trainer --positive DIR --negative DIR --out Models/NAME.json [--holdout 0.2] [--seed 1] [--l2 0.01]
 import FaceAnalysis
 import Foundation
 
-let usage = "usage: face-trainer --positive DIR --negative DIR --out MODEL.json [--holdout FRACTION] [--seed N]"
+let usage = "usage: face-trainer --positive DIR --negative DIR --out MODEL.json [--holdout FRACTION] [--seed N] [--l2 PENALTY]"
 
 func fail(_ message: String, status: Int32) -> Never {
     FileHandle.standardError.write(Data((message + "\n").utf8))
@@ -15,7 +15,7 @@ func fail(_ message: String, status: Int32) -> Never {
 var values: [String: String] = [:]
 var arguments = CommandLine.arguments.dropFirst()
 while let flag = arguments.popFirst() {
-    guard ["--positive", "--negative", "--out", "--holdout", "--seed"].contains(flag) else {
+    guard ["--positive", "--negative", "--out", "--holdout", "--seed", "--l2"].contains(flag) else {
         fail("unknown argument \(flag)\n\(usage)", status: 64)
     }
     guard let value = arguments.popFirst() else { fail("\(flag) needs a value\n\(usage)", status: 64) }
@@ -32,6 +32,11 @@ if let text = values["--holdout"] {
 if let text = values["--seed"] {
     guard let seed = UInt64(text) else { fail("--seed must be a non-negative integer, not \(text)", status: 64) }
     options.seed = seed
+}
+
+if let text = values["--l2"] {
+    guard let l2 = Float(text) else { fail("--l2 must be a number, not \(text)", status: 64) }
+    options.regression.l2 = l2
 }
 
 do {
