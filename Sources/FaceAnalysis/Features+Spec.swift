@@ -14,6 +14,11 @@ extension Features {
             /// The mean of each cell of a `layoutGrid`×`layoutGrid` grid over the crop, minus the crop
             /// mean, over the crop's standard deviation (at least 1): where the crop is dark or light.
             case layout
+            /// Left-right symmetry, which faces have and most false boxes lack: for each row of the
+            /// `layout` grid, the absolute difference between each cell in the left half and its
+            /// mirror cell (normalised as `layout`), then the L1 distance between the gradient
+            /// histogram and its own mirror image (cells flipped, orientations reflected).
+            case symmetry
             /// The box's centre and size as fractions of the frame: centre x, centre y, width, height.
             case geometry
             /// The whole frame's mean and standard deviation, each divided by 255.
@@ -47,17 +52,19 @@ extension Features {
             self.groups = groups
         }
 
-        /// What a crop alone can tell: gradients, intensity and layout of a 32×32 resample
-        /// (4×4 cells of 8 px, 9 bins; 4×4 layout grid): 144 + 2 + 16 = 162 features. The default,
-        /// and the only spec a model trained from folders of crops should use, since crops carry
-        /// no frame.
-        public static let crop = Spec(cropSize: 32, cellSize: 8, orientationBins: 9, layoutGrid: 4,
-                                      groups: [.gradientHistogram, .intensity, .layout])
+        /// What a crop alone can tell: gradients, intensity, layout and symmetry of a 16×16 resample
+        /// (4×4 cells of 4 px, 9 bins; 4×4 layout grid): 144 + 2 + 16 + 9 = 171 features. The
+        /// default, and the only spec a model trained from folders of crops should use, since crops
+        /// carry no frame. 16 px is below the 25 px of the smallest training crops, so every crop is
+        /// shrunk and crops from different sources end up equally sharp.
+        public static let crop = Spec(cropSize: 16, cellSize: 4, orientationBins: 9, layoutGrid: 4,
+                                      groups: [.gradientHistogram, .intensity, .layout, .symmetry])
 
-        /// `crop` plus the box's geometry in its frame and the frame's statistics: 168 features.
+        /// `crop` plus the box's geometry in its frame and the frame's statistics: 177 features.
         /// For models trained from boxes in whole photos.
-        public static let cropAndFrame = Spec(cropSize: 32, cellSize: 8, orientationBins: 9, layoutGrid: 4,
-                                              groups: [.gradientHistogram, .intensity, .layout, .geometry, .frame])
+        public static let cropAndFrame = Spec(cropSize: 16, cellSize: 4, orientationBins: 9, layoutGrid: 4,
+                                              groups: [.gradientHistogram, .intensity, .layout, .symmetry,
+                                                       .geometry, .frame])
 
         /// Cells per side of the gradient-histogram grid.
         public var cellsPerSide: Int { cellSize > 0 ? cropSize / cellSize : 0 }
@@ -68,6 +75,7 @@ extension Features {
             case .gradientHistogram: return cellsPerSide * cellsPerSide * orientationBins
             case .intensity: return 2
             case .layout: return layoutGrid * layoutGrid
+            case .symmetry: return layoutGrid * (layoutGrid / 2) + 1
             case .geometry: return 4
             case .frame: return 2
             }

@@ -9,13 +9,16 @@ import PhotoDecoding
 ///    shrink factor, so large boxes are averaged rather than aliased.
 /// 2. `gradientHistogram`: central differences (edge pixels repeat), magnitude and unsigned
 ///    orientation; each pixel votes its magnitude into the two nearest of `orientationBins` bins of
-///    its `cellSize` cell. The whole vector is L2 normalised (ε = 1), clipped at 0.2, normalised
-///    again (L2-Hys). It is unchanged by adding a constant to the crop and, up to ε, by scaling it.
+///    its `cellSize` cell. The whole vector is L2 normalised (ε = 1), clipped at 0.2 and rescaled
+///    to its pre-clip length (L2-Hys; the length is 1 for any textured crop, near 0 for a flat
+///    one). It is unchanged by adding a constant to the crop and, up to ε, by scaling it.
 /// 3. `intensity`: crop mean and standard deviation over 255. The deviation ignores a brightness
 ///    offset; the mean does not.
 /// 4. `layout`: grid-cell means minus the crop mean, over max(deviation, 1): offset-invariant.
-/// 5. `geometry`: the unclamped box's centre and size as fractions of the frame's width and height.
-/// 6. `frame`: mean and standard deviation of the whole gray frame over 255.
+/// 5. `symmetry`: left-right differences of the layout cells, and the L1 distance between the
+///    gradient histogram and its mirror image (cells flipped, orientation bins reflected).
+/// 6. `geometry`: the unclamped box's centre and size as fractions of the frame's width and height.
+/// 7. `frame`: mean and standard deviation of the whole gray frame over 255.
 ///
 /// Colour images are reduced to BT.601 luma first. Every step runs in a fixed order, so the same
 /// pixels always give bit-identical features on the same build.
@@ -70,15 +73,21 @@ public struct Features: Sendable {
         var vector: [Float] = []
         vector.reserveCapacity(spec.dimension)
         let (mean, deviation) = Self.meanAndDeviation(crop)
+        let needsHistogram = spec.groups.contains(.gradientHistogram) || spec.groups.contains(.symmetry)
+        let histogram = needsHistogram
+            ? GradientHistogram.compute(crop, side: spec.cropSize, cellSize: spec.cellSize, bins: spec.orientationBins)
+            : []
+        let cells = layout(crop, mean: mean, deviation: deviation)
         for group in spec.groups {
             switch group {
             case .gradientHistogram:
-                vector += GradientHistogram.compute(crop, side: spec.cropSize, cellSize: spec.cellSize,
-                                                    bins: spec.orientationBins)
+                vector += histogram
             case .intensity:
                 vector += [mean / 255, deviation / 255]
             case .layout:
-                vector += layout(crop, mean: mean, deviation: deviation)
+                vector += cells
+            case .symmetry:
+                vector += symmetry(cells: cells, histogram: histogram)
             case .geometry:
                 let width = Float(gray.width), height = Float(gray.height)
                 vector += [(Float(region.x) + Float(region.width) / 2) / width,
@@ -107,6 +116,30 @@ public struct Features: Sendable {
             }
         }
         return cells
+    }
+
+    private func symmetry(cells: [Float], histogram: [Float]) -> [Float] {
+        let grid = spec.layoutGrid
+        var result: [Float] = []
+        result.reserveCapacity(spec.count(of: .symmetry))
+        for row in 0..<grid {
+            for column in 0..<grid / 2 {
+                result.append(abs(cells[row * grid + column] - cells[row * grid + grid - 1 - column]))
+            }
+        }
+        let side = spec.cellsPerSide, bins = spec.orientationBins
+        var distance: Float = 0
+        for row in 0..<side {
+            for column in 0..<side {
+                let here = (row * side + column) * bins
+                let mirrored = (row * side + side - 1 - column) * bins
+                for bin in 0..<bins {
+                    distance += abs(histogram[here + bin] - histogram[mirrored + bins - 1 - bin])
+                }
+            }
+        }
+        result.append(distance)
+        return result
     }
 
     /// Mean and population standard deviation, two passes.

@@ -30,14 +30,19 @@ enum GradientHistogram {
                 histogram[base + upperBin] += magnitude * fraction
             }
         }
-        normalise(&histogram, epsilon: 1)
+        // L2 with ε = 1 (gray levels squared): a crop with almost no gradient energy stays near 0.
+        let energy = Dot.product(histogram, histogram)
+        let first = 1 / (energy + 1).squareRoot()
+        for index in histogram.indices { histogram[index] *= first }
+        let length = energy / (energy + 1)
+        // Clip, then restore the squared length the first step left (1 for any textured crop), so
+        // the clipping cannot blow a near-flat crop's rounding noise up to unit length.
         for index in histogram.indices where histogram[index] > 0.2 { histogram[index] = 0.2 }
-        normalise(&histogram, epsilon: 1e-6)
+        let clipped = Dot.product(histogram, histogram)
+        if clipped > 0 {
+            let second = (length / clipped).squareRoot()
+            for index in histogram.indices { histogram[index] *= second }
+        }
         return histogram
-    }
-
-    private static func normalise(_ values: inout [Float], epsilon: Float) {
-        let norm = (Dot.product(values, values) + epsilon).squareRoot()
-        for index in values.indices { values[index] /= norm }
     }
 }

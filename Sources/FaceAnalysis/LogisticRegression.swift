@@ -29,7 +29,7 @@ public struct LogisticRegression: Sendable, Equatable {
     public var tolerance: Float
 
     /// A regression with the given penalty and stopping rule.
-    public init(l2: Float = 0.01, maxIterations: Int = 3000, tolerance: Float = 1e-5) {
+    public init(l2: Float = 0.001, maxIterations: Int = 3000, tolerance: Float = 1e-5) {
         self.l2 = l2
         self.maxIterations = maxIterations
         self.tolerance = tolerance

@@ -4,8 +4,10 @@ public struct TrainingMetadata: Codable, Sendable, Equatable {
     public var positives: Int
     /// Non-face samples used in all.
     public var negatives: Int
-    /// Samples the weights were fitted on.
+    /// Samples (images) the weights were fitted on.
     public var trainingCount: Int
+    /// Vectors the weights were fitted on: the training samples and their augmented variants.
+    public var trainingVectors: Int
     /// Samples held out for the metrics.
     public var heldOutCount: Int
     /// The fraction of each class asked to be held out.
@@ -18,18 +20,19 @@ public struct TrainingMetadata: Codable, Sendable, Equatable {
     public var iterations: Int
     /// The regularised, class-balanced log loss at the end of training.
     public var finalLoss: Float
-    /// Metrics on the training samples themselves.
+    /// Metrics on the training vectors themselves (augmented variants included).
     public var trainingMetrics: HeldOutMetrics
     /// Metrics on the held-out samples; nil when nothing was held out.
     public var heldOutMetrics: HeldOutMetrics?
 
     /// Metadata from its parts.
-    public init(positives: Int, negatives: Int, trainingCount: Int, heldOutCount: Int, holdout: Double,
+    public init(positives: Int, negatives: Int, trainingCount: Int, trainingVectors: Int, heldOutCount: Int, holdout: Double,
                 seed: UInt64, l2: Float, iterations: Int, finalLoss: Float,
                 trainingMetrics: HeldOutMetrics, heldOutMetrics: HeldOutMetrics?) {
         self.positives = positives
         self.negatives = negatives
         self.trainingCount = trainingCount
+        self.trainingVectors = trainingVectors
         self.heldOutCount = heldOutCount
         self.holdout = holdout
         self.seed = seed

@@ -1,0 +1,43 @@
+import Foundation
+import PhotoDecoding
+import Testing
+@testable import FaceAnalysis
+
+/// The shipped `Models/face-confirm.json` on committed crops it was never trained on: the cascade's
+/// boxes on the astronaut's face and on the face-free coins and clock photos, and its false boxes
+/// elsewhere in the astronaut photo (Scripts/make-training-crops, `--fixtures`).
+@Suite struct ClassifierShippedModelTests {
+    private func probabilities(_ label: String, _ model: LinearModel) throws -> [String: Float] {
+        let classifier = try FaceClassifier(model: model)
+        var result: [String: Float] = [:]
+        for path in try Trainer.imageFiles(in: ClassifierFixtures.cropsFolder.appendingPathComponent(label).path) {
+            let image = try PhotoDecoder.decode(path)
+            let region = FaceRegion.whole(width: image.width, height: image.height)
+            result[URL(fileURLWithPath: path).lastPathComponent] = try classifier.probabilities(in: image, regions: [region])[0]
+        }
+        return result
+    }
+
+    @Test func loadsWithTheCropSpec() throws {
+        let model = try LinearModel.load(ClassifierFixtures.shippedModel.path, expecting: .crop)
+        #expect(model.name == "face-confirm")
+        #expect(model.training?.heldOutMetrics != nil)
+    }
+
+    @Test func confirmsEveryUnseenFace() throws {
+        let model = try LinearModel.load(ClassifierFixtures.shippedModel.path, expecting: .crop)
+        let faces = try probabilities("positive", model)
+        #expect(faces.count >= 5)
+        for (name, probability) in faces.sorted(by: { $0.key < $1.key }) {
+            #expect(probability >= model.threshold, "\(name) scored \(probability)")
+        }
+    }
+
+    @Test func rejectsMostUnseenNonFaces() throws {
+        let model = try LinearModel.load(ClassifierFixtures.shippedModel.path, expecting: .crop)
+        let others = try probabilities("negative", model)
+        #expect(others.count >= 40)
+        let accepted = others.filter { $0.value >= model.threshold }.keys.sorted()
+        #expect(Double(accepted.count) <= 0.15 * Double(others.count), "accepted as faces: \(accepted)")
+    }
+}
