@@ -27,8 +27,11 @@ public struct FaceClassifier: Sendable {
     public func verdict(for image: Image, regions: [FaceRegion], cascade: String,
                         milliseconds: Double) throws(ClassifierError) -> Verdict {
         let scores = try probabilities(in: image, regions: regions)
+        // Confirmation compares the rounded probability the verdict records, so a reader of the
+        // verdict always sees `confirmed == (probability >= threshold)`.
         let faces = zip(regions, scores).map { region, probability in
-            Verdict.Face(region: region, probability: probability, confirmed: probability >= model.threshold)
+            Verdict.Face(region: region, probability: probability,
+                         confirmed: Verdict.fourPlaces(probability) >= model.threshold)
         }
         return Verdict(faces: faces, model: model.identifier, cascade: cascade,
                        analysisSize: Verdict.Size(width: image.width, height: image.height),

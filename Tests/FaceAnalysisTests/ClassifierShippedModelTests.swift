@@ -40,4 +40,15 @@ import Testing
         let accepted = others.filter { $0.value >= model.threshold }.keys.sorted()
         #expect(Double(accepted.count) <= 0.15 * Double(others.count), "accepted as faces: \(accepted)")
     }
+
+    @Test func evaluationAgreesWithTheClassifier() throws {
+        let model = try LinearModel.load(ClassifierFixtures.shippedModel.path, expecting: .crop)
+        let folder = ClassifierFixtures.cropsFolder
+        let metrics = try Trainer.evaluate(model, positiveDirectory: folder.appendingPathComponent("positive").path,
+                                           negativeDirectory: folder.appendingPathComponent("negative").path)
+        let faces = try probabilities("positive", model), others = try probabilities("negative", model)
+        #expect(metrics.truePositives == faces.values.filter { $0 >= model.threshold }.count)
+        #expect(metrics.falsePositives == others.values.filter { $0 >= model.threshold }.count)
+        #expect(metrics.count == faces.count + others.count)
+    }
 }
