@@ -99,7 +99,7 @@ public struct LinearModel: Sendable, Equatable {
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw ClassifierError(.modelFileAccess, "the model file cannot be read", path: path, cause: "\(error)")
+            throw ClassifierError(.modelFileAccess, "the model file cannot be read", path: path, cause: error.localizedDescription)
         }
         return try decode(data, path: path, expecting: expected)
     }
@@ -135,7 +135,7 @@ public struct LinearModel: Sendable, Equatable {
         do {
             try data.write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
-            throw ClassifierError(.modelFileAccess, "the model file cannot be written", path: path, cause: "\(error)")
+            throw ClassifierError(.modelFileAccess, "the model file cannot be written", path: path, cause: error.localizedDescription)
         }
     }
 

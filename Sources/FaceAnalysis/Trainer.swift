@@ -164,7 +164,7 @@ public enum Trainer {
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory)
         } catch {
-            throw ClassifierError(.unreadableSample, "the folder cannot be listed", path: directory, cause: "\(error)")
+            throw ClassifierError(.unreadableSample, "the folder cannot be listed", path: directory, cause: error.localizedDescription)
         }
         let base = URL(fileURLWithPath: directory)
         return names.filter { imageExtensions.contains(URL(fileURLWithPath: $0).pathExtension.lowercased()) }
