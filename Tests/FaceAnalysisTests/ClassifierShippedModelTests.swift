@@ -3,9 +3,9 @@ import PhotoDecoding
 import Testing
 @testable import FaceAnalysis
 
-/// The shipped `Models/face-confirm.json` on committed crops it was never trained on: the cascade's
-/// boxes on the astronaut's face and on the face-free coins and clock photos, and its false boxes
-/// elsewhere in the astronaut photo (Scripts/make-training-crops, `--fixtures`).
+/// The shipped `Models/face-confirm.json` on committed crops from photos it was never trained on:
+/// the cascade's boxes on the astronaut's face, its false boxes elsewhere in that photo, and its
+/// boxes on the face-free cat (chelsea) and clock photos (Scripts/make-training-crops, `--fixtures`).
 @Suite struct ClassifierShippedModelTests {
     private func probabilities(_ label: String, _ model: LinearModel) throws -> [String: Float] {
         let classifier = try FaceClassifier(model: model)
