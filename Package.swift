@@ -1,6 +1,8 @@
 // swift-tools-version:6.0
 // PhotoDrain: analyse a photo library on the device and drain it safely to a server.
-// The layout follows shared/DESIGN.md: C shims on the left, one Swift module per pipeline stage.
+// The layout follows shared/DESIGN.md: C shims first, then one Swift module per pipeline stage
+// (PhotoDecoding -> FaceAnalysis -> AssetStore -> Transfer -> Drain -> photodrain), with Receiver
+// beside Transfer sharing only UploadProtocol.
 import PackageDescription
 
 /// Settings shared by every Swift target.
@@ -15,119 +17,44 @@ let package = Package(
     ],
     targets: [
         // MARK: C shims and system libraries (the only places that touch C error handling)
-        .target(
-            name: "CJPEG",
-            linkerSettings: [.linkedLibrary("jpeg")]
-        ),
-        .target(
-            name: "CPNG",
-            linkerSettings: [.linkedLibrary("png16")]
-        ),
-        .target(
-            name: "CCurl",
-            linkerSettings: [.linkedLibrary("curl")]
-        ),
-        .target(
-            name: "CCrypto",
-            linkerSettings: [.linkedLibrary("crypto")]
-        ),
-
+        .target(name: "CJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
+        .target(name: "CPNG", linkerSettings: [.linkedLibrary("png16")]),
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
+        .target(name: "CCrypto", linkerSettings: [.linkedLibrary("crypto")]),
         .systemLibrary(name: "CSQLite"),
 
         // MARK: Pipeline modules
-        .target(
-            name: "PhotoDecoding",
-            dependencies: ["CJPEG", "CPNG"],
-            swiftSettings: swiftSettings
-        ),
-
-        .target(
-            name: "AssetStore",
-            dependencies: ["CSQLite"],
-            swiftSettings: swiftSettings
-        ),
-
+        .target(name: "PhotoDecoding", dependencies: ["CJPEG", "CPNG"], swiftSettings: swiftSettings),
+        .target(name: "FaceAnalysis", dependencies: ["PhotoDecoding"], swiftSettings: swiftSettings),
+        .target(name: "AssetStore", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
+        .target(name: "UploadProtocol", swiftSettings: swiftSettings),
+        .target(name: "Transfer", dependencies: ["CCurl", "CCrypto", "UploadProtocol"], swiftSettings: swiftSettings),
+        .target(name: "Receiver", dependencies: ["UploadProtocol", "CCrypto"], swiftSettings: swiftSettings),
         .target(
             name: "Drain",
-            dependencies: ["AssetStore", "Transfer"],
-            swiftSettings: swiftSettings
-        ),
-
-        // MARK: Protocol constants shared by Transfer and Receiver
-        .target(
-            name: "UploadProtocol",
-            swiftSettings: swiftSettings
-        ),
-
-        // MARK: Transfer
-        .target(
-            name: "Transfer",
-            dependencies: ["CCurl", "CCrypto", "UploadProtocol"],
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "TransferTests",
-            dependencies: ["Transfer", "UploadProtocol"],
-            swiftSettings: swiftSettings
-        ),
-
-        // MARK: Receiver
-        // The reference upload server behind `photodrain serve` (DESIGN.md, Resumable uploads).
-        .target(
-            name: "Receiver",
-            dependencies: ["UploadProtocol", "CCrypto"],
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "ReceiverTests",
-            dependencies: ["Receiver", "UploadProtocol", "CCrypto"],
-            swiftSettings: swiftSettings
-        ),
-
-        // MARK: Test support: a fault-injecting TCP proxy for reliability tests
-        .target(
-            name: "FaultProxy",
+            dependencies: ["PhotoDecoding", "FaceAnalysis", "AssetStore", "Transfer"],
             swiftSettings: swiftSettings
         ),
 
         // MARK: The command-line tool
         .executableTarget(
             name: "photodrain",
-            dependencies: ["PhotoDecoding", "AssetStore", "Drain", "Transfer", "UploadProtocol", "Receiver"],
+            dependencies: ["PhotoDecoding", "FaceAnalysis", "AssetStore", "Drain", "Transfer", "UploadProtocol", "Receiver"],
             swiftSettings: swiftSettings
         ),
 
-        // MARK: Tests
-        .testTarget(
-            name: "AssetStoreTests",
-            dependencies: ["AssetStore"],
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "DrainTests",
-            dependencies: ["Drain", "AssetStore"],
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "FaultProxyTests",
-            dependencies: ["FaultProxy"],
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "UploadProtocolTests",
-            dependencies: ["UploadProtocol"],
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "PhotoDecodingTests",
-            dependencies: ["PhotoDecoding"],
-            exclude: ["Fixtures"],
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "CLITests",
-            dependencies: ["photodrain"],
-            swiftSettings: swiftSettings
-        ),
+        // MARK: Test support: a fault-injecting TCP proxy for reliability tests
+        .target(name: "FaultProxy", swiftSettings: swiftSettings),
+
+        // MARK: Tests (one target per module, plus CLI tests that run the built binary)
+        .testTarget(name: "PhotoDecodingTests", dependencies: ["PhotoDecoding"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
+        .testTarget(name: "FaceAnalysisTests", dependencies: ["FaceAnalysis", "PhotoDecoding"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
+        .testTarget(name: "AssetStoreTests", dependencies: ["AssetStore"], swiftSettings: swiftSettings),
+        .testTarget(name: "UploadProtocolTests", dependencies: ["UploadProtocol"], swiftSettings: swiftSettings),
+        .testTarget(name: "TransferTests", dependencies: ["Transfer", "UploadProtocol"], swiftSettings: swiftSettings),
+        .testTarget(name: "ReceiverTests", dependencies: ["Receiver", "UploadProtocol", "CCrypto"], swiftSettings: swiftSettings),
+        .testTarget(name: "DrainTests", dependencies: ["Drain", "AssetStore"], swiftSettings: swiftSettings),
+        .testTarget(name: "FaultProxyTests", dependencies: ["FaultProxy"], swiftSettings: swiftSettings),
+        .testTarget(name: "CLITests", dependencies: ["photodrain"], swiftSettings: swiftSettings),
     ]
 )

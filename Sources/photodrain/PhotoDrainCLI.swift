@@ -12,6 +12,7 @@ struct PhotoDrainCLI {
         InspectCommand.self,
         StatusCommand.self,
         VerdictsCommand.self,
+        TrainCommand.self,
         UploadCommand.self,
         ServeCommand.self,
         DecodeBenchCommand.self,

@@ -1,0 +1,40 @@
+import PhotoDecoding
+
+/// Confirms or rejects cascade boxes with a `LinearModel` and turns the result into a `Verdict`.
+/// A value: build one per model and share it between tasks freely.
+public struct FaceClassifier: Sendable {
+    /// The model scoring each box.
+    public let model: LinearModel
+    /// The extractor for the model's feature spec.
+    public let features: Features
+
+    /// A classifier for `model`. Throws `featureSpecMismatch` when this build does not compute the
+    /// model's features.
+    public init(model: LinearModel) throws(ClassifierError) {
+        self.model = model
+        self.features = try Features(spec: model.spec)
+    }
+
+    /// Each region's probability of being a face, in order. Throws `invalidRegion` for a region that
+    /// is empty or wholly outside the image.
+    public func probabilities(in image: Image, regions: [FaceRegion]) throws(ClassifierError) -> [Float] {
+        try features.extract(from: image, regions: regions).map(model.probability)
+    }
+
+    /// The verdict for `image` with the cascade's `regions`. `cascade` names the detector (e.g. the
+    /// cascade file's name) and `milliseconds` is the analysis time the caller measured. Throws
+    /// `invalidRegion` for a region that is empty or wholly outside the image.
+    public func verdict(for image: Image, regions: [FaceRegion], cascade: String,
+                        milliseconds: Double) throws(ClassifierError) -> Verdict {
+        let scores = try probabilities(in: image, regions: regions)
+        // Confirmation compares the rounded probability the verdict records, so a reader of the
+        // verdict always sees `confirmed == (probability >= threshold)`.
+        let faces = zip(regions, scores).map { region, probability in
+            Verdict.Face(region: region, probability: probability,
+                         confirmed: Verdict.fourPlaces(probability) >= model.threshold)
+        }
+        return Verdict(faces: faces, model: model.identifier, cascade: cascade,
+                       analysisSize: Verdict.Size(width: image.width, height: image.height),
+                       milliseconds: milliseconds)
+    }
+}

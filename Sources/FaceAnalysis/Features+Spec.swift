@@ -1,0 +1,114 @@
+extension Features {
+    /// The layout of a feature vector: which groups, in which order, computed with which sizes.
+    ///
+    /// A model stores the spec it was trained with; a model is usable only where the same spec is
+    /// computed, so any change to how a feature is computed bumps `version`.
+    public struct Spec: Codable, Sendable, Equatable, Hashable, CustomStringConvertible {
+        /// One group of features. Groups appear in the vector in the order the spec lists them.
+        public enum Group: String, Codable, Sendable, CaseIterable {
+            /// Gradient-orientation histograms of the resampled crop, one per cell,
+            /// `orientationBins` unsigned bins each, L2-Hys normalised over the whole crop.
+            case gradientHistogram = "gradient-histogram"
+            /// The crop's mean and standard deviation, each divided by 255.
+            case intensity
+            /// The mean of each cell of a `layoutGrid`×`layoutGrid` grid over the crop, minus the crop
+            /// mean, over the crop's standard deviation (at least 1): where the crop is dark or light.
+            case layout
+            /// Left-right symmetry, which faces have and most false boxes lack: for each row of the
+            /// `layout` grid, the absolute difference between each cell in the left half and its
+            /// mirror cell (normalised as `layout`), then the L1 distance between the gradient
+            /// histogram and its own mirror image (cells flipped, orientations reflected).
+            case symmetry
+            /// The box's centre and size as fractions of the frame: centre x, centre y, width, height.
+            case geometry
+            /// The whole frame's mean and standard deviation, each divided by 255.
+            case frame
+        }
+
+        /// The newest computation this build implements; a spec with another version is rejected.
+        public static let currentVersion = 1
+
+        /// The feature computation's version.
+        public var version: Int
+        /// The side, in pixels, of the square the crop is resampled to.
+        public var cropSize: Int
+        /// The side, in pixels, of one gradient-histogram cell; divides `cropSize`.
+        public var cellSize: Int
+        /// Unsigned orientation bins over 0..<180 degrees per cell.
+        public var orientationBins: Int
+        /// Cells per side of the `layout` grid; divides `cropSize`.
+        public var layoutGrid: Int
+        /// The groups, in vector order, each at most once.
+        public var groups: [Group]
+
+        /// A spec with the given sizes and groups; `validate()` says whether this build computes it.
+        public init(version: Int = Spec.currentVersion, cropSize: Int, cellSize: Int, orientationBins: Int,
+                    layoutGrid: Int, groups: [Group]) {
+            self.version = version
+            self.cropSize = cropSize
+            self.cellSize = cellSize
+            self.orientationBins = orientationBins
+            self.layoutGrid = layoutGrid
+            self.groups = groups
+        }
+
+        /// What a crop alone can tell: gradients, intensity, layout and symmetry of a 16×16 resample
+        /// (4×4 cells of 4 px, 9 bins; 4×4 layout grid): 144 + 2 + 16 + 9 = 171 features. The
+        /// default, and the only spec a model trained from folders of crops should use, since crops
+        /// carry no frame. 16 px is below the 25 px of the smallest training crops, so every crop is
+        /// shrunk and crops from different sources end up equally sharp.
+        public static let crop = Spec(cropSize: 16, cellSize: 4, orientationBins: 9, layoutGrid: 4,
+                                      groups: [.gradientHistogram, .intensity, .layout, .symmetry])
+
+        /// `crop` plus the box's geometry in its frame and the frame's statistics: 177 features.
+        /// For models trained from boxes in whole photos.
+        public static let cropAndFrame = Spec(cropSize: 16, cellSize: 4, orientationBins: 9, layoutGrid: 4,
+                                              groups: [.gradientHistogram, .intensity, .layout, .symmetry,
+                                                       .geometry, .frame])
+
+        /// Cells per side of the gradient-histogram grid.
+        public var cellsPerSide: Int { cellSize > 0 ? cropSize / cellSize : 0 }
+
+        /// The number of features in `group`.
+        public func count(of group: Group) -> Int {
+            switch group {
+            case .gradientHistogram: return cellsPerSide * cellsPerSide * orientationBins
+            case .intensity: return 2
+            case .layout: return layoutGrid * layoutGrid
+            case .symmetry: return layoutGrid * (layoutGrid / 2) + 1
+            case .geometry: return 4
+            case .frame: return 2
+            }
+        }
+
+        /// The length of the feature vector.
+        public var dimension: Int { groups.reduce(0) { $0 + count(of: $1) } }
+
+        /// Whether any group needs the frame (the whole image) rather than only the crop.
+        public var usesFrame: Bool { groups.contains(.geometry) || groups.contains(.frame) }
+
+        /// Throws `featureSpecMismatch` unless this build computes the spec: the current version,
+        /// sizes that divide evenly, and each group at most once.
+        public func validate() throws(ClassifierError) {
+            guard version == Spec.currentVersion else {
+                throw ClassifierError(.featureSpecMismatch,
+                                      "feature spec version \(version) is not computed by this build (it computes version \(Spec.currentVersion))")
+            }
+            guard (4...256).contains(cropSize), cellSize >= 2, cropSize % cellSize == 0,
+                  (1...36).contains(orientationBins), layoutGrid >= 1, cropSize % layoutGrid == 0 else {
+                throw ClassifierError(.featureSpecMismatch,
+                                      "feature spec sizes are not computable: \(self)")
+            }
+            guard !groups.isEmpty, Set(groups).count == groups.count else {
+                throw ClassifierError(.featureSpecMismatch,
+                                      "feature spec must list each group once and at least one: \(self)")
+            }
+        }
+
+        /// A one-line summary, e.g. `v1 crop 32 cell 8 bins 9 grid 4 [gradient-histogram, intensity]`.
+        public var description: String {
+            "v\(version) crop \(cropSize) cell \(cellSize) bins \(orientationBins) grid \(layoutGrid) ["
+                + groups.map(\.rawValue).joined(separator: ", ") + "] (\(dimension) features)"
+        }
+    }
+}

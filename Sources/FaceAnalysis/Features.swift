@@ -1,0 +1,180 @@
+import Foundation
+import PhotoDecoding
+
+/// Turns a face region of a photo into the fixed-length Float32 vector the linear classifier reads.
+///
+/// The computation (spec version 1), for each region:
+/// 1. The region is clamped to the image and resampled to `cropSize`×`cropSize` gray values
+///    (0...255, not rounded) with a separable triangle filter whose support widens with the
+///    shrink factor, so large boxes are averaged rather than aliased.
+/// 2. `gradientHistogram`: central differences (edge pixels repeat), magnitude and unsigned
+///    orientation; each pixel votes its magnitude into the two nearest of `orientationBins` bins of
+///    its `cellSize` cell. The whole vector is L2 normalised (ε = 1), clipped at 0.2 and rescaled
+///    to its pre-clip length (L2-Hys; the length is 1 for any textured crop, near 0 for a flat
+///    one). It is unchanged by adding a constant to the crop and, up to ε, by scaling it.
+/// 3. `intensity`: crop mean and standard deviation over 255. The deviation ignores a brightness
+///    offset; the mean does not.
+/// 4. `layout`: grid-cell means minus the crop mean, over max(deviation, 1): offset-invariant.
+/// 5. `symmetry`: left-right differences of the layout cells, and the L1 distance between the
+///    gradient histogram and its mirror image (cells flipped, orientation bins reflected).
+/// 6. `geometry`: the unclamped box's centre and size as fractions of the frame's width and height.
+/// 7. `frame`: mean and standard deviation of the whole gray frame over 255.
+///
+/// Colour images are reduced to BT.601 luma first. Every step runs in a fixed order, so the same
+/// pixels always give bit-identical features on the same build.
+public struct Features: Sendable {
+    /// The layout this extractor computes.
+    public let spec: Spec
+
+    /// An extractor for `spec`; throws `featureSpecMismatch` when this build does not compute it.
+    public init(spec: Spec = .crop) throws(ClassifierError) {
+        try spec.validate()
+        self.spec = spec
+    }
+
+    /// The feature vector of each region of `image`, in order. Throws `invalidRegion` for a region
+    /// that is empty or lies wholly outside the image.
+    public func extract(from image: Image, regions: [FaceRegion]) throws(ClassifierError) -> [[Float]] {
+        let gray = image.grayscale()
+        let frame = spec.groups.contains(.frame) ? FrameStatistics(gray) : nil
+        var vectors: [[Float]] = []
+        vectors.reserveCapacity(regions.count)
+        for region in regions {
+            vectors.append(try extract(gray: gray, region: region, frame: frame))
+        }
+        return vectors
+    }
+
+    /// The feature vector of one region of `image`. Throws `invalidRegion` for a region that is
+    /// empty or lies wholly outside the image.
+    public func extract(from image: Image, region: FaceRegion) throws(ClassifierError) -> [Float] {
+        let gray = image.grayscale()
+        let frame = spec.groups.contains(.frame) ? FrameStatistics(gray) : nil
+        return try extract(gray: gray, region: region, frame: frame)
+    }
+
+    /// The feature vector of a training crop: the whole image is the region and the frame.
+    public func extract(crop image: Image) throws(ClassifierError) -> [Float] {
+        try extract(from: image, region: .whole(width: image.width, height: image.height))
+    }
+
+    private func extract(gray: Image, region: FaceRegion, frame: FrameStatistics?) throws(ClassifierError) -> [Float] {
+        guard region.width > 0, region.height > 0 else {
+            throw ClassifierError(.invalidRegion, "region \(region.width)x\(region.height) is empty")
+        }
+        let left = max(region.x, 0), top = max(region.y, 0)
+        let right = min(region.x + region.width, gray.width), bottom = min(region.y + region.height, gray.height)
+        guard left < right, top < bottom else {
+            throw ClassifierError(.invalidRegion,
+                                  "region at (\(region.x), \(region.y)) size \(region.width)x\(region.height) lies outside the \(gray.width)x\(gray.height) image")
+        }
+        let crop = Resampler.resample(gray, x: left, y: top, width: right - left, height: bottom - top,
+                                      to: spec.cropSize)
+        var vector: [Float] = []
+        vector.reserveCapacity(spec.dimension)
+        let (mean, deviation) = Self.meanAndDeviation(crop)
+        let needsHistogram = spec.groups.contains(.gradientHistogram) || spec.groups.contains(.symmetry)
+        let histogram = needsHistogram
+            ? GradientHistogram.compute(crop, side: spec.cropSize, cellSize: spec.cellSize, bins: spec.orientationBins)
+            : []
+        let cells = layout(crop, mean: mean, deviation: deviation)
+        for group in spec.groups {
+            switch group {
+            case .gradientHistogram:
+                vector += histogram
+            case .intensity:
+                vector += [mean / 255, deviation / 255]
+            case .layout:
+                vector += cells
+            case .symmetry:
+                vector += symmetry(cells: cells, histogram: histogram)
+            case .geometry:
+                let width = Float(gray.width), height = Float(gray.height)
+                vector += [(Float(region.x) + Float(region.width) / 2) / width,
+                           (Float(region.y) + Float(region.height) / 2) / height,
+                           Float(region.width) / width,
+                           Float(region.height) / height]
+            case .frame:
+                let statistics = frame ?? FrameStatistics(gray)
+                vector += [statistics.mean / 255, statistics.deviation / 255]
+            }
+        }
+        return vector
+    }
+
+    private func layout(_ crop: [Float], mean: Float, deviation: Float) -> [Float] {
+        let side = spec.cropSize, grid = spec.layoutGrid, cell = side / grid
+        let spread = max(deviation, 1)
+        var cells = [Float](repeating: 0, count: grid * grid)
+        for gy in 0..<grid {
+            for gx in 0..<grid {
+                var sum: Float = 0
+                for y in gy * cell..<(gy + 1) * cell {
+                    for x in gx * cell..<(gx + 1) * cell { sum += crop[y * side + x] }
+                }
+                cells[gy * grid + gx] = (sum / Float(cell * cell) - mean) / spread
+            }
+        }
+        return cells
+    }
+
+    private func symmetry(cells: [Float], histogram: [Float]) -> [Float] {
+        let grid = spec.layoutGrid
+        var result: [Float] = []
+        result.reserveCapacity(spec.count(of: .symmetry))
+        for row in 0..<grid {
+            for column in 0..<grid / 2 {
+                result.append(abs(cells[row * grid + column] - cells[row * grid + grid - 1 - column]))
+            }
+        }
+        let side = spec.cellsPerSide, bins = spec.orientationBins
+        var distance: Float = 0
+        for row in 0..<side {
+            for column in 0..<side {
+                let here = (row * side + column) * bins
+                let mirrored = (row * side + side - 1 - column) * bins
+                for bin in 0..<bins {
+                    distance += abs(histogram[here + bin] - histogram[mirrored + bins - 1 - bin])
+                }
+            }
+        }
+        result.append(distance)
+        return result
+    }
+
+    /// Mean and population standard deviation, two passes.
+    static func meanAndDeviation(_ values: [Float]) -> (mean: Float, deviation: Float) {
+        guard !values.isEmpty else { return (0, 0) }
+        var sum: Float = 0
+        for value in values { sum += value }
+        let mean = sum / Float(values.count)
+        var squares: Float = 0
+        for value in values { squares += (value - mean) * (value - mean) }
+        return (mean, (squares / Float(values.count)).squareRoot())
+    }
+}
+
+/// Mean and standard deviation of a whole gray frame, summed in Double so a large frame loses nothing.
+struct FrameStatistics {
+    let mean: Float
+    let deviation: Float
+
+    init(_ gray: Image) {
+        let pixels = gray.pixels
+        guard !pixels.isEmpty else {
+            mean = 0
+            deviation = 0
+            return
+        }
+        var sum: Double = 0
+        for pixel in pixels { sum += Double(pixel) }
+        let average = sum / Double(pixels.count)
+        var squares: Double = 0
+        for pixel in pixels {
+            let offset = Double(pixel) - average
+            squares += offset * offset
+        }
+        mean = Float(average)
+        deviation = Float((squares / Double(pixels.count)).squareRoot())
+    }
+}
