@@ -45,7 +45,7 @@ let package = Package(
         .testTarget(
             name: "FaceAnalysisTests",
             dependencies: ["FaceAnalysis", "PhotoDecoding"],
-            resources: [.copy("Fixtures")],
+            exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
 

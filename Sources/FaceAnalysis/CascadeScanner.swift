@@ -1,4 +1,5 @@
 import PhotoDecoding
+import Glibc
 
 /// Evaluates a cascade over every window of one pyramid level, as OpenCV's
 /// `CascadeClassifierInvoker` does, and collects the accepted windows.
@@ -15,6 +16,9 @@ final class CascadeScanner {
     // Per-node data in node order (a stump cascade has one node per tree).
     private let nodeFeature: [Int]
     private let nodeThreshold: [Float]
+    private let stageThreshold: [Float]
+    private let stageFirstTree: [Int]
+    private let stageTreeCount: [Int]
     private let haarWeights: [Float]          // 3 per feature
     private var featureOffsets: [Int]         // 12 per Haar feature, 16 per LBP feature
     private var normOffsets = (0, 0, 0, 0)
@@ -36,9 +40,13 @@ final class CascadeScanner {
     init(model: CascadeModel, vectorStages: Int? = nil) {
         self.model = model
         isStump = model.maxNodesPerTree == 1
-        self.vectorStages = isStump ? min(vectorStages ?? 2, model.stages.count) : 0
+        let tuned = getenv("FA_VS").flatMap { Int(String(cString: $0)) }
+        self.vectorStages = isStump ? min(vectorStages ?? tuned ?? 2, model.stages.count) : 0
         nodeFeature = model.nodes.map(\.feature)
         nodeThreshold = model.nodes.map(\.threshold)
+        stageThreshold = model.stages.map(\.threshold)
+        stageFirstTree = model.stages.map(\.firstTree)
+        stageTreeCount = model.stages.map(\.treeCount)
         var weights: [Float] = []
         for f in model.haarFeatures {
             for k in 0..<3 { weights.append(k < f.rects.count ? f.rects[k].weight : 0) }
@@ -133,13 +141,18 @@ final class CascadeScanner {
         nodeThreshold.withUnsafeBufferPointer { nodeThreshold in
         model.leaves.withUnsafeBufferPointer { leaves in
         model.subsets.withUnsafeBufferPointer { subsets in
+        stageThreshold.withUnsafeBufferPointer { stageThreshold in
+        stageFirstTree.withUnsafeBufferPointer { stageFirstTree in
+        stageTreeCount.withUnsafeBufferPointer { stageTreeCount in
         rowState.withUnsafeMutableBufferPointer { state in
         rowNorm.withUnsafeMutableBufferPointer { norm in
             let ctx = Context(sum: sumBase, squares: squareBase, offsets: offsets.baseAddress!,
                               weights: weights.baseAddress ?? UnsafePointer(bitPattern: 8)!,
                               nodeFeature: nodeFeature.baseAddress!, nodeThreshold: nodeThreshold.baseAddress!,
                               leaves: leaves.baseAddress!, subsets: subsets.baseAddress ?? UnsafePointer(bitPattern: 8)!,
-                              subsetSize: model.subsetSize, norm: normOffsets, normArea: normArea)
+                              subsetSize: model.subsetSize, norm: normOffsets, normArea: normArea,
+                              stageThreshold: stageThreshold.baseAddress!, stageFirstTree: stageFirstTree.baseAddress!,
+                              stageTreeCount: stageTreeCount.baseAddress!, stageCount: stageThreshold.count)
             var y = 0
             while y < workingHeight {
                 let rowOrigin = y * stride
@@ -166,7 +179,7 @@ final class CascadeScanner {
                 }
                 y += step
             }
-        }}}}}}}}
+        }}}}}}}}}}}
     }
 
     /// Raw pointers for one level's scan.
@@ -182,6 +195,10 @@ final class CascadeScanner {
         let subsetSize: Int
         let norm: (Int, Int, Int, Int)
         let normArea: Double
+        let stageThreshold: UnsafePointer<Float>
+        let stageFirstTree: UnsafePointer<Int>
+        let stageTreeCount: UnsafePointer<Int>
+        let stageCount: Int
     }
 
     // MARK: One window at a time
@@ -247,45 +264,70 @@ final class CascadeScanner {
     /// Stages from `fromStage` on for one window, as OpenCV's predictOrdered(Stump) and
     /// predictCategorical(Stump): features in float, stage sums in double.
     private func finish(_ c: Context, origin: Int, norm: Float, fromStage: Int) -> Int {
+        if isStump {
+            return model.featureType == .haar ? finishHaarStumps(c, origin: origin, norm: norm, fromStage: fromStage)
+                                              : finishLBPStumps(c, origin: origin, fromStage: fromStage)
+        }
+        return finishTrees(c, origin: origin, norm: norm, fromStage: fromStage)
+    }
+
+    private func finishHaarStumps(_ c: Context, origin: Int, norm: Float, fromStage: Int) -> Int {
+        let p = c.sum + origin
+        var stageIndex = fromStage
+        while stageIndex < c.stageCount {
+            var total: Double = 0
+            let first = c.stageFirstTree[stageIndex]
+            for t in first..<(first + c.stageTreeCount[stageIndex]) {
+                let value = haarValue(c, feature: c.nodeFeature[t], at: p) * norm
+                total += Double(value < c.nodeThreshold[t] ? c.leaves[2 * t] : c.leaves[2 * t + 1])
+            }
+            if total < Double(c.stageThreshold[stageIndex]) { return -stageIndex }
+            stageIndex += 1
+        }
+        return 1
+    }
+
+    private func finishLBPStumps(_ c: Context, origin: Int, fromStage: Int) -> Int {
+        let p = c.sum + origin
+        var stageIndex = fromStage
+        while stageIndex < c.stageCount {
+            var total: Double = 0
+            let first = c.stageFirstTree[stageIndex]
+            for t in first..<(first + c.stageTreeCount[stageIndex]) {
+                let code = lbpCode(c, feature: c.nodeFeature[t], at: p)
+                let word = c.subsets[t * c.subsetSize + (code >> 5)]
+                total += Double(word & (1 << Int32(code & 31)) != 0 ? c.leaves[2 * t] : c.leaves[2 * t + 1])
+            }
+            if total < Double(c.stageThreshold[stageIndex]) { return -stageIndex }
+            stageIndex += 1
+        }
+        return 1
+    }
+
+    private func finishTrees(_ c: Context, origin: Int, norm: Float, fromStage: Int) -> Int {
         let p = c.sum + origin
         let haar = model.featureType == .haar
         var stageIndex = fromStage
-        let stageCount = model.stages.count
-        while stageIndex < stageCount {
-            let stage = model.stages[stageIndex]
+        while stageIndex < c.stageCount {
             var total: Double = 0
-            if isStump {
-                for t in stage.firstTree..<(stage.firstTree + stage.treeCount) {
-                    let leaf = c.leaves + 2 * t
+            let first = c.stageFirstTree[stageIndex]
+            for t in first..<(first + c.stageTreeCount[stageIndex]) {
+                let tree = model.trees[t]
+                var index = 0
+                repeat {
+                    let node = tree.firstNode + index
+                    let goLeft: Bool
                     if haar {
-                        let value = haarValue(c, feature: c.nodeFeature[t], at: p) * norm
-                        total += Double(value < c.nodeThreshold[t] ? leaf[0] : leaf[1])
+                        goLeft = haarValue(c, feature: c.nodeFeature[node], at: p) * norm < c.nodeThreshold[node]
                     } else {
-                        let code = lbpCode(c, feature: c.nodeFeature[t], at: p)
-                        let word = c.subsets[t * c.subsetSize + (code >> 5)]
-                        total += Double(word & (1 << Int32(code & 31)) != 0 ? leaf[0] : leaf[1])
+                        let code = lbpCode(c, feature: c.nodeFeature[node], at: p)
+                        goLeft = c.subsets[node * c.subsetSize + (code >> 5)] & (1 << Int32(code & 31)) != 0
                     }
-                }
-            } else {
-                for t in stage.firstTree..<(stage.firstTree + stage.treeCount) {
-                    let tree = model.trees[t]
-                    var index = 0
-                    repeat {
-                        let node = tree.firstNode + index
-                        let goLeft: Bool
-                        if haar {
-                            goLeft = haarValue(c, feature: c.nodeFeature[node], at: p) * norm < c.nodeThreshold[node]
-                        } else {
-                            let code = lbpCode(c, feature: c.nodeFeature[node], at: p)
-                            goLeft = c.subsets[node * c.subsetSize + (code >> 5)] & (1 << Int32(code & 31)) != 0
-                        }
-                        let link = goLeft ? model.nodes[node].left : model.nodes[node].right
-                        index = link
-                    } while index > 0
-                    total += Double(c.leaves[tree.firstLeaf - index])
-                }
+                    index = goLeft ? model.nodes[node].left : model.nodes[node].right
+                } while index > 0
+                total += Double(c.leaves[tree.firstLeaf - index])
             }
-            if total < Double(stage.threshold) { return -stageIndex }
+            if total < Double(c.stageThreshold[stageIndex]) { return -stageIndex }
             stageIndex += 1
         }
         return 1
@@ -329,7 +371,10 @@ final class CascadeScanner {
                     &- Self.lanes(q + c.norm.2, step) &+ Self.lanes(q + c.norm.3, step)
                 let sumD = SIMD8<Double>(valSum), squaresD = SIMD8<Double>(valSquares)
                 let nf = c.normArea * squaresD - sumD * sumD
-                let factor = SIMD8<Float>(1 / nf.squareRoot())
+                // Lane by lane: the vector squareRoot() becomes eight libm calls on this toolchain.
+                var root = nf
+                for k in 0..<8 { root[k] = nf[k].squareRoot() }
+                let factor = SIMD8<Float>(1 / root)
                 let accepted = (nf .> 0) .& (c.normArea * SIMD8<Double>(factor) .< 0.1)
                 for k in 0..<8 where !accepted[k] { alive &= ~(1 << UInt8(k)) }
                 normLanes = factor

@@ -1,5 +1,7 @@
 import FaceAnalysis
 import PhotoDecoding
+import Glibc
+func cpuNow() -> Double { var t = timespec(); clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t); return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9 }
 
 // Temporary harness, replaced below.
 let args = Array(CommandLine.arguments.dropFirst())
@@ -20,6 +22,19 @@ case "detect":
         let found = try cascade.detect(in: image, parameters: p)
         print(path, found.map { [$0.x, $0.y, $0.width, $0.height] }.sorted { $0.lexicographicallyPrecedes($1) })
     }
+case "time":
+    let cascade = try CascadeClassifier(contentsOf: args[1])
+    let image = try PhotoDecoder.decode(args[2], options: DecodeOptions(output: .gray))
+    let p = DetectionParameters(minSize: 30)
+    var best = UInt64.max
+    var t = DetectionTimings()
+    let reps = Int(args.count > 3 ? args[3] : "20") ?? 20
+    for _ in 0..<reps {
+        let c = cpuNow()
+        _ = try cascade.detect(in: image, parameters: p, timings: &t)
+        best = min(best, UInt64((cpuNow() - c) * 1e9))
+    }
+    print(args[1], Double(best) / 1e6, "ms best; totals resize", t.resizeNanoseconds / 20_000, "us integral", t.integralNanoseconds / 20_000, "us scan", t.scanNanoseconds / 20_000, "us")
 default:
     print("usage")
 }
