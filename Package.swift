@@ -36,6 +36,24 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: FaceAnalysis
+        .target(
+            name: "FaceAnalysis",
+            dependencies: ["PhotoDecoding"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "FaceBench",
+            dependencies: ["FaceAnalysis", "PhotoDecoding"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FaceAnalysisTests",
+            dependencies: ["FaceAnalysis", "PhotoDecoding"],
+            exclude: ["Fixtures"],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: The command-line tool
         .executableTarget(
             name: "photodrain",
