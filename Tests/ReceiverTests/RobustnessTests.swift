@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Receiver
 import Testing
 import UploadProtocol
@@ -131,5 +132,40 @@ import UploadProtocol
         client.send(head + "\r\n" + String(repeating: "z", count: 40))
         #expect(client.isClosedByServer())
         #expect(try receiver.client().request("HEAD", path)["upload-offset"] == "40")
+    }
+
+    @Test(arguments: ["HEAD", "DELETE"], [("Upload-Offset", "0"), ("Upload-Complete", "?1"), ("Upload-Incomplete", "?0")])
+    func retrievalAndCancellationCarryNoUploadFields(method: String, field: (String, String)) throws {
+        let receiver = try TestReceiver()
+        defer { receiver.stop(); receiver.removeDirectory() }
+        let created = try receiver.client().request("POST", "/uploads",
+                                                    headers: ResumableUploadTests.creationHeaders(version: 3, complete: false), body: [])
+        let path = try ResumableUploadTests.path(of: created["location"])
+        #expect(try receiver.client().request(method, path, headers: [field]).status == 400)
+        #expect(try receiver.client().request("HEAD", path).status == 204)  // still there
+    }
+
+    @Test func parallelUploadsAllArriveIntact() throws {
+        let receiver = try TestReceiver()
+        defer { receiver.stop(); receiver.removeDirectory() }
+        let port = receiver.port
+        let results = Mutex<[Int: String]>([:])
+        DispatchQueue.concurrentPerform(iterations: 12) { i in
+            let body = TestReceiver.bytes(40_000 + i * 1_000, seed: UInt64(100 + i))
+            guard let client = try? RawHTTPClient(port: port) else { return }
+            let headers = i.isMultiple(of: 2)
+                ? ResumableUploadTests.creationHeaders(version: 3 + i % 6, complete: true)
+                : [("Idempotency-Key", "key-\(i)")]
+            if let response = try? client.request("POST", "/uploads", headers: headers, body: body),
+               let id = response["x-server-resource-id"] {
+                results.withLock { $0[i] = id }
+            }
+        }
+        let ids = results.withLock { $0 }
+        #expect(ids.count == 12)
+        #expect(Set(ids.values).count == 12)
+        for (i, id) in ids {
+            #expect(try receiver.content(of: id) == TestReceiver.bytes(40_000 + i * 1_000, seed: UInt64(100 + i)))
+        }
     }
 }
