@@ -168,4 +168,32 @@ import UploadProtocol
             #expect(try receiver.content(of: id) == TestReceiver.bytes(40_000 + i * 1_000, seed: UInt64(100 + i)))
         }
     }
+
+    /// A large body refused before it is read: the answer still reaches the client.
+    @Test func earlyRefusalOfALargeBodyIsReadable() throws {
+        let receiver = try TestReceiver { $0.maxSize = 1_000 }
+        defer { receiver.stop(); receiver.removeDirectory() }
+        let client = try receiver.client()
+        client.sendRequest("POST", "/uploads", body: TestReceiver.bytes(3_000_000))
+        let response = try client.readResponse()
+        #expect(response.status == 413)
+        #expect(response["connection"] == "close")
+        #expect(try receiver.client().request("GET", "/healthz").status == 200)
+    }
+
+    /// A server-side failure answers 500 and closes at once, without waiting for more bytes.
+    @Test func unreadableUploadRecordIs500() throws {
+        let receiver = try TestReceiver { $0.ioTimeout = 120 }
+        defer { receiver.stop(); receiver.removeDirectory() }
+        let created = try receiver.client().request("POST", "/uploads",
+                                                    headers: ResumableUploadTests.creationHeaders(version: 6, complete: false), body: [])
+        let path = try ResumableUploadTests.path(of: created["location"])
+        let id = String(path.dropFirst("/uploads/".count))
+        try Data("{ not json".utf8).write(to: URL(fileURLWithPath: receiver.directory + "/uploads/\(id).json"))
+        let client = try receiver.client()
+        let response = try client.request("HEAD", path)
+        #expect(response.status == 500)
+        #expect(client.isClosedByServer())
+        #expect(try receiver.client().request("GET", "/healthz").status == 200)
+    }
 }
