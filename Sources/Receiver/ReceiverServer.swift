@@ -173,7 +173,8 @@ public final class ReceiverServer: Sendable {
             case .closed:
                 connection = nil
             case .refused(let error):
-                current.send(.text(error.status, error.reason), close: true)
+                // The client may still be sending the rest of its head: let the answer reach it.
+                if current.send(.text(error.status, error.reason), close: true) { current.lingerBeforeClose() }
                 handler.logRefused(error)
                 connection = nil
             case .head(let head):
