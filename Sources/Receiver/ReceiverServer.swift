@@ -21,7 +21,7 @@ public final class ReceiverServer: Sendable {
         var wakeRead: Int32?
         var wakeWrite: Int32?
         var port: Int?
-        var handler: RequestHandler?
+        var store: UploadStore?
         var stopping = false
         /// Open client connections, so `stop()` can end them.
         var connections: Set<Int32> = []
@@ -75,9 +75,10 @@ public final class ReceiverServer: Sendable {
         let port: Int
         let wake: (Int32, Int32)
         let handler: RequestHandler
+        let store: UploadStore
         do {
             port = try Syscalls.boundPort(listener)
-            let store = try UploadStore(directory: configuration.directory, partialTTL: configuration.partialTTL)
+            store = try UploadStore(directory: configuration.directory, partialTTL: configuration.partialTTL)
             handler = RequestHandler(configuration: configuration, store: store, registry: TransferRegistry())
             wake = try Syscalls.makePipe()
         } catch {
@@ -89,7 +90,7 @@ public final class ReceiverServer: Sendable {
             state.wakeRead = wake.0
             state.wakeWrite = wake.1
             state.port = port
-            state.handler = handler
+            state.store = store
         }
         threads.enter()
         Thread.detachNewThread { [self] in
@@ -98,6 +99,22 @@ public final class ReceiverServer: Sendable {
         }
         configuration.log("receiver listening on \(configuration.host):\(port), storing in \(configuration.directory)")
         return port
+    }
+
+    /// Every object stored so far, oldest first (what `GET /objects` lists), read from the
+    /// sidecars on disk. Throws `.invalidState` before `start()`, `.io` when the directory cannot
+    /// be listed.
+    public func storedObjects() throws(ReceiverError) -> [StoredObject] {
+        guard let store = state.withLock({ $0.store }) else {
+            throw ReceiverError(code: .invalidState, message: "the receiver has not been started")
+        }
+        return try store.objects()
+    }
+
+    /// The path of a stored object's bytes, or nil for an unknown id.
+    public func contentPath(ofObject id: String) -> String? {
+        guard let store = state.withLock({ $0.store }), store.object(id) != nil else { return nil }
+        return store.objectPath(id)
     }
 
     /// Starts (unless started) and blocks the calling thread until `stop()` has finished. Call it
