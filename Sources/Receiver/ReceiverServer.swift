@@ -22,6 +22,8 @@ public final class ReceiverServer: Sendable {
         var wakeWrite: Int32?
         var port: Int?
         var store: UploadStore?
+        /// Set by the first `start()`, so a second one fails even while the first is binding.
+        var started = false
         var stopping = false
         /// Open client connections, so `stop()` can end them.
         var connections: Set<Int32> = []
@@ -66,12 +68,19 @@ public final class ReceiverServer: Sendable {
     public func start() throws(ReceiverError) -> Int {
         try configuration.validate()
         try state.withLock { state throws(ReceiverError) in
-            if state.listener != nil || state.stopping {
+            if state.started || state.stopping {
                 throw ReceiverError(code: .invalidState, message: "the receiver was already started")
             }
+            state.started = true
         }
         // Bind first: a bad host or a busy port must not leave a storage directory behind.
-        let listener = try Syscalls.listenTCP(host: configuration.host, port: configuration.port, backlog: 128)
+        let listener: Int32
+        do {
+            listener = try Syscalls.listenTCP(host: configuration.host, port: configuration.port, backlog: 128)
+        } catch {
+            state.withLock { $0.started = false }
+            throw error
+        }
         let port: Int
         let wake: (Int32, Int32)
         let handler: RequestHandler
@@ -83,6 +92,7 @@ public final class ReceiverServer: Sendable {
             wake = try Syscalls.makePipe()
         } catch {
             Syscalls.closeDescriptor(listener)
+            state.withLock { $0.started = false }
             throw error
         }
         state.withLock { state in
