@@ -61,7 +61,7 @@ final class Exchange {
                 keepAlive = keepAlive && connection.discardBody(length: bodyRemaining)
             } else {
                 keepAlive = false
-                unread = !expectsContinue
+                unread = true
             }
             bodyRemaining = 0
         }

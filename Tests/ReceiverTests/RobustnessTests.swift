@@ -196,4 +196,27 @@ import UploadProtocol
         #expect(client.isClosedByServer())
         #expect(try receiver.client().request("GET", "/healthz").status == 200)
     }
+
+    /// `Expect: 100-continue` (curl sends it for large bodies): 100 before the body when the
+    /// request is acceptable, the final answer instead when it is not.
+    @Test func expectContinueIsHonoured() throws {
+        let receiver = try TestReceiver { $0.token = "t0k" }
+        defer { receiver.stop(); receiver.removeDirectory() }
+        let body = TestReceiver.bytes(20_000)
+        let accepted = try receiver.client()
+        accepted.send("PUT /uploads HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t0k\r\nExpect: 100-continue\r\n"
+                      + "Content-Length: \(body.count)\r\n\r\n")
+        #expect(try accepted.readNext().status == 100)
+        accepted.send(body)
+        let stored = try accepted.readNext()
+        #expect(stored.status == 201)
+        #expect(try receiver.content(of: try #require(stored["x-server-resource-id"])) == body)
+
+        let refused = try receiver.client()
+        refused.send("PUT /uploads HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: \(body.count)\r\n\r\n")
+        let answer = try refused.readNext()
+        #expect(answer.status == 401)
+        #expect(answer["connection"] == "close")
+        #expect(refused.isClosedByServer())
+    }
 }
