@@ -50,19 +50,25 @@ final class Exchange {
         }
     }
 
-    /// Sends a final response, draining or closing around an unread body.
-    func respond(_ response: HTTPResponse) -> Outcome {
-        var keepAlive = head.keepAlive
+    /// Sends a final response, draining or closing around an unread body; `close` ends the
+    /// connection after it whatever the body.
+    func respond(_ response: HTTPResponse, close: Bool = false) -> Outcome {
+        var keepAlive = head.keepAlive && !close
+        var unread = false
         if bodyRemaining > 0 {
             // With `Expect: 100-continue` and no 100 sent, the client may never send the body.
-            if bodyRemaining <= Self.drainLimit && !expectsContinue {
+            if !close && bodyRemaining <= Self.drainLimit && !expectsContinue {
                 keepAlive = keepAlive && connection.discardBody(length: bodyRemaining)
             } else {
                 keepAlive = false
+                unread = true
             }
             bodyRemaining = 0
         }
         let sent = connection.send(response, close: !keepAlive, headOnly: head.method == "HEAD")
+        // Closing with body bytes unread would reset the connection and could destroy the
+        // response before the client reads it: stop sending, then swallow what is in flight.
+        if unread && sent { connection.lingerBeforeClose() }
         return Outcome(status: response.status, keepAlive: keepAlive && sent)
     }
 
@@ -72,8 +78,8 @@ final class Exchange {
         notes.append(error.code == .diskFull ? "disk full: \(error.message)" : "failed: \(error.message)")
         if sentInterim { return drop() }
         let status = error.code == .diskFull ? 507 : 500
-        bodyRemaining = max(bodyRemaining, 1)  // force a close: the body state is unknown
-        return respond(.text(status, status == 507 ? "insufficient storage" : "internal error"))
+        // Close: how much of the body was consumed is not known here.
+        return respond(.text(status, status == 507 ? "insufficient storage" : "internal error"), close: true)
     }
 
     /// Ends the exchange without a response.

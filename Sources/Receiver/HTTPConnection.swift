@@ -148,6 +148,19 @@ final class HTTPConnection {
         }
     }
 
+    /// Half-closes the connection and discards what the client still sends, for a short while
+    /// (at most 1 s of silence and 8 MiB), so that a response sent before the end of a body is read.
+    func lingerBeforeClose() {
+        Syscalls.shutdownWrite(descriptor)
+        var discarded = 0
+        while discarded < 8 << 20 {
+            guard let ready = try? Syscalls.waitReadable(descriptor, timeoutMilliseconds: 1_000), ready,
+                  let n = try? Syscalls.receive(descriptor, into: chunk.baseAddress.unsafelyUnwrapped, count: chunk.count),
+                  n > 0 else { return }
+            discarded += n
+        }
+    }
+
     /// Ends the exchange abruptly (after a 104, instead of a 5xx).
     func drop() {
         Syscalls.shutdownBoth(descriptor)

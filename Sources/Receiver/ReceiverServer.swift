@@ -21,7 +21,9 @@ public final class ReceiverServer: Sendable {
         var wakeRead: Int32?
         var wakeWrite: Int32?
         var port: Int?
-        var handler: RequestHandler?
+        var store: UploadStore?
+        /// Set by the first `start()`, so a second one fails even while the first is binding.
+        var started = false
         var stopping = false
         /// Open client connections, so `stop()` can end them.
         var connections: Set<Int32> = []
@@ -66,22 +68,31 @@ public final class ReceiverServer: Sendable {
     public func start() throws(ReceiverError) -> Int {
         try configuration.validate()
         try state.withLock { state throws(ReceiverError) in
-            if state.listener != nil || state.stopping {
+            if state.started || state.stopping {
                 throw ReceiverError(code: .invalidState, message: "the receiver was already started")
             }
+            state.started = true
         }
         // Bind first: a bad host or a busy port must not leave a storage directory behind.
-        let listener = try Syscalls.listenTCP(host: configuration.host, port: configuration.port, backlog: 128)
+        let listener: Int32
+        do {
+            listener = try Syscalls.listenTCP(host: configuration.host, port: configuration.port, backlog: 128)
+        } catch {
+            state.withLock { $0.started = false }
+            throw error
+        }
         let port: Int
         let wake: (Int32, Int32)
         let handler: RequestHandler
+        let store: UploadStore
         do {
             port = try Syscalls.boundPort(listener)
-            let store = try UploadStore(directory: configuration.directory, partialTTL: configuration.partialTTL)
+            store = try UploadStore(directory: configuration.directory, partialTTL: configuration.partialTTL)
             handler = RequestHandler(configuration: configuration, store: store, registry: TransferRegistry())
             wake = try Syscalls.makePipe()
         } catch {
             Syscalls.closeDescriptor(listener)
+            state.withLock { $0.started = false }
             throw error
         }
         state.withLock { state in
@@ -89,7 +100,7 @@ public final class ReceiverServer: Sendable {
             state.wakeRead = wake.0
             state.wakeWrite = wake.1
             state.port = port
-            state.handler = handler
+            state.store = store
         }
         threads.enter()
         Thread.detachNewThread { [self] in
@@ -98,6 +109,22 @@ public final class ReceiverServer: Sendable {
         }
         configuration.log("receiver listening on \(configuration.host):\(port), storing in \(configuration.directory)")
         return port
+    }
+
+    /// Every object stored so far, oldest first (what `GET /objects` lists), read from the
+    /// sidecars on disk. Throws `.invalidState` before `start()`, `.io` when the directory cannot
+    /// be listed.
+    public func storedObjects() throws(ReceiverError) -> [StoredObject] {
+        guard let store = state.withLock({ $0.store }) else {
+            throw ReceiverError(code: .invalidState, message: "the receiver has not been started")
+        }
+        return try store.objects()
+    }
+
+    /// The path of a stored object's bytes, or nil for an unknown id.
+    public func contentPath(ofObject id: String) -> String? {
+        guard let store = state.withLock({ $0.store }), store.object(id) != nil else { return nil }
+        return store.objectPath(id)
     }
 
     /// Starts (unless started) and blocks the calling thread until `stop()` has finished. Call it
@@ -173,7 +200,8 @@ public final class ReceiverServer: Sendable {
             case .closed:
                 connection = nil
             case .refused(let error):
-                current.send(.text(error.status, error.reason), close: true)
+                // The client may still be sending the rest of its head: let the answer reach it.
+                if current.send(.text(error.status, error.reason), close: true) { current.lingerBeforeClose() }
                 handler.logRefused(error)
                 connection = nil
             case .head(let head):

@@ -45,7 +45,7 @@ final class RequestHandler: Sendable {
             // A bad framing header: the body boundary is unknown, so answer and close.
             exchange = Exchange(head: head, connection: connection, bodyLength: 0)
             exchange.notes.append(error.reason)
-            connection.send(.text(error.status, error.reason), close: true)
+            if connection.send(.text(error.status, error.reason), close: true) { connection.lingerBeforeClose() }
             outcome = Exchange.Outcome(status: error.status, keepAlive: false)
         }
         let elapsed = ContinuousClock.now - started

@@ -136,6 +136,11 @@ enum Syscalls {
         _ = Glibc.shutdown(fd, Int32(SHUT_RDWR))
     }
 
+    /// Shuts the sending direction of a socket down (the peer reads end-of-stream).
+    static func shutdownWrite(_ fd: Int32) {
+        _ = Glibc.shutdown(fd, Int32(SHUT_WR))
+    }
+
     /// Closes a descriptor. EINTR is not retried (Linux has already released the descriptor).
     static func closeDescriptor(_ fd: Int32) {
         _ = Glibc.close(fd)

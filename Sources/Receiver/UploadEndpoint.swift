@@ -62,12 +62,15 @@ struct UploadEndpoint: Sendable {
         defer { try? Syscalls.unlinkIfPresent(staging) }
         exchange.continueIfExpected()
         let complete: Bool
+        let hasher = SHA256Hasher()
         do throws(ReceiverError) {
             defer { Syscalls.closeDescriptor(fd) }
             var written: Int64 = 0
             let result = try exchange.connection.readBody(length: exchange.bodyLength) { bytes throws(ReceiverError) in
                 let admission = faults?.admit(bytes.count, at: written) ?? .init(allowed: bytes.count)
-                try Syscalls.writeAll(fd, UnsafeRawBufferPointer(rebasing: bytes[0..<admission.allowed]), context: staging)
+                let accepted = UnsafeRawBufferPointer(rebasing: bytes[0..<admission.allowed])
+                try Syscalls.writeAll(fd, accepted, context: staging)
+                hasher.update(accepted)
                 written += Int64(admission.allowed)
                 if let failure = admission.failure { throw failure }
                 return !admission.cut
@@ -82,7 +85,8 @@ struct UploadEndpoint: Sendable {
             exchange.notes.append("body interrupted")
             return .drop
         }
-        return finish(exchange, stagedPath: staging, size: exchange.bodyLength, metadata: metadata, location: nil) {
+        return finish(exchange, stagedPath: staging, size: exchange.bodyLength, metadata: metadata, sha256: hasher.finish(),
+                      location: nil) {
             $0.add("Location", "/objects/\($1.id)")
         }
     }
@@ -264,7 +268,8 @@ struct UploadEndpoint: Sendable {
 
     /// How a body append ended.
     private enum AppendEnd {
-        case complete
+        /// Every byte arrived; `sha256` is their digest when the upload started with them (offset 0).
+        case complete(sha256: [UInt8]?)
         case interrupted
         case failed(ReceiverError)
     }
@@ -283,13 +288,16 @@ struct UploadEndpoint: Sendable {
         }
         defer { Syscalls.closeDescriptor(fd) }
         var written = record.offset
+        let hasher: SHA256Hasher? = record.offset == 0 ? SHA256Hasher() : nil
         do throws(ReceiverError) {
             try Syscalls.truncate(fd, length: record.offset, context: path)
             try Syscalls.seek(fd, to: record.offset, context: path)
             let checkpointBytes = configuration.checkpointBytes
             let result = try exchange.connection.readBody(length: exchange.bodyRemaining) { bytes throws(ReceiverError) in
                 let admission = faults?.admit(bytes.count, at: written) ?? .init(allowed: bytes.count)
-                try Syscalls.writeAll(fd, UnsafeRawBufferPointer(rebasing: bytes[0..<admission.allowed]), context: path)
+                let accepted = UnsafeRawBufferPointer(rebasing: bytes[0..<admission.allowed])
+                try Syscalls.writeAll(fd, accepted, context: path)
+                hasher?.update(accepted)
                 written += Int64(admission.allowed)
                 if let failure = admission.failure { throw failure }
                 if written - record.offset >= checkpointBytes {
@@ -309,7 +317,7 @@ struct UploadEndpoint: Sendable {
             next.updatedAt = configuration.now()
             try store.save(next)
             record = next
-            return (record, result.complete ? .complete : .interrupted)
+            return (record, result.complete ? .complete(sha256: hasher?.finish()) : .interrupted)
         } catch {
             // Keep every byte that was fully written if it can still be made durable (on a full
             // disk the metadata write may fail too); otherwise cut back to the last promise.
@@ -332,14 +340,15 @@ struct UploadEndpoint: Sendable {
     /// for a completing one, the new offset otherwise.
     private func afterAppend(_ exchange: Exchange, record: UploadRecord, end: AppendEnd, complete: Bool,
                              version: Int, location: String?, status: Int) -> Exchange.Reply {
+        let sha256: [UInt8]?
         switch end {
         case .failed(let error):
             return .failure(error)
         case .interrupted:
             exchange.notes.append("interrupted at \(record.offset)")
             return .drop
-        case .complete:
-            break
+        case .complete(let digest):
+            sha256 = digest
         }
         let completion = ResumableUpload.completionHeader(complete: complete, interopVersion: version)
         guard complete else {
@@ -351,7 +360,7 @@ struct UploadEndpoint: Sendable {
             return .response(response)
         }
         let staged = store.partPath(record.id)
-        return finish(exchange, stagedPath: staged, size: record.offset, metadata: record.metadata,
+        return finish(exchange, stagedPath: staged, size: record.offset, metadata: record.metadata, sha256: sha256,
                       location: location, upload: record) { response, _ in
             response.add("Upload-Offset", String(record.offset))
             response.add(completion.name, completion.value)
@@ -361,12 +370,13 @@ struct UploadEndpoint: Sendable {
     /// Turns staged bytes into an object and answers: 201 for a new object, 200 for a duplicate
     /// (same idempotency key; nothing new stored), 400 for a digest mismatch (nothing stored).
     /// A creation answers 201 either way. The upload record, if any, is marked complete.
-    private func finish(_ exchange: Exchange, stagedPath: String, size: Int64, metadata: ObjectMetadata,
+    private func finish(_ exchange: Exchange, stagedPath: String, size: Int64, metadata: ObjectMetadata, sha256: [UInt8]?,
                         location: String?, upload: UploadRecord? = nil,
                         decorate: (inout HTTPResponse, StoredObject) -> Void) -> Exchange.Reply {
         let completion: UploadStore.Completion
         do throws(ReceiverError) {
-            completion = try store.complete(stagedPath: stagedPath, size: size, metadata: metadata, now: configuration.now())
+            completion = try store.complete(stagedPath: stagedPath, size: size, metadata: metadata, sha256: sha256,
+                                            now: configuration.now())
         } catch {
             return .failure(error)
         }

@@ -166,8 +166,12 @@ final class UploadStore: Sendable {
     /// Turns fsync'd bytes at `stagedPath` into an object: checks the digest, dedupes by idempotency
     /// key, renames the bytes into `objects/`, then writes the sidecar. The staged file is gone
     /// afterwards unless an error is thrown (then it is left in place for the caller).
-    func complete(stagedPath: String, size: Int64, metadata: ObjectMetadata, now: Date) throws(ReceiverError) -> Completion {
-        let digest = try SHA256Hasher.digest(ofFileAt: stagedPath)
+    /// `sha256` is the digest computed while the bytes streamed in, when they all came in one
+    /// request; otherwise the file is read back to compute it.
+    func complete(stagedPath: String, size: Int64, metadata: ObjectMetadata, sha256: [UInt8]?,
+                  now: Date) throws(ReceiverError) -> Completion {
+        let digest: [UInt8]
+        if let sha256 { digest = sha256 } else { digest = try SHA256Hasher.digest(ofFileAt: stagedPath) }
         if let expected = metadata.expectedSHA256, expected != digest {
             try Syscalls.unlinkIfPresent(stagedPath)
             return .digestMismatch

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Receiver
 import Testing
 import UploadProtocol
@@ -131,5 +132,91 @@ import UploadProtocol
         client.send(head + "\r\n" + String(repeating: "z", count: 40))
         #expect(client.isClosedByServer())
         #expect(try receiver.client().request("HEAD", path)["upload-offset"] == "40")
+    }
+
+    @Test(arguments: ["HEAD", "DELETE"], [("Upload-Offset", "0"), ("Upload-Complete", "?1"), ("Upload-Incomplete", "?0")])
+    func retrievalAndCancellationCarryNoUploadFields(method: String, field: (String, String)) throws {
+        let receiver = try TestReceiver()
+        defer { receiver.stop(); receiver.removeDirectory() }
+        let created = try receiver.client().request("POST", "/uploads",
+                                                    headers: ResumableUploadTests.creationHeaders(version: 3, complete: false), body: [])
+        let path = try ResumableUploadTests.path(of: created["location"])
+        #expect(try receiver.client().request(method, path, headers: [field]).status == 400)
+        #expect(try receiver.client().request("HEAD", path).status == 204)  // still there
+    }
+
+    @Test func parallelUploadsAllArriveIntact() throws {
+        let receiver = try TestReceiver()
+        defer { receiver.stop(); receiver.removeDirectory() }
+        let port = receiver.port
+        let results = Mutex<[Int: String]>([:])
+        DispatchQueue.concurrentPerform(iterations: 12) { i in
+            let body = TestReceiver.bytes(40_000 + i * 1_000, seed: UInt64(100 + i))
+            guard let client = try? RawHTTPClient(port: port) else { return }
+            let headers = i.isMultiple(of: 2)
+                ? ResumableUploadTests.creationHeaders(version: 3 + i % 6, complete: true)
+                : [("Idempotency-Key", "key-\(i)")]
+            if let response = try? client.request("POST", "/uploads", headers: headers, body: body),
+               let id = response["x-server-resource-id"] {
+                results.withLock { $0[i] = id }
+            }
+        }
+        let ids = results.withLock { $0 }
+        #expect(ids.count == 12)
+        #expect(Set(ids.values).count == 12)
+        for (i, id) in ids {
+            #expect(try receiver.content(of: id) == TestReceiver.bytes(40_000 + i * 1_000, seed: UInt64(100 + i)))
+        }
+    }
+
+    /// A large body refused before it is read: the answer still reaches the client.
+    @Test func earlyRefusalOfALargeBodyIsReadable() throws {
+        let receiver = try TestReceiver { $0.maxSize = 1_000 }
+        defer { receiver.stop(); receiver.removeDirectory() }
+        let client = try receiver.client()
+        client.sendRequest("POST", "/uploads", body: TestReceiver.bytes(3_000_000))
+        let response = try client.readResponse()
+        #expect(response.status == 413)
+        #expect(response["connection"] == "close")
+        #expect(try receiver.client().request("GET", "/healthz").status == 200)
+    }
+
+    /// A server-side failure answers 500 and closes at once, without waiting for more bytes.
+    @Test func unreadableUploadRecordIs500() throws {
+        let receiver = try TestReceiver { $0.ioTimeout = 120 }
+        defer { receiver.stop(); receiver.removeDirectory() }
+        let created = try receiver.client().request("POST", "/uploads",
+                                                    headers: ResumableUploadTests.creationHeaders(version: 6, complete: false), body: [])
+        let path = try ResumableUploadTests.path(of: created["location"])
+        let id = String(path.dropFirst("/uploads/".count))
+        try Data("{ not json".utf8).write(to: URL(fileURLWithPath: receiver.directory + "/uploads/\(id).json"))
+        let client = try receiver.client()
+        let response = try client.request("HEAD", path)
+        #expect(response.status == 500)
+        #expect(client.isClosedByServer())
+        #expect(try receiver.client().request("GET", "/healthz").status == 200)
+    }
+
+    /// `Expect: 100-continue` (curl sends it for large bodies): 100 before the body when the
+    /// request is acceptable, the final answer instead when it is not.
+    @Test func expectContinueIsHonoured() throws {
+        let receiver = try TestReceiver { $0.token = "t0k" }
+        defer { receiver.stop(); receiver.removeDirectory() }
+        let body = TestReceiver.bytes(20_000)
+        let accepted = try receiver.client()
+        accepted.send("PUT /uploads HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t0k\r\nExpect: 100-continue\r\n"
+                      + "Content-Length: \(body.count)\r\n\r\n")
+        #expect(try accepted.readNext().status == 100)
+        accepted.send(body)
+        let stored = try accepted.readNext()
+        #expect(stored.status == 201)
+        #expect(try receiver.content(of: try #require(stored["x-server-resource-id"])) == body)
+
+        let refused = try receiver.client()
+        refused.send("PUT /uploads HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: \(body.count)\r\n\r\n")
+        let answer = try refused.readNext()
+        #expect(answer.status == 401)
+        #expect(answer["connection"] == "close")
+        #expect(refused.isClosedByServer())
     }
 }

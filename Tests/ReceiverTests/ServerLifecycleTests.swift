@@ -15,6 +15,13 @@ import UploadProtocol
         #expect(server.uploadURL == "http://127.0.0.1:\(port)/uploads")
         #expect(try RawHTTPClient(port: port).request("GET", "/healthz").status == 200)
         #expect(throws: ReceiverError.self) { try server.start() }
+        let body = TestReceiver.bytes(3_000)
+        let stored = try RawHTTPClient(port: port).request("PUT", "/uploads", body: body)
+        let id = try #require(stored["x-server-resource-id"])
+        #expect(try server.storedObjects().map(\.id) == [id])
+        let path = try #require(server.contentPath(ofObject: id))
+        #expect(try Array(Data(contentsOf: URL(fileURLWithPath: path))) == body)
+        #expect(server.contentPath(ofObject: "../../etc/passwd") == nil)
     }
 
     @Test func stopEndsIdleConnectionsAndIsIdempotent() throws {

@@ -65,6 +65,31 @@ import UploadProtocol
         #expect(receiver.files(in: "uploads").isEmpty)
     }
 
+    /// An upload finished across several requests is verified by reading the stored bytes back.
+    @Test(arguments: [true, false])
+    func digestIsVerifiedAcrossAppends(matching: Bool) throws {
+        let receiver = try TestReceiver()
+        defer { receiver.stop(); receiver.removeDirectory() }
+        let body = TestReceiver.bytes(90_000, seed: 31)
+        let digest = Digest.reprDigest(matching ? body : Array(body.dropLast()))
+        let created = try receiver.client().request("POST", "/uploads", headers: ResumableUploadTests.creationHeaders(
+            version: 7, complete: false, extra: [("Repr-Digest", digest)]), body: Array(body[0..<40_000]))
+        let path = try ResumableUploadTests.path(of: created["location"])
+        let last = try receiver.client().request("PATCH", path,
+                                                 headers: ResumableUploadTests.patchHeaders(version: 7, offset: 40_000, complete: true),
+                                                 body: Array(body[40_000...]))
+        if matching {
+            #expect(last.status == 201)
+            let objects = try receiver.objects()
+            #expect(objects.map(\.sha256) == [Digest.hex(Digest.sha256(body))])
+        } else {
+            #expect(last.status == 400)
+            #expect(try receiver.objects().isEmpty)
+            #expect(receiver.files(in: "uploads").isEmpty)
+            #expect(try receiver.client().request("HEAD", path).status == 404)
+        }
+    }
+
     @Test func malformedReprDigestIsRefused() throws {
         let receiver = try TestReceiver()
         defer { receiver.stop(); receiver.removeDirectory() }

@@ -71,7 +71,7 @@ final class TestReceiver: Sendable {
     }
 
     static func makeTemporaryDirectory() -> String {
-        var template = Array((NSTemporaryDirectory() + "/receiver-test-XXXXXX").utf8CString)
+        var template = Array((FileManager.default.temporaryDirectory.path + "/receiver-test-XXXXXX").utf8CString)
         let path = template.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.flatMap { mkdtemp($0) } }
         guard let path else { return NSTemporaryDirectory() + "/receiver-test-" + UUID().uuidString }
         return String(cString: path)
