@@ -10,13 +10,16 @@ public struct ImageHeader: Sendable, Equatable, Codable {
     public let orientation: Orientation
     /// The file's size in bytes.
     public let fileSize: Int
+    /// A progressive JPEG: decoding it holds every DCT coefficient in memory, whatever the scale.
+    public let progressive: Bool
 
-    public init(format: ImageFormat, width: Int, height: Int, orientation: Orientation, fileSize: Int) {
+    public init(format: ImageFormat, width: Int, height: Int, orientation: Orientation, fileSize: Int, progressive: Bool = false) {
         self.format = format
         self.width = width
         self.height = height
         self.orientation = orientation
         self.fileSize = fileSize
+        self.progressive = progressive
     }
 
     /// Width and height once the photo stands upright.

@@ -59,6 +59,7 @@ final class JPEGDecoder {
 
     var width: Int { Int(pd_jpeg_get_header(handle).width) }
     var height: Int { Int(pd_jpeg_get_header(handle).height) }
+    var progressive: Bool { pd_jpeg_get_header(handle).progressive != 0 }
 
     /// The orientation stored in the APP1 EXIF marker, `.up` when none. Read when the file is
     /// opened, because libjpeg releases its saved markers once decoding finishes.

@@ -15,7 +15,7 @@ public enum PhotoDecoder {
         case .jpeg:
             let jpeg = try JPEGDecoder(path: path)
             header = ImageHeader(format: .jpeg, width: jpeg.width, height: jpeg.height,
-                                 orientation: jpeg.orientation, fileSize: size)
+                                 orientation: jpeg.orientation, fileSize: size, progressive: jpeg.progressive)
         case .png:
             let png = try PNGDecoder(path: path)
             header = ImageHeader(format: .png, width: png.width, height: png.height,

@@ -10,6 +10,7 @@ struct PhotoDrainCLI {
     /// Every command, in the order `--help` lists them.
     static var commands: [any Command.Type] { [
         InspectCommand.self,
+        AnalyzeCommand.self,
         StatusCommand.self,
         VerdictsCommand.self,
         TrainCommand.self,

@@ -1,0 +1,135 @@
+import AssetStore
+import Drain
+import Foundation
+import Synchronization
+
+/// `photodrain analyze DIR`: the background runner; banks a verdict on every photo, never uploads.
+enum AnalyzeCommand: Command {
+    static let spec = CommandSpec(
+        name: "analyze",
+        abstract: "Analyse a photo library: find faces and bank a verdict on every photo. Never uploads.",
+        arguments: "DIR",
+        discussion: """
+        Scans DIR (new photos are added, changed ones re-analysed, removed ones dropped), then
+        analyses photos --slots at a time and banks each verdict in the store the moment it
+        exists: a kill costs only the analyses in flight, and a rerun continues. An undecodable
+        photo gets a terminal verdict with its error. Several runners may share one store.
+        SIGINT/SIGTERM stop it within a second with exit 75; so does --expire-after seconds
+        without a banked verdict.
+        """,
+        options: [LibraryOptions.store,
+                  .option("slots", "N", "Concurrent analyses.", default: "2"),
+                  .option("page-size", "N", "Photos claimed from the store at a time.", default: "40"),
+                  .option("expire-after", "SECONDS", "Stop (exit 75) when no verdict is banked for this long.", default: "30")]
+            + AnalysisOptions.all + [.flag("json", "JSON lines: one per verdict, then a summary.")],
+        positionals: (1, 1),
+        examples: [
+            ("photodrain analyze ~/Pictures", "analyse everything, two at a time"),
+            ("photodrain analyze ~/Pictures --json | jq 'select(.faces > 0) .path'", "photos with faces"),
+        ],
+        exitCodes: [(0, "every photo has a verdict"), (1, "failure (store, cascade or model unreadable)"),
+                    (64, "usage error"), (75, "work remains (interrupted, expired, or memory exhausted): run again")]
+    )
+
+    struct VerdictLine: Encodable {
+        let event = "verdict"
+        let path: String
+        let label: String?
+        let faces: Int
+        let score: Double?
+        let error: String?
+        let milliseconds: Double
+    }
+
+    struct Summary: Encodable {
+        let event = "summary"
+        var photos: Int
+        var analysed: Int
+        var faces: Int
+        var withFaces: Int
+        var errors: Int
+        var remaining: Int
+        var seconds: Double
+        var imagesPerSecond: Double
+        var outcome: String
+    }
+
+    static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
+        var options = AnalyzeOptions()
+        options.slots = try arguments.int("slots", default: 2, range: 1...64)
+        options.pageSize = try arguments.int("page-size", default: 40, range: 1...10_000)
+        options.expireAfter = .seconds(try arguments.double("expire-after", default: 30, range: 0.1...86_400))
+        let memory = try AnalysisOptions.memoryGuard(arguments)
+        let pipeline = try AnalysisOptions.pipeline(arguments)
+        let store = try LibraryOptions.open(arguments)
+        let json = arguments.flag("json")
+        let console = Console.shared
+
+        let scan = try store.scan()
+        for problem in scan.problems { console.err("photodrain analyze: cannot read \(problem.path): \(problem.message)") }
+        let todo = try store.unanalyzedCount()
+        if !json {
+            console.err("\(scan.photoCount) photos in \(store.root): \(scan.changes.added.count) new, \(scan.changes.modified.count) changed, \(scan.changes.removed.count) removed; \(todo) to analyse")
+        }
+        let runner = AnalyzeRunner(store: store, analyzer: pipeline, options: options, memory: memory)
+        let watcher = SignalWatcher { signal in runner.stop(.interrupted(signal: signal)) }
+        defer { watcher.cancel() }
+        let bar = ProgressBar(title: "analysing", total: todo, quiet: json)
+        let tally = Mutex((analysed: 0, faces: 0, withFaces: 0, errors: 0))
+        let clock = ContinuousClock()
+        let start = clock.now
+        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<AnalyzeOutcome, Never>) in
+            Thread.detachNewThread {
+                continuation.resume(returning: runner.run { event in
+                    switch event {
+                    case .verdict(let path, let verdict, let banked, let ms):
+                        guard banked else { return }
+                        tally.withLock {
+                            $0.analysed += 1
+                            $0.faces += verdict.faceCount
+                            if verdict.faceCount > 0 { $0.withFaces += 1 }
+                            if verdict.analysisError != nil { $0.errors += 1 }
+                        }
+                        if json {
+                            console.json(VerdictLine(path: path, label: verdict.label, faces: verdict.faceCount, score: verdict.score,
+                                                     error: verdict.analysisError, milliseconds: (ms * 10).rounded() / 10))
+                        }
+                        bar.advance(status: verdict.analysisError.map { "(\(path): \($0))" })
+                    case .deferred(let path, let reason):
+                        if !json { console.err("\(path): deferred: \(reason)") }
+                    case .stopping(let reason):
+                        if !json { console.err("stopping (\(describe(reason))); finishing analyses in flight") }
+                    }
+                })
+            }
+        }
+        bar.finish()
+        let seconds = (clock.now - start).seconds
+        let remaining = try store.unanalyzedCount()
+        let t = tally.withLock { $0 }
+        let summary = Summary(photos: scan.photoCount, analysed: t.analysed, faces: t.faces, withFaces: t.withFaces, errors: t.errors,
+                              remaining: remaining, seconds: (seconds * 100).rounded() / 100,
+                              imagesPerSecond: seconds > 0 ? (Double(t.analysed) / seconds * 10).rounded() / 10 : 0,
+                              outcome: describe(outcome))
+        if json {
+            console.json(summary)
+        } else {
+            console.out("analysed \(t.analysed) photos in \(String(format: "%.1f", seconds)) s (\(String(format: "%.1f", summary.imagesPerSecond)) images/s): \(t.faces) faces in \(t.withFaces) photos, \(t.errors) undecodable; \(remaining) left")
+        }
+        if case .failed(let message) = outcome {
+            console.err("photodrain analyze: \(message)")
+            return .failure
+        }
+        return remaining == 0 ? .success : .workRemains
+    }
+
+    static func describe(_ outcome: AnalyzeOutcome) -> String {
+        switch outcome {
+        case .finished: "finished"
+        case .interrupted(let signal): "interrupted by \(SignalWatcher.name(signal))"
+        case .expired: "no verdict banked within --expire-after"
+        case .memoryExhausted: "memory headroom exhausted"
+        case .failed(let message): "failed: \(message)"
+        }
+    }
+}
