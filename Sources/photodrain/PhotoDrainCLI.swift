@@ -11,6 +11,7 @@ struct PhotoDrainCLI {
     static var commands: [any Command.Type] { [
         InspectCommand.self,
         AnalyzeCommand.self,
+        DrainCommand.self,
         StatusCommand.self,
         VerdictsCommand.self,
         TrainCommand.self,

@@ -1,0 +1,143 @@
+import AssetStore
+import Drain
+import Foundation
+import Synchronization
+import Transfer
+
+/// `photodrain drain DIR --to URL`: the foreground runner.
+enum DrainCommand: Command {
+    static let spec = CommandSpec(
+        name: "drain",
+        abstract: "Upload a library, analysing stragglers: 3 slots, upload-first, resumable, deduplicated.",
+        arguments: "DIR",
+        discussion: """
+        Scans DIR, then splits --slots between upload and analysis on every freed slot: while any
+        analysed photo waits and the destination answers, every slot uploads; analysis runs when
+        nothing waits for upload or the destination is unreachable. Each upload carries the photo's
+        verdict and content hash; an interrupted upload resumes from the server's offset on the next
+        run. Transient failures rotate and count (the photo fails after --max-attempts); permanent
+        ones fail it at once; an unreachable destination charges nothing.
+        """,
+        options: [LibraryOptions.store] + TransferOptions.all + [
+            .option("slots", "N", "Concurrent uploads and analyses.", default: "3"),
+            .option("bias", "upload-first|analysis-first", "Which work takes the slots when both wait.", default: "upload-first"),
+            .option("max-attempts", "N", "Counted failures before a photo is failed.", default: "5"),
+            .option("offline-timeout", "SECONDS", "With only uploads left and the destination unreachable this long, stop (exit 75).", default: "120"),
+        ] + AnalysisOptions.all + [.flag("json", "JSON lines: one per event, then a summary.")],
+        positionals: (1, 1),
+        examples: [
+            ("photodrain drain ~/Pictures --to http://127.0.0.1:8080/uploads", "to a local photodrain serve"),
+            ("photodrain drain ~/Pictures --to https://photos.example/uploads --token-file ~/.config/photodrain/token", "with a token"),
+        ],
+        exitCodes: [(0, "every photo uploaded or terminally failed"), (1, "failure (store, cascade, model)"),
+                    (64, "usage error"), (75, "interrupted, or the destination stayed unreachable: run again")]
+    )
+
+    struct EventLine: Encodable {
+        let event: String
+        var path: String?
+        var serverID: String?
+        var label: String?
+        var faces: Int?
+        var message: String?
+        var terminal: Bool?
+    }
+
+    struct Summary: Encodable {
+        let event = "summary"
+        var analysed: Int
+        var uploaded: Int
+        var failed: Int
+        var counts: StatusCounts
+        var seconds: Double
+        var outcome: String
+    }
+
+    static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
+        var options = DrainOptions(configuration: try TransferOptions.configuration(arguments))
+        options.slots = try arguments.int("slots", default: 3, range: 1...64)
+        let biasText = arguments.string("bias") ?? SlotBias.uploadFirst.rawValue
+        guard let bias = SlotBias(rawValue: biasText) else {
+            throw UsageError("--bias wants upload-first or analysis-first, not '\(biasText)'", command: spec.name)
+        }
+        options.bias = bias
+        options.retryPolicy = RetryPolicy(maxAttempts: try arguments.int("max-attempts", default: 5, range: 1...1000))
+        options.offlineGiveUp = .seconds(try arguments.double("offline-timeout", default: 120, range: 0...86_400))
+        let memory = try AnalysisOptions.memoryGuard(arguments)
+        let pipeline = try AnalysisOptions.pipeline(arguments)
+        let store = try LibraryOptions.open(arguments)
+        let json = arguments.flag("json")
+        let console = Console.shared
+        let runner = DrainRunner(store: store, analyzer: pipeline, options: options, memory: memory)
+        let watcher = SignalWatcher { signal in runner.stop(signal: signal) }
+        defer { watcher.cancel() }
+
+        let before = try store.counts()
+        let bar = ProgressBar(title: "draining", total: before.total - before.uploaded - before.failed, quiet: json)
+        let tally = Mutex((analysed: 0, uploaded: 0, failed: 0))
+        let clock = ContinuousClock()
+        let start = clock.now
+        let outcome = await runner.run { event in
+            var line: EventLine?
+            switch event {
+            case .scanned(let report):
+                for problem in report.problems { console.err("cannot read \(problem.path): \(problem.message)") }
+                if let counts = try? store.counts() { bar.setTotal(counts.total - counts.uploaded - counts.failed) }
+                if !json {
+                    console.err("\(report.photoCount) photos: \(report.changes.added.count) new, \(report.changes.modified.count) changed, \(report.changes.removed.count) removed")
+                }
+            case .analysed(let path, let verdict, let banked):
+                guard banked else { return }
+                tally.withLock { $0.analysed += 1 }
+                line = EventLine(event: "analysed", path: path, label: verdict.label, faces: verdict.faceCount, message: verdict.analysisError)
+                bar.advance(by: 0, status: "analysed \(tally.withLock { $0.analysed })")
+            case .deferred(let path, let reason):
+                line = EventLine(event: "deferred", path: path, message: reason)
+            case .uploaded(let path, let id):
+                tally.withLock { $0.uploaded += 1 }
+                line = EventLine(event: "uploaded", path: path, serverID: id)
+                bar.advance()
+            case .uploadFailed(let path, let message, let terminal):
+                if terminal { tally.withLock { $0.failed += 1 }; bar.advance() }
+                line = EventLine(event: "upload-failed", path: path, message: message, terminal: terminal)
+                if !json { console.err("\(path): upload failed\(terminal ? " for good" : ", will retry"): \(message)") }
+            case .offline(let message):
+                line = EventLine(event: "offline", message: message)
+                if !json { console.err("destination unreachable (\(message)); analysing meanwhile, uploads resume when it answers") }
+            case .online:
+                line = EventLine(event: "online")
+                if !json { console.err("destination reachable again") }
+            }
+            if json, let line { console.json(line) }
+        }
+        bar.finish()
+        let counts = try store.counts()
+        let t = tally.withLock { $0 }
+        let seconds = (clock.now - start).seconds
+        let summary = Summary(analysed: t.analysed, uploaded: t.uploaded, failed: t.failed, counts: counts,
+                              seconds: (seconds * 100).rounded() / 100, outcome: describe(outcome))
+        if json {
+            console.json(summary)
+        } else {
+            console.out("uploaded \(t.uploaded), analysed \(t.analysed), failed \(t.failed) in \(String(format: "%.1f", seconds)) s; library: \(counts.uploaded)/\(counts.total) uploaded, \(counts.failed) failed, \(counts.discovered + counts.analyzed) left (\(describe(outcome)))")
+        }
+        switch outcome {
+        case .failed(let message):
+            console.err("photodrain drain: \(message)")
+            return .failure
+        case .finished:
+            return counts.discovered + counts.analyzed == 0 ? .success : .workRemains
+        case .interrupted, .offline:
+            return counts.discovered + counts.analyzed == 0 ? .success : .workRemains
+        }
+    }
+
+    static func describe(_ outcome: DrainOutcome) -> String {
+        switch outcome {
+        case .finished: "finished"
+        case .interrupted(let signal): "interrupted by \(SignalWatcher.name(signal))"
+        case .offline(let message): "offline: \(message)"
+        case .failed(let message): "failed: \(message)"
+        }
+    }
+}
