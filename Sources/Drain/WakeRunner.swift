@@ -32,6 +32,8 @@ public struct WakeReport: Sendable, Equatable {
     public var workRemains = false
     /// Jobs the agent holds (registered or pending) at the end.
     public var jobsInFlight = 0
+    /// Stopped by `terminate` or the runtime limit.
+    public var interrupted = false
 
     public var madeProgress: Bool { acknowledged + retried + cancelled + created + analysed > 0 }
 }
@@ -110,7 +112,10 @@ public final class WakeRunner: Sendable {
         if !stopping() {
             report.analysed = try analysePage(report: &report)
         }
-        if let reason = latch.value, report.bailed == nil { report.bailed = reason }
+        if let reason = latch.value {
+            report.interrupted = true
+            if report.bailed == nil { report.bailed = reason }
+        }
         let counts = try store.counts()
         report.jobsInFlight = try store.inflightJobCount()
         report.workRemains = counts.discovered + counts.analyzed > 0 || report.jobsInFlight > 0

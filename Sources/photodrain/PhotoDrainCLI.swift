@@ -12,6 +12,8 @@ struct PhotoDrainCLI {
         InspectCommand.self,
         AnalyzeCommand.self,
         DrainCommand.self,
+        WakeCommand.self,
+        AgentCommand.self,
         StatusCommand.self,
         VerdictsCommand.self,
         TrainCommand.self,

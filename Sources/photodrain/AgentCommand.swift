@@ -1,0 +1,67 @@
+import AssetStore
+import Drain
+import Foundation
+import Transfer
+
+/// `photodrain agent DIR`: the transfer service that performs upload jobs.
+enum AgentCommand: Command {
+    static let spec = CommandSpec(
+        name: "agent",
+        abstract: "The transfer service: perform the upload jobs wake creates, resuming after restarts.",
+        arguments: "DIR",
+        discussion: """
+        Performs registered jobs --slots at a time with resumable uploads, saving each upload's URL
+        and confirmed offset before any byte is sent, and moves them to succeeded or failed for the
+        next wake to acknowledge. After a restart it resumes unfinished uploads from the server's
+        offset. SIGTERM cancels uploads in flight (they stay resumable) and exits 0. Run it as a
+        service; --exit-when-idle makes it stop on its own.
+        """,
+        options: [LibraryOptions.store, TransferOptions.tokenFile, TransferOptions.interopVersion,
+                  .option("slots", "N", "Uploads at once.", default: "3"),
+                  .option("exit-when-idle", "SECONDS", "Exit when no job has been seen for this long (default: run until signalled)."),
+                  .flag("json", "JSON lines, one per finished job.")],
+        positionals: (1, 1),
+        examples: [("photodrain agent ~/Pictures --token-file ~/.config/photodrain/token", "as a systemd service runs it")],
+        exitCodes: [(0, "stopped by a signal or idle"), (1, "failure (store)"), (64, "usage error")]
+    )
+
+    struct Line: Encodable {
+        let job: Int64
+        let outcome: String
+        var message: String?
+    }
+
+    static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
+        let token = try TransferOptions.token(arguments)
+        let version = try arguments.int("interop-version", default: 6, range: 3...8)
+        var options = AgentOptions(slots: try arguments.int("slots", default: 3, range: 1...64)) { destination in
+            UploadConfiguration(endpoint: destination, interopVersion: version, token: token)
+        }
+        if arguments.string("exit-when-idle") != nil {
+            options.exitWhenIdleFor = .seconds(try arguments.double("exit-when-idle", default: 0, range: 0...86_400))
+        }
+        let store = try LibraryOptions.open(arguments)
+        let runner = AgentRunner(store: store, options: options)
+        let watcher = SignalWatcher { signal in runner.stop(reason: SignalWatcher.name(signal)) }
+        defer { watcher.cancel() }
+        let json = arguments.flag("json")
+        let console = Console.shared
+        let finished = try await runner.run { event in
+            guard case .performed(let id, let outcome) = event else { return }
+            let line: Line
+            switch outcome {
+            case .finished(.succeeded(let status, let headers)):
+                line = Line(job: id, outcome: "succeeded", message: "\(status) \(headers["x-server-resource-id"] ?? "")")
+            case .finished(.failed(_, _, let failure)):
+                line = Line(job: id, outcome: "failed", message: "\(failure.code): \(failure.message)")
+            case .cancelled(let reason):
+                line = Line(job: id, outcome: "cancelled", message: reason)
+            case .deferred(let reason):
+                line = Line(job: id, outcome: "deferred", message: reason)
+            }
+            if json { console.json(line) } else { console.err("job \(id): \(line.outcome) \(line.message ?? "")") }
+        }
+        if !json { console.out("agent: \(finished) jobs finished") }
+        return .success
+    }
+}

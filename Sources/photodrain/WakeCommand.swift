@@ -1,0 +1,83 @@
+import AssetStore
+import Drain
+import Foundation
+
+/// `photodrain wake DIR --to URL`: one bounded invocation of the closed-app extension's work.
+enum WakeCommand: Command {
+    static let spec = CommandSpec(
+        name: "wake",
+        abstract: "One bounded, memory-capped pass: hand upload jobs to the agent, analyse at most one page.",
+        arguments: "DIR",
+        discussion: """
+        In order: acknowledge finished upload jobs; retry retryable failed ones (acknowledging
+        permanent errors instead); cancel jobs made redundant (photo removed, changed, or already
+        uploaded); create jobs for analysed photos until --inflight-limit; analyse at most one page
+        of photos, bailing the moment memory headroom runs low. It never sends file bytes: the
+        `agent` does. Run it from a timer; SIGTERM stops it promptly with exit 75.
+        """,
+        options: [LibraryOptions.store, TransferOptions.to,
+                  .option("inflight-limit", "N", "Unacknowledged upload jobs allowed at once.", default: "40"),
+                  .option("page-size", "N", "Photos analysed at most in one invocation.", default: "40"),
+                  .option("max-attempts", "N", "Counted failures before a photo is failed.", default: "5"),
+                  .option("runtime-limit", "SECONDS", "Stop (exit 75) after this long.")]
+            + AnalysisOptions.all + [.flag("json", "Print the report as one JSON object.")],
+        positionals: (1, 1),
+        examples: [
+            ("photodrain wake ~/Pictures --to https://photos.example/uploads --memory-limit 200M", "what a timer runs"),
+            ("until photodrain wake ~/Pictures --to URL; [ $? -ne 75 ] || continue; done", "repeat until done"),
+        ],
+        exitCodes: [(0, "completed: every photo is uploaded or failed"), (1, "failure, or no progress possible (memory too small)"),
+                    (64, "usage error"), (75, "processing: work remains (jobs with the agent, more to analyse)")]
+    )
+
+    struct Report: Encodable {
+        var acknowledged, retried, cancelled, created, analysed, jobsInFlight: Int
+        var bailed: String?
+        var workRemains: Bool
+        var outcome: String
+    }
+
+    static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
+        guard let destination = arguments.string("to") else {
+            throw UsageError("--to URL is required (or \"to\" in the configuration file)", command: spec.name)
+        }
+        var options = WakeOptions(destination: destination)
+        options.inflightLimit = try arguments.int("inflight-limit", default: 40, range: 1...100_000)
+        options.pageSize = try arguments.int("page-size", default: 40, range: 0...10_000)
+        options.retryPolicy = RetryPolicy(maxAttempts: try arguments.int("max-attempts", default: 5, range: 1...1000))
+        if arguments.string("runtime-limit") != nil {
+            options.runtimeLimit = .seconds(try arguments.double("runtime-limit", default: 0, range: 0.01...86_400))
+        }
+        let memory = try AnalysisOptions.memoryGuard(arguments)
+        let pipeline = try AnalysisOptions.pipeline(arguments)
+        let store = try LibraryOptions.open(arguments)
+        let runner = WakeRunner(store: store, analyzer: pipeline, memory: memory, options: options)
+        let watcher = SignalWatcher { signal in runner.terminate(reason: "\(SignalWatcher.name(signal)): terminating") }
+        defer { watcher.cancel() }
+        let report = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<WakeReport, any Error>) in
+            Thread.detachNewThread {
+                do { continuation.resume(returning: try runner.run()) } catch { continuation.resume(throwing: error) }
+            }
+        }
+        let status: ExitCode
+        let outcome: String
+        if !report.workRemains {
+            (status, outcome) = (.success, "completed")
+        } else if report.madeProgress || report.jobsInFlight > 0 || report.interrupted {
+            (status, outcome) = (.workRemains, "processing")
+        } else {
+            (status, outcome) = (.failure, "no progress possible")
+        }
+        let summary = Report(acknowledged: report.acknowledged, retried: report.retried, cancelled: report.cancelled,
+                             created: report.created, analysed: report.analysed, jobsInFlight: report.jobsInFlight,
+                             bailed: report.bailed, workRemains: report.workRemains, outcome: outcome)
+        if arguments.flag("json") {
+            Console.shared.json(summary)
+        } else {
+            var line = "wake: acknowledged \(report.acknowledged), retried \(report.retried), cancelled \(report.cancelled), created \(report.created) jobs, analysed \(report.analysed); \(report.jobsInFlight) jobs with the agent; \(outcome)"
+            if let bailed = report.bailed { line += " (stopped early: \(bailed))" }
+            Console.shared.out(line)
+        }
+        return status
+    }
+}
