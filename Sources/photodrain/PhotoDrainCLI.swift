@@ -9,6 +9,7 @@ struct PhotoDrainCLI {
 
     /// Every command, in the order `--help` lists them.
     static var commands: [any Command.Type] { [
+        DemoCommand.self,
         InspectCommand.self,
         AnalyzeCommand.self,
         DrainCommand.self,
