@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+
+/// `photodrain analyze` run as a user would, killed and rerun.
+@Suite(.serialized) struct AnalyzeCLITests {
+    static let fast = ["--analysis-size", "96"]
+
+    /// Every `verdict` JSON line's path in `output`.
+    static func bankedPaths(_ output: String) -> [String] {
+        output.split(separator: "\n").compactMap { line in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  object["event"] as? String == "verdict" else { return nil }
+            return object["path"] as? String
+        }
+    }
+
+    @Test func analysesEveryPhotoAndReportsUndecodableOnes() throws {
+        let ws = try Workspace()
+        let photos = try ws.addSmallSamples()
+        try ws.write("broken.jpg", bytes: [0xFF, 0xD8, 0xFF, 0xE0, 0, 16] + Array(repeating: 7, count: 300))
+        let result = try CLI.run(["analyze", ws.library, "--store", ws.store, "--json"] + Self.fast)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(Set(Self.bankedPaths(result.stdout)) == Set(photos + ["broken.jpg"]))
+        let status = try CLI.run(["status", ws.library, "--store", ws.store, "--json"])
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
+        let counts = try #require(report["counts"] as? [String: Any])
+        #expect(counts["total"] as? Int == photos.count + 1)
+        #expect(counts["discovered"] as? Int == 0)
+        #expect(counts["undecodable"] as? Int == 1)
+        let undecodable = try #require(report["undecodable"] as? [[String: Any]])
+        #expect(undecodable.first?["path"] as? String == "broken.jpg")
+        // A second run has nothing to do.
+        let again = try CLI.run(["analyze", ws.library, "--store", ws.store, "--json"] + Self.fast)
+        #expect(again.status == 0 && Self.bankedPaths(again.stdout).isEmpty)
+    }
+
+    @Test(arguments: [0.4, 1.0, 2.0])
+    func killedAtAnyPointLosesNothingAndRedoesNothing(after seconds: Double) throws {
+        let ws = try Workspace()
+        let photos = try ws.addSmallSamples(copies: 2)
+        var banked: [String] = []
+        var runs = 0
+        var status: Int32 = -1
+        // Kill the first runs at the given moment, then let one finish.
+        while status != 0 && runs < 8 {
+            let run = try Running(["analyze", ws.library, "--store", ws.store, "--json", "--slots", "2"] + Self.fast)
+            if runs < 2 {
+                usleep(useconds_t(seconds * 1_000_000))
+                run.signal(SIGKILL)
+            }
+            status = run.wait()
+            banked += Self.bankedPaths(run.stdout)
+            runs += 1
+        }
+        #expect(status == 0)
+        // Every photo ends with exactly one banked verdict across all the runs.
+        #expect(banked.count == photos.count, "banked \(banked.count) verdicts for \(photos.count) photos")
+        #expect(Set(banked) == Set(photos))
+        let csv = try CLI.run(["verdicts", ws.library, "--store", ws.store, "--format", "csv"])
+        #expect(csv.lines.count == photos.count + 1)
+        #expect(!csv.stdout.contains(",discovered,"))
+    }
+
+    @Test func twoRunnersOnOneStoreNeverAnalyseAPhotoTwice() throws {
+        let ws = try Workspace()
+        let photos = try ws.addSmallSamples(copies: 2)
+        // Scan once so both runners start from the same rows.
+        _ = try CLI.run(["status", ws.library, "--store", ws.store])
+        let a = try Running(["analyze", ws.library, "--store", ws.store, "--json", "--slots", "1"] + Self.fast)
+        let b = try Running(["analyze", ws.library, "--store", ws.store, "--json", "--slots", "1"] + Self.fast)
+        let statusA = a.wait(), statusB = b.wait()
+        #expect(statusA == 0 || statusA == 75)
+        #expect(statusB == 0 || statusB == 75)
+        let banked = Self.bankedPaths(a.stdout) + Self.bankedPaths(b.stdout)
+        #expect(banked.count == photos.count && Set(banked).count == photos.count)
+        #expect(!a.stderr.contains("locked") && !b.stderr.contains("locked"), "\(a.stderr)\(b.stderr)")
+        let finish = try CLI.run(["analyze", ws.library, "--store", ws.store, "--json"] + Self.fast)
+        #expect(finish.status == 0 && Self.bankedPaths(finish.stdout).isEmpty)
+    }
+
+    @Test func changedRemovedAndAddedPhotosBetweenRuns() throws {
+        let ws = try Workspace()
+        let photos = try ws.addSmallSamples()
+        #expect(try CLI.run(["analyze", ws.library, "--store", ws.store] + Self.fast).status == 0)
+        try FileManager.default.removeItem(atPath: ws.path(photos[0]))
+        let changed = try Data(contentsOf: URL(fileURLWithPath: ws.path(photos[2])))
+        try ws.write(photos[1], bytes: [UInt8](changed))          // modified: new content
+        try ws.write("new/extra.jpg", bytes: [UInt8](changed))    // added
+        let rerun = try CLI.run(["analyze", ws.library, "--store", ws.store, "--json"] + Self.fast)
+        #expect(rerun.status == 0)
+        #expect(Set(Self.bankedPaths(rerun.stdout)) == Set([photos[1], "new/extra.jpg"]))
+        let verdicts = try CLI.run(["verdicts", ws.library, "--store", ws.store])
+        #expect(verdicts.lines.count == photos.count)  // one removed, one added
+        #expect(!verdicts.stdout.contains("\"path\":\"\(photos[0])\""))
+    }
+
+    @Test func signalStopsPromptlyWithWorkRemaining() throws {
+        let ws = try Workspace()
+        try ws.addSmallSamples(shortSide: 400, copies: 3)
+        let run = try Running(["analyze", ws.library, "--store", ws.store, "--slots", "1"])
+        usleep(1_500_000)
+        let sent = Date()
+        run.signal(SIGTERM)
+        let status = run.wait()
+        #expect(status == 75)
+        #expect(Date().timeIntervalSince(sent) < 8)  // in-flight work finishes or is abandoned
+        #expect(run.stderr.contains("SIGTERM"))
+    }
+}
