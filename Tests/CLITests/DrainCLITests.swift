@@ -1,0 +1,138 @@
+import FaultProxy
+import Foundation
+import Testing
+
+/// `drain`, `wake` and `agent` against a real `photodrain serve`, killed and rerun.
+@Suite(.serialized) struct DrainCLITests {
+    static let fast = ["--analysis-size", "96"]
+
+    /// Checks the receiver holds exactly one intact object per photo, with its verdict.
+    static func expectOneIntactObjectPerPhoto(_ server: ServeProcess, _ ws: Workspace, photos: [String]) throws {
+        let objects = try server.objects()
+        #expect(objects.count == photos.count, "receiver holds \(objects.count) objects for \(photos.count) photos")
+        let keys = objects.compactMap { $0["idempotencyKey"] as? String }
+        #expect(Set(keys).count == keys.count, "an object was stored twice")
+        let verdicts = try CLI.run(["verdicts", ws.library, "--store", ws.store])
+        var byServerID: [String: [String: Any]] = [:]
+        for line in verdicts.lines {
+            if let row = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], let id = row["server_id"] as? String {
+                byServerID[id] = row
+            }
+        }
+        for object in objects {
+            let id = try #require(object["id"] as? String)
+            let row = try #require(byServerID[id], "object \(id) matches no photo's server id")
+            #expect(row["sha256"] as? String == object["sha256"] as? String)
+            #expect(row["state"] as? String == "uploaded")
+            let verdict = try #require(object["verdict"] as? String)
+            #expect(verdict.contains("\"label\""))
+        }
+    }
+
+    @Test func drainsALibraryAndARerunSendsNothing() throws {
+        let ws = try Workspace()
+        let photos = try ws.addSmallSamples()
+        let server = try ServeProcess(directory: ws.root.appendingPathComponent("received").path)
+        let first = try CLI.run(["drain", ws.library, "--store", ws.store, "--to", server.url, "--json"] + Self.fast)
+        #expect(first.status == 0, "stderr: \(first.stderr)")
+        try Self.expectOneIntactObjectPerPhoto(server, ws, photos: photos)
+        let second = try CLI.run(["drain", ws.library, "--store", ws.store, "--to", server.url, "--json"] + Self.fast)
+        #expect(second.status == 0)
+        #expect(!second.stdout.contains("\"event\":\"uploaded\""))
+    }
+
+    @Test(arguments: [0.3, 0.8, 1.5, 3.0])
+    func killedAtAnyPointEveryPhotoArrivesExactlyOnce(after seconds: Double) throws {
+        let ws = try Workspace()
+        let photos = try ws.addSmallSamples(copies: 2)
+        let server = try ServeProcess(directory: ws.root.appendingPathComponent("received").path)
+        var analysed: [String] = []
+        var status: Int32 = -1
+        var runs = 0
+        while status != 0 && runs < 10 {
+            let run = try Running(["drain", ws.library, "--store", ws.store, "--to", server.url, "--json"] + Self.fast)
+            if runs < 3 {
+                usleep(useconds_t(seconds * 1_000_000))
+                run.signal(SIGKILL)
+            }
+            status = run.wait()
+            analysed += run.stdout.split(separator: "\n").filter { $0.contains("\"event\":\"analysed\"") }.map(String.init)
+            runs += 1
+        }
+        #expect(status == 0)
+        #expect(analysed.count == photos.count, "\(analysed.count) analyses for \(photos.count) photos")
+        try Self.expectOneIntactObjectPerPhoto(server, ws, photos: photos)
+    }
+
+    @Test func offlineDestinationKeepsAnalysingAndChargesNothing() throws {
+        let ws = try Workspace()
+        let photos = try ws.addSmallSamples()
+        // Nothing listens on this port yet.
+        let proxyTarget = try ServeProcess(directory: ws.root.appendingPathComponent("received").path)
+        let port = try #require(URL(string: proxyTarget.url)?.port)
+        let closed = "http://127.0.0.1:\(port + 1)/uploads"
+        let offline = try CLI.run(["drain", ws.library, "--store", ws.store, "--to", closed, "--offline-timeout", "1", "--json"] + Self.fast)
+        #expect(offline.status == 75)
+        #expect(offline.stdout.contains("\"event\":\"offline\""))
+        let status = try CLI.run(["status", ws.library, "--store", ws.store, "--json"])
+        let counts = try #require((try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?["counts"] as? [String: Any])
+        #expect(counts["discovered"] as? Int == 0)             // everything analysed meanwhile
+        #expect(counts["analyzed"] as? Int == photos.count)     // nothing uploaded
+        #expect(counts["failed"] as? Int == 0)
+        let verdicts = try CLI.run(["verdicts", ws.library, "--store", ws.store, "--format", "csv"])
+        #expect(!verdicts.stdout.contains("connection"))       // no error recorded: a deferral
+        // The destination answers again: everything goes.
+        let online = try CLI.run(["drain", ws.library, "--store", ws.store, "--to", proxyTarget.url] + Self.fast)
+        #expect(online.status == 0)
+        try Self.expectOneIntactObjectPerPhoto(proxyTarget, ws, photos: photos)
+    }
+
+    @Test func wakeWithAnAgentDrainsTheLibraryReturning75UntilDone() throws {
+        let ws = try Workspace()
+        let photos = try ws.addSmallSamples()
+        let server = try ServeProcess(directory: ws.root.appendingPathComponent("received").path)
+        let agent = try Running(["agent", ws.library, "--store", ws.store, "--slots", "2"])
+        defer { agent.signal(SIGTERM); agent.wait() }
+        var statuses: [Int32] = []
+        for _ in 0..<40 {
+            let wake = try CLI.run(["wake", ws.library, "--store", ws.store, "--to", server.url, "--inflight-limit", "5", "--page-size", "4"] + Self.fast)
+            statuses.append(wake.status)
+            if wake.status != 75 { break }
+            usleep(300_000)
+        }
+        #expect(statuses.last == 0, "wake statuses: \(statuses)")
+        #expect(statuses.dropLast().allSatisfy { $0 == 75 })
+        try Self.expectOneIntactObjectPerPhoto(server, ws, photos: photos)
+    }
+
+    @Test func killedAgentResumesAnUploadFromTheServersOffset() throws {
+        let ws = try Workspace()
+        // A large undecodable file: it gets an error verdict and is uploaded all the same.
+        var big = [UInt8](repeating: 0, count: 24 << 20)
+        for i in stride(from: 0, to: big.count, by: 4096) { big[i] = UInt8(i / 4096 % 251) }
+        try ws.write("big.jpg", bytes: big)
+        let server = try ServeProcess(directory: ws.root.appendingPathComponent("received").path)
+        let port = try #require(URL(string: server.url)?.port)
+        // A slow link, so the kill lands mid-upload.
+        let proxy = try FaultProxy(targetPort: UInt16(port), plan: FaultPlan { _ in .delay(milliseconds: 8) })
+        defer { proxy.stop() }
+        let slowURL = "http://127.0.0.1:\(proxy.port)/uploads"
+        // The background runner banks the verdict; wake then hands the upload to the agent.
+        #expect(try CLI.run(["analyze", ws.library, "--store", ws.store] + Self.fast).status == 0)
+        let wake = try CLI.run(["wake", ws.library, "--store", ws.store, "--to", slowURL, "--json"] + Self.fast)
+        #expect(wake.status == 75 && wake.stdout.contains("\"created\":1"), "\(wake.stdout)")
+        let first = try Running(["agent", ws.library, "--store", ws.store])
+        usleep(1_200_000)
+        first.signal(SIGKILL)
+        _ = first.wait()
+        let second = try CLI.run(["agent", ws.library, "--store", ws.store, "--exit-when-idle", "0.5"])
+        #expect(second.status == 0, "stderr: \(second.stderr)")
+        let done = try CLI.run(["wake", ws.library, "--store", ws.store, "--to", slowURL] + Self.fast)
+        #expect(done.status == 0, "\(done.stdout)\(done.stderr)")
+        let objects = try server.objects()
+        #expect(objects.count == 1)
+        #expect(objects.first?["size"] as? Int == big.count)
+        // The second agent resumed: it asked for the offset instead of starting over.
+        #expect(server.running.stderr.contains("HEAD /uploads/"), "receiver log: \(server.running.stderr.suffix(800))")
+    }
+}
