@@ -11,6 +11,7 @@ struct PhotoDrainCLI {
     static var commands: [any Command.Type] { [
         DemoCommand.self,
         InspectCommand.self,
+        DetectCommand.self,
         AnalyzeCommand.self,
         DrainCommand.self,
         WakeCommand.self,

@@ -1,0 +1,149 @@
+import Drain
+import FaceAnalysis
+import Foundation
+import PhotoDecoding
+
+/// `photodrain detect FILE...`: the faces of given photos, without a store.
+enum DetectCommand: Command {
+    static let spec = CommandSpec(
+        name: "detect",
+        abstract: "Find faces in photos: cascade boxes, each confirmed or rejected by the linear classifier.",
+        arguments: "FILE...",
+        discussion: """
+        Each photo is decoded upright at the analysis size and searched with the cascade as OpenCV's
+        detectMultiScale does (same pyramid, steps and grouping). Boxes are printed in the
+        photo's own upright pixel coordinates with the classifier's probability. --annotate writes
+        the photo with its boxes drawn (green confirmed, red rejected) as PNG.
+        """,
+        options: [
+            .option("scale-factor", "F", "Pyramid step between scales (> 1).", default: "1.1"),
+            .option("min-neighbors", "N", "Overlapping raw boxes a face needs.", default: "3"),
+            .option("min-size", "PIXELS", "Smallest face searched, in analysed pixels.", default: "24"),
+            .option("max-size", "PIXELS", "Largest face searched, in analysed pixels (0: no limit).", default: "0"),
+            .option("annotate", "OUT.png", "Write the (single) photo with its boxes drawn."),
+            .flag("json", "One JSON object per photo."),
+        ] + AnalysisOptions.all.filter { $0.name != "memory-limit" },
+        positionals: (1, nil),
+        examples: [
+            ("photodrain detect SampleImages/three-portraits.jpg", "faces of one photo"),
+            ("photodrain detect SampleImages/hopper.jpg --annotate /tmp/hopper-faces.png", "a picture of the boxes"),
+            ("photodrain detect --cascade /usr/share/opencv4/lbpcascades/lbpcascade_frontalface.xml *.jpg --json", "the faster LBP cascade"),
+        ],
+        exitCodes: [(0, "every photo searched"), (1, "cascade or model unreadable"), (64, "usage error"), (65, "a photo could not be decoded")]
+    )
+
+    struct Face: Encodable {
+        let x, y, width, height, neighbors: Int
+        let probability: Float
+        let confirmed: Bool
+    }
+
+    struct Report: Encodable {
+        let path: String
+        var width: Int?
+        var height: Int?
+        var analysedWidth: Int?
+        var analysedHeight: Int?
+        var faces: [Face] = []
+        var milliseconds: Double?
+        var error: String?
+    }
+
+    static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
+        let pipeline = try AnalysisOptions.pipeline(arguments)
+        var parameters = DetectionParameters()
+        parameters.scaleFactor = try arguments.double("scale-factor", default: 1.1, range: 1.0001...4)
+        parameters.minNeighbors = try arguments.int("min-neighbors", default: 3, range: 0...1000)
+        parameters.minSize = try arguments.int("min-size", default: 24, range: 0...100_000)
+        parameters.maxSize = try arguments.int("max-size", default: 0, range: 0...100_000)
+        let annotate = arguments.string("annotate")
+        if annotate != nil && arguments.positionals.count != 1 {
+            throw UsageError("--annotate draws one photo: give exactly one FILE", command: spec.name)
+        }
+        let json = arguments.flag("json")
+        let console = Console.shared
+        var failed = false
+        for path in arguments.positionals {
+            var report = Report(path: path)
+            let clock = ContinuousClock()
+            let start = clock.now
+            do {
+                let header = try PhotoDecoder.probe(path)
+                let upright = header.uprightSize
+                let decoded = try PhotoDecoder.decode(path, options: DecodeOptions(output: .gray, targetShortSide: pipeline.settings.analysisSize))
+                let image = Resize.toAnalysisSize(decoded, shortSide: pipeline.settings.analysisSize)
+                let detections = try pipeline.cascade.detect(in: image, parameters: parameters)
+                let regions = detections.map { FaceRegion(x: $0.x, y: $0.y, width: $0.width, height: $0.height, neighbors: $0.neighbors) }
+                let probabilities = try pipeline.classifier.probabilities(in: image, regions: regions)
+                let scale = Double(upright.width) / Double(image.width)
+                report.width = upright.width
+                report.height = upright.height
+                report.analysedWidth = image.width
+                report.analysedHeight = image.height
+                report.faces = zip(detections, probabilities).map { d, p in
+                    Face(x: Int(Double(d.x) * scale), y: Int(Double(d.y) * scale), width: Int(Double(d.width) * scale),
+                         height: Int(Double(d.height) * scale), neighbors: d.neighbors, probability: (p * 10_000).rounded() / 10_000,
+                         confirmed: p >= pipeline.classifier.model.threshold)
+                }
+                report.milliseconds = ((clock.now - start).milliseconds * 10).rounded() / 10
+                if let annotate {
+                    let picture = Annotation.draw(boxes: zip(detections, probabilities).map { ($0.0, $0.1 >= pipeline.classifier.model.threshold) },
+                                                  on: try PhotoDecoder.decode(path, options: DecodeOptions(output: .rgb)), analysed: image)
+                    try ImageEncoder.writePNG(picture, to: annotate)
+                }
+            } catch let error as DecodeError {
+                report.error = "\(error.code.rawValue): \(error.message)"
+                failed = true
+            }
+            if json {
+                console.json(report)
+            } else if let error = report.error {
+                console.out("\(path): \(console.red("error")) \(error)")
+            } else {
+                let confirmed = report.faces.filter(\.confirmed).count
+                console.out("\(path): \(confirmed) face\(confirmed == 1 ? "" : "s") (\(report.faces.count) cascade boxes) in \(String(format: "%.1f", report.milliseconds ?? 0)) ms")
+                for face in report.faces {
+                    console.out("  \(face.confirmed ? "face    " : "rejected") x \(face.x) y \(face.y) \(face.width)x\(face.height)  p \(String(format: "%.3f", face.probability))  neighbours \(face.neighbors)")
+                }
+            }
+        }
+        if let annotate, !failed { console.err("wrote \(annotate)") }
+        return failed ? .dataError : .success
+    }
+}
+
+/// Draws detection boxes onto a photo for `--annotate`.
+enum Annotation {
+    /// `boxes` are in `analysed` coordinates; they are scaled onto `photo` (RGB, same aspect).
+    static func draw(boxes: [(Detection, Bool)], on photo: Image, analysed: Image) -> Image {
+        var picture = photo.channels == 3 ? photo : gray2rgb(photo)
+        let scale = Double(picture.width) / Double(analysed.width)
+        let thickness = max(2, picture.width / 300)
+        for (box, confirmed) in boxes {
+            let color: (UInt8, UInt8, UInt8) = confirmed ? (40, 220, 60) : (230, 40, 40)
+            let x0 = Int(Double(box.x) * scale), y0 = Int(Double(box.y) * scale)
+            let x1 = min(picture.width - 1, Int(Double(box.x + box.width) * scale))
+            let y1 = min(picture.height - 1, Int(Double(box.y + box.height) * scale))
+            for t in 0..<thickness {
+                for x in x0...x1 {
+                    set(&picture, x, y0 + t, color); set(&picture, x, y1 - t, color)
+                }
+                for y in y0...y1 {
+                    set(&picture, x0 + t, y, color); set(&picture, x1 - t, y, color)
+                }
+            }
+        }
+        return picture
+    }
+
+    private static func set(_ image: inout Image, _ x: Int, _ y: Int, _ c: (UInt8, UInt8, UInt8)) {
+        guard x >= 0, y >= 0, x < image.width, y < image.height else { return }
+        image[x, y, 0] = c.0; image[x, y, 1] = c.1; image[x, y, 2] = c.2
+    }
+
+    private static func gray2rgb(_ gray: Image) -> Image {
+        Image(width: gray.width, height: gray.height, channels: 3) { out in
+            for i in 0..<(gray.width * gray.height) { out[i * 3] = gray.pixels[i]; out[i * 3 + 1] = gray.pixels[i]; out[i * 3 + 2] = gray.pixels[i] }
+        }
+    }
+}
