@@ -31,6 +31,10 @@ final class CascadeScanner {
     private let stageThreshold: Buffer<Float>
     private let stageFirst: Buffer<Int>
     private let stageSize: Buffer<Int>
+    private let treeFirstNode: Buffer<Int>
+    private let treeFirstLeaf: Buffer<Int>
+    private let nodeLeft: Buffer<Int>
+    private let nodeRight: Buffer<Int>
     /// Float-sum decision limits per stage: below `low` the window surely fails, at or above
     /// `high` it surely passes; in between the stage is re-added in double.
     private let stageLow: Buffer<Float>
@@ -90,6 +94,10 @@ final class CascadeScanner {
         stageThreshold = Buffer(model.stages.map(\.threshold))
         stageFirst = Buffer(model.stages.map(\.firstTree))
         stageSize = Buffer(model.stages.map(\.treeCount))
+        treeFirstNode = Buffer(model.trees.map(\.firstNode))
+        treeFirstLeaf = Buffer(model.trees.map(\.firstLeaf))
+        nodeLeft = Buffer(model.nodes.map(\.left))
+        nodeRight = Buffer(model.nodes.map(\.right))
         var low: [Float] = [], high: [Float] = []
         for stage in model.stages {
             var magnitude = 0.0
@@ -413,19 +421,19 @@ final class CascadeScanner {
         var total: Double = 0
         let first = stageFirst[s]
         for t in first..<(first + stageSize[s]) {
-            let tree = model.trees[t]
+            let root = treeFirstNode[t]
             var index = 0
             repeat {
-                let node = tree.firstNode + index
+                let node = root + index
                 let goLeft: Bool
                 if isHaar {
                     goLeft = haarValue(c, feature: nodeFeature[node], at: p) * norm < nodeThreshold[node]
                 } else {
                     goLeft = subsetHas(node, lbpCode(c, feature: nodeFeature[node], at: p))
                 }
-                index = goLeft ? model.nodes[node].left : model.nodes[node].right
+                index = goLeft ? nodeLeft[node] : nodeRight[node]
             } while index > 0
-            total += Double(leaves[tree.firstLeaf - index])
+            total += Double(leaves[treeFirstLeaf[t] - index])
         }
         return total
     }
@@ -442,26 +450,20 @@ final class CascadeScanner {
         UnsafeRawPointer(p).loadUnaligned(as: SIMD8<UInt32>.self)
     }
 
+    /// Lane k's bit in the masks `settle` builds.
+    private static let laneBits = SIMD8<Int32>(1, 2, 4, 8, 16, 32, 64, 128)
+
     /// Settles the lanes of one vector stage: a lane whose float sum is surely below the
     /// threshold is rejected, one in the uncertain band around it is re-added in double.
     @inline(__always)
     private func settle(_ c: Context, stage s: Int, total: SIMD8<Float>, alive: inout UInt8,
                         index i: Int, rowOrigin: Int, step: Int) {
-        let below = total .< stageLow[s], above = total .>= stageHigh[s]
-        var rejected: UInt8 = 0, uncertain: UInt8 = 0
-        for k in 0..<8 {
-            rejected |= below[k] ? 1 << UInt8(k) : 0
-            uncertain |= (below[k] || above[k]) ? 0 : 1 << UInt8(k)
-        }
-        rejected &= alive
-        uncertain &= alive
-        while uncertain != 0 {
-            let k = uncertain.trailingZeroBitCount
-            uncertain &= uncertain - 1
-            let p = c.sum + rowOrigin + (i + k) * step
-            if stumpStageSum(c, stage: s, at: p, norm: rowNorm[i + k]) < Double(stageThreshold[s]) {
-                rejected |= 1 << UInt8(k)
-            }
+        let zero = SIMD8<Int32>(repeating: 0)
+        var rejected = UInt8(truncatingIfNeeded: zero.replacing(with: Self.laneBits, where: total .< stageLow[s]).wrappedSum()) & alive
+        let sure = UInt8(truncatingIfNeeded: zero.replacing(with: Self.laneBits, where: total .>= stageHigh[s]).wrappedSum())
+        let uncertain = alive & ~rejected & ~sure
+        if uncertain != 0 {
+            rejected |= settleUncertain(c, stage: s, lanes: uncertain, index: i, rowOrigin: rowOrigin, step: step)
         }
         guard rejected != 0 else { return }
         alive &= ~rejected
@@ -471,6 +473,21 @@ final class CascadeScanner {
             state[i + rejected.trailingZeroBitCount] = code
             rejected &= rejected - 1
         }
+    }
+
+    /// The lanes among `lanes` whose exact double stage sum is below the threshold.
+    private func settleUncertain(_ c: Context, stage s: Int, lanes: UInt8, index i: Int, rowOrigin: Int, step: Int) -> UInt8 {
+        var rejected: UInt8 = 0
+        var remaining = lanes
+        while remaining != 0 {
+            let k = remaining.trailingZeroBitCount
+            remaining &= remaining - 1
+            let p = c.sum + rowOrigin + (i + k) * step
+            if stumpStageSum(c, stage: s, at: p, norm: rowNorm[i + k]) < Double(stageThreshold[s]) {
+                rejected |= 1 << UInt8(k)
+            }
+        }
+        return rejected
     }
 
     /// The first `vectorStages` stages of a Haar stump cascade for every window position of a
