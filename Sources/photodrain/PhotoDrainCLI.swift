@@ -21,6 +21,7 @@ struct PhotoDrainCLI {
         TrainCommand.self,
         UploadCommand.self,
         ServeCommand.self,
+        BenchCommand.self,
         DecodeBenchCommand.self,
     ] }
 
