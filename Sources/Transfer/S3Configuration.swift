@@ -99,8 +99,16 @@ public struct S3Configuration: Sendable {
 
     /// The object key for a photo: `PREFIX/<sha256>-<name>` (no prefix: `<sha256>-<name>`), so the
     /// same photo always lands on the same key and a re-upload overwrites instead of duplicating.
+    /// The name keeps letters, digits, `.`, `-`, `_` and `~` and turns every other character into
+    /// `_`, so keys never need percent-encoding (S3-compatible servers disagree on how to sign
+    /// encoded paths); the exact name travels in `x-amz-meta-filename`.
     public func objectKey(for metadata: UploadMetadata) -> String {
-        let name = metadata.filename.replacingOccurrences(of: "/", with: "_")
+        var name = ""
+        for scalar in metadata.filename.unicodeScalars {
+            let keep = scalar.isASCII && (("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar)
+                || ("0"..."9").contains(scalar) || scalar == "." || scalar == "-" || scalar == "_" || scalar == "~")
+            name.unicodeScalars.append(keep ? scalar : "_")
+        }
         let leaf = metadata.sha256Hex.lowercased() + "-" + name
         return prefix.isEmpty ? leaf : prefix + "/" + leaf
     }
