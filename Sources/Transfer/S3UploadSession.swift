@@ -79,7 +79,7 @@ final class S3UploadSession {
                     throw S3Failure.error(status: response.status, body: response.body, operation: "PutObject")
                 }
                 guard let etag = response.headers["etag"], !etag.isEmpty else {
-                    throw TransferError(.badServerResponse, "PutObject: S3 sent no ETag")
+                    throw Self.truncated("PutObject: S3 sent no ETag")
                 }
                 progress(UploadProgress(acknowledgedBytes: size, totalBytes: size))
                 return receipt(status: response.status, headers: response.headers, etag: etag, multipart: false)
@@ -124,7 +124,7 @@ final class S3UploadSession {
         }
         guard S3Failure.errorCode(in: response.body) == nil,
               let id = S3XML.value("UploadId", in: response.body), !id.isEmpty else {
-            throw TransferError(.badServerResponse, "CreateMultipartUpload: S3's answer had no UploadId")
+            throw Self.truncated("CreateMultipartUpload: S3's answer had no UploadId")
         }
         uploadID = id
         parts = [:]
@@ -220,7 +220,7 @@ final class S3UploadSession {
                 throw S3Failure.error(status: response.status, body: response.body, operation: "UploadPart")
             }
             guard let etag = response.headers["etag"], !etag.isEmpty else {
-                throw TransferError(.badServerResponse, "UploadPart: S3 sent no ETag")
+                throw Self.truncated("UploadPart: S3 sent no ETag")
             }
             parts[number] = S3Part(number: number, etag: etag, size: length)
             try saveCheckpoint()
@@ -248,7 +248,7 @@ final class S3UploadSession {
                                   body: response.body, operation: "CompleteMultipartUpload")
         }
         guard let etag = S3XML.value("ETag", in: response.body) ?? response.headers["etag"], !etag.isEmpty else {
-            throw TransferError(.badServerResponse, "CompleteMultipartUpload: S3's answer had no ETag")
+            throw Self.truncated("CompleteMultipartUpload: S3's answer had no ETag")
         }
         progress(UploadProgress(acknowledgedBytes: size, totalBytes: size))
         return receipt(status: response.status, headers: response.headers, etag: etag, multipart: true)
@@ -266,6 +266,13 @@ final class S3UploadSession {
         } catch {
             throw TransferError(.cancelled, "the transfer was cancelled")
         }
+    }
+
+    /// A 200 without the field every such answer carries. Over HTTP/1.0 (or with a lost
+    /// `Content-Length`) a connection cut mid-answer still reads as a short 200, so this is treated
+    /// as a lost answer: transient, and the next try re-checks with ListParts.
+    private static func truncated(_ message: String) -> TransferError {
+        TransferError(.badServerResponse, message, httpStatus: 200, classification: .transient)
     }
 
     private func checkCancelled() throws(TransferError) {
