@@ -58,6 +58,6 @@ let package = Package(
         .testTarget(name: "ReceiverTests", dependencies: ["Receiver", "UploadProtocol", "CCrypto"], swiftSettings: swiftSettings),
         .testTarget(name: "DrainTests", dependencies: ["Drain", "AssetStore"], swiftSettings: swiftSettings),
         .testTarget(name: "FaultProxyTests", dependencies: ["FaultProxy"], swiftSettings: swiftSettings),
-        .testTarget(name: "CLITests", dependencies: ["photodrain", "PhotoDecoding", "FaultProxy"], swiftSettings: swiftSettings),
+        .testTarget(name: "CLITests", dependencies: ["photodrain", "PhotoDecoding", "FaceAnalysis", "AssetStore", "FaultProxy"], swiftSettings: swiftSettings),
     ]
 )
