@@ -8,6 +8,7 @@ import Synchronization
 
 /// `photodrain report DIR --out FILE.html`: a contact sheet of the library with face boxes and verdicts.
 enum ReportCommand: Command {
+    /// Usage, options and help of `photodrain report`.
     static let spec = CommandSpec(
         name: "report",
         abstract: "Write an HTML contact sheet of a library: thumbnails with face boxes, verdicts, upload state.",
@@ -37,6 +38,8 @@ enum ReportCommand: Command {
                     (64, "usage error")]
     )
 
+    /// Scans the library, then writes the page. Throws `UsageError` for bad options, the store's
+    /// error when it cannot be read, `ReportFileError` when the page cannot be written.
     static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
         guard let out = arguments.string("out"), !out.isEmpty else {
             throw UsageError("--out FILE.html is required", command: spec.name)
@@ -76,7 +79,9 @@ enum ReportCommand: Command {
 
     /// How many cards got a thumbnail and how many a placeholder.
     struct ThumbnailTally: Sendable {
+        /// Cards with an embedded thumbnail.
         var thumbnails = 0
+        /// Cards with a placeholder instead (the photo could not be decoded).
         var placeholders = 0
     }
 
@@ -121,6 +126,7 @@ enum ReportCommand: Command {
 final class ReportFile: @unchecked Sendable {
     /// Where the page ends up.
     let destination: String
+    /// The hidden file the page is written to until `commit`.
     private let temporary: String
     private let handle: FileHandle
     private var committed = false
