@@ -44,9 +44,9 @@ enum ReportPage {
         h1 { font-size: 20px; margin: 0 0 2px; }
         .where { color: var(--muted); margin: 0 0 12px; overflow-wrap: anywhere; }
         .stats { display: flex; flex-wrap: wrap; gap: 8px; margin: 0; padding: 0; list-style: none; }
-        .stats li { background: #f3f4f6; border: 1px solid var(--line); border-radius: 6px; padding: 6px 12px; min-width: 7em; }
+        .stats li { background: #f3f4f6; border: 1px solid var(--line); border-radius: 6px; padding: 5px 10px; }
         .stats b { display: block; font-size: 18px; }
-        .stats small { color: var(--muted); }
+        .stats small { color: var(--muted); font-size: 12px; white-space: nowrap; }
         .controls { display: flex; flex-wrap: wrap; gap: 8px 20px; align-items: center; margin-top: 12px; }
         .controls select { font: inherit; padding: 2px 4px; }
         .legend span { display: inline-block; width: 14px; height: 10px; margin: 0 4px 0 10px; vertical-align: middle; }

@@ -327,7 +327,7 @@ import Testing
 
         // The screenshot is a real PNG of the browser window.
         let picture = try PhotoDecoder.decode(check.screenshot, options: DecodeOptions(output: .rgb))
-        #expect(picture.width == 1280 && picture.height == 2000)
+        #expect(picture.width == 1280 && picture.height == 2400)
     }
 
     @Test func theLabelFilterHidesEveryOtherCardInChromium() throws {
