@@ -19,9 +19,10 @@ enum ReportCommand: Command {
         boxes drawn over it (solid green: confirmed by the classifier; dashed red: rejected), its
         label and score, upload state and server id, and every error it has. Photos that cannot be
         decoded get a card with the reason. The top of the page sums it up (photos by state,
-        faces, time spent analysing, throughput) and filters the cards by label and state. The
-        page needs no network and no other file; it is written to a temporary file and renamed
-        into place. Undecodable photos are shown, not failed on: they do not change the exit status.
+        faces, time spent analysing, throughput) and filters the cards by label and state; a
+        link such as report.html#label=faces&state=analyzed opens it filtered. The page needs no
+        network and no other file; it is written to a temporary file and renamed into place.
+        Undecodable photos are shown, not failed on: they do not change the exit status.
         """,
         options: [
             .option("out", "FILE.html", "Where to write the page (required)."),
