@@ -167,6 +167,34 @@ import Testing
         #expect(html.contains("--thumb: 64px"))
     }
 
+    @Test func thumbnailsAreUprightWhateverTheExifOrientation() throws {
+        let ws = try Workspace()
+        // The real samples, whose rotated copies carry EXIF orientations 3, 6 and 8.
+        for name in ["hopper.jpg", "hopper-orientation-6.jpg", "astronaut.png", "astronaut-orientation-3.jpg", "astronaut-orientation-8.jpg"] {
+            try ws.write(name, bytes: [UInt8](try Data(contentsOf: URL(fileURLWithPath: CLI.sample(name)))))
+        }
+        let out = ws.root.appendingPathComponent("report.html").path
+        let result = try CLI.run(["report", ws.library, "--store", ws.store, "--out", out, "--thumbnail-size", "96"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let html = try String(contentsOfFile: out, encoding: .utf8)
+        func thumbnail(_ name: String) throws -> Image {
+            let card = try #require(Self.card(for: name, in: html))
+            let thumb = try #require(Self.thumbnails(in: "<article " + card).first)
+            return try PhotoDecoder.decode(bytes: thumb.jpeg, options: DecodeOptions(output: .rgb))
+        }
+        for (rotated, upright) in [("hopper-orientation-6.jpg", "hopper.jpg"), ("astronaut-orientation-3.jpg", "astronaut.png"),
+                                   ("astronaut-orientation-8.jpg", "astronaut.png")] {
+            let a = try thumbnail(rotated), b = try thumbnail(upright)
+            guard a.width == b.width && a.height == b.height else {
+                Issue.record("\(rotated) is \(a.width)x\(a.height), \(upright) \(b.width)x\(b.height)")
+                continue
+            }
+            let difference = zip(a.pixels, b.pixels).reduce(0) { $0 + abs(Int($1.0) - Int($1.1)) }
+            // JPEG noise only: a photo left on its side or upside down differs by tens per channel.
+            #expect(Double(difference) / Double(a.pixels.count) < 8, "\(rotated) does not look like \(upright)")
+        }
+    }
+
     @Test func aLibraryNotYetAnalysedShowsEveryPhotoWaiting() throws {
         let library = try Library(analysed: false)
         let (result, html) = try library.report()
