@@ -11,12 +11,21 @@ public struct AgentOptions: Sendable {
     public var pollInterval: Duration = .seconds(1)
     /// Exit when no job has been seen for this long (nil: run until signalled, as a service does).
     public var exitWhenIdleFor: Duration?
-    /// The upload configuration for a job's destination (the token comes from here, never the store).
-    public var configuration: @Sendable (String) -> UploadConfiguration
+    /// The destination for a job's destination URL (tokens and S3 credentials come from here,
+    /// never the store). A destination that cannot be built fails its jobs with the reason.
+    public var destination: @Sendable (String) throws(TransferError) -> any UploadDestination
 
-    public init(slots: Int = 3, configuration: @escaping @Sendable (String) -> UploadConfiguration) {
+    /// Options building each job's destination with `destination`.
+    public init(slots: Int = 3, destination: @escaping @Sendable (String) throws(TransferError) -> any UploadDestination) {
         self.slots = max(1, slots)
-        self.configuration = configuration
+        self.destination = destination
+    }
+
+    /// Options uploading every job to a resumable-upload server configured by `configuration`.
+    public init(slots: Int = 3, configuration: @escaping @Sendable (String) -> UploadConfiguration) {
+        self.init(slots: slots) { (url: String) throws(TransferError) -> any UploadDestination in
+            ResumableUploader(configuration: configuration(url))
+        }
     }
 }
 
@@ -33,7 +42,7 @@ public final class AgentRunner: Sendable {
     private let store: AssetStore
     private let options: AgentOptions
     private let stopFlag = OneShotLatch<String>()
-    private let uploaders = Mutex<[String: ResumableUploader]>([:])
+    private let uploaders = Mutex<[String: any UploadDestination]>([:])
     private let worker = Mutex<Task<(Int, StoreError?), Never>?>(nil)
 
     public init(store: AssetStore, options: AgentOptions) {
@@ -103,10 +112,15 @@ public final class AgentRunner: Sendable {
         return (finished, storeError)
     }
 
-    private func uploader(for destination: String) -> ResumableUploader {
+    private func uploader(for destination: String) -> any UploadDestination {
         uploaders.withLock { cache in
             if let existing = cache[destination] { return existing }
-            let made = ResumableUploader(configuration: options.configuration(destination))
+            let made: any UploadDestination
+            do throws(TransferError) {
+                made = try options.destination(destination)
+            } catch {
+                made = UnavailableDestination(endpoint: destination, error: error)
+            }
             cache[destination] = made
             return made
         }

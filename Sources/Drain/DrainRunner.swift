@@ -12,9 +12,13 @@ public struct DrainOptions: Sendable {
     public var offlineGiveUp: Duration = .seconds(120)
     /// The longest wait between reachability checks while offline.
     public var maxProbeInterval: Duration = .seconds(30)
-    public var configuration: UploadConfiguration
+    /// Where uploads go (resumable HTTP or S3); `destination.endpoint` is recorded on each job.
+    public var destination: any UploadDestination
 
-    public init(configuration: UploadConfiguration) { self.configuration = configuration }
+    /// Options uploading to `destination`.
+    public init(destination: any UploadDestination) { self.destination = destination }
+    /// Options uploading to a resumable-upload server.
+    public init(configuration: UploadConfiguration) { self.init(destination: ResumableUploader(configuration: configuration)) }
 }
 
 /// Why a drain ended.
@@ -50,7 +54,7 @@ public final class DrainRunner: Sendable {
     private let analyzer: any PhotoAnalyzing
     private let options: DrainOptions
     private let memory: MemoryGuard
-    private let uploader: ResumableUploader
+    private let uploader: any UploadDestination
     private let stopFlag = OneShotLatch<Int32>()
     private let worker = Mutex<Task<DrainOutcome, Never>?>(nil)
 
@@ -68,7 +72,7 @@ public final class DrainRunner: Sendable {
         self.analyzer = analyzer
         self.options = options
         self.memory = memory
-        self.uploader = ResumableUploader(configuration: options.configuration)
+        self.uploader = options.destination
     }
 
     /// Stops promptly: uploads in flight are cancelled (their jobs stay resumable, uncharged),
@@ -191,7 +195,7 @@ public final class DrainRunner: Sendable {
     /// Can the destination be reached? (A discovery request; any HTTP answer counts.)
     private func reachable() async -> Bool {
         do {
-            _ = try await uploader.discover()
+            try await uploader.checkReachable()
             return true
         } catch {
             return !Self.isUnreachable(error)
@@ -231,7 +235,7 @@ public final class DrainRunner: Sendable {
                 job = waiting
             } else {
                 guard let asset = try store.claimForUpload(limit: 1).first else { return .noWork(.upload) }
-                _ = try store.createJob(for: asset, destination: options.configuration.endpoint, inflightLimit: .max)
+                _ = try store.createJob(for: asset, destination: options.destination.endpoint, inflightLimit: .max)
                 guard let created = try store.claimJobsToPerform(limit: 1).first else { return .noWork(.upload) }
                 job = created
             }

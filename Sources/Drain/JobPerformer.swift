@@ -13,13 +13,16 @@ public enum PerformOutcome: Sendable, Equatable {
 }
 
 /// Performs upload jobs: the transfer agent's work, shared by `agent` and the foreground `drain`.
-/// Each job's upload URL and confirmed offset are saved in the store before any byte is sent and
-/// after every acknowledged offset, so a new process resumes from the server's offset.
+/// Each job's checkpoint is saved in the store before any byte is sent and after every
+/// acknowledged step, so a new process resumes where the server stands. The job row keeps it as
+/// `resume_url` = `UploadCheckpoint.storedForm` (a resumable upload's URL, or an S3 multipart
+/// upload's JSON: object, upload id, part ETags) and `confirmed_offset` = acknowledged bytes.
 public final class JobPerformer: Sendable {
     private let store: AssetStore
-    private let uploader: ResumableUploader
+    private let uploader: any UploadDestination
 
-    public init(store: AssetStore, uploader: ResumableUploader) {
+    /// Creates a performer uploading to `uploader` (any destination: resumable HTTP or S3).
+    public init(store: AssetStore, uploader: any UploadDestination) {
         self.store = store
         self.uploader = uploader
     }
@@ -47,11 +50,12 @@ public final class JobPerformer: Sendable {
         } catch {
             return store.fileMatches(asset) ? finish(job, error: error) : await cancel(job, reason: "the photo was removed or changed")
         }
-        let resume = job.resumeURL.map { UploadCheckpoint(location: $0, offset: job.confirmedOffset, interopVersion: uploader.configuration.interopVersion) }
+        let resume = job.resumeURL.flatMap { uploader.checkpoint(restoring: $0, confirmedOffset: job.confirmedOffset) }
         let store = self.store
         do {
-            let receipt = try await uploader.upload(file: path, metadata: metadata, resumeFrom: resume, checkpoint: { checkpoint in
-                try store.checkpointJob(job, resumeURL: checkpoint.location, confirmedOffset: checkpoint.offset)
+            let receipt = try await uploader.upload(file: path, metadata: metadata, resumeFrom: resume, progress: { _ in },
+                                                    checkpoint: { checkpoint in
+                try store.checkpointJob(job, resumeURL: checkpoint.storedForm, confirmedOffset: checkpoint.offset)
             })
             // A file changed during the upload was rejected by its digest or sent as read; either
             // way the row's next scan redoes it. A success for bytes that still match is recorded.
@@ -82,9 +86,8 @@ public final class JobPerformer: Sendable {
 
     /// Cancels a job and deletes its partial upload on the server, if any.
     private func cancel(_ job: UploadJob, reason: String) async -> PerformOutcome {
-        if let location = job.resumeURL {
-            try? await uploader.cancel(UploadCheckpoint(location: location, offset: job.confirmedOffset,
-                                                        interopVersion: uploader.configuration.interopVersion))
+        if let stored = job.resumeURL, let checkpoint = uploader.checkpoint(restoring: stored, confirmedOffset: job.confirmedOffset) {
+            try? await uploader.cancel(checkpoint)
         }
         _ = try? store.cancelJob(job)
         return .cancelled(reason: reason)

@@ -7,18 +7,31 @@ public enum FileDigest {
     /// The SHA-256 digest (32 bytes) of the file at `path`.
     /// Throws `TransferError` (`file-unreadable`) when the file cannot be opened or read.
     public static func sha256(path: String) throws(TransferError) -> [UInt8] {
+        try sha256(path: path, offset: 0, length: nil)
+    }
+
+    /// The SHA-256 digest of `length` bytes of the file at `path` from byte `offset` (to the end of
+    /// the file when `length` is nil), streamed. Throws `TransferError` (`file-unreadable`) when the
+    /// file cannot be read or ends before the range does.
+    public static func sha256(path: String, offset start: Int64, length: Int64?) throws(TransferError) -> [UInt8] {
         let file = try OpenFile(path: path)
         let hasher = try SHA256Hasher()
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
         defer { buffer.deallocate() }
-        var offset: Int64 = 0
-        while true {
-            guard let base = buffer.baseAddress, let count = file.read(into: base, count: chunkSize, at: offset) else {
+        var offset = start
+        var remaining = length ?? Int64.max
+        while remaining > 0 {
+            let wanted = Int(min(Int64(chunkSize), remaining))
+            guard let base = buffer.baseAddress, let count = file.read(into: base, count: wanted, at: offset) else {
                 throw TransferError(.fileUnreadable, "the file could not be read while hashing")
             }
-            if count == 0 { break }
+            if count == 0 {
+                if length == nil { break }
+                throw TransferError(.fileUnreadable, "the file ended before the range being hashed")
+            }
             try hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             offset += Int64(count)
+            remaining -= Int64(count)
         }
         return try hasher.finish()
     }

@@ -9,6 +9,8 @@ public struct HTTPRequest: Sendable {
         case empty
         /// `length` bytes of the file at `path`, starting at byte `offset`.
         case file(path: String, offset: Int64, length: Int64)
+        /// A small body held in memory (an S3 XML request, a form), sent with its `Content-Length`.
+        case bytes([UInt8])
     }
 
     /// The method, e.g. `POST`, `PATCH`, `HEAD`.

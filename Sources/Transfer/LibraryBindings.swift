@@ -56,6 +56,11 @@ final class CurlEasy: @unchecked Sendable {
             state.readOffset = offset
             state.remaining = length
             state.mayResendPartialBody = request.mayResendPartialBody
+        } else if case .bytes(let bytes) = request.body {
+            state.memoryBody = bytes
+            state.bodyLength = Int64(bytes.count)
+            state.remaining = Int64(bytes.count)
+            state.mayResendPartialBody = request.mayResendPartialBody
         }
 
         var list: UnsafeMutablePointer<curl_slist>?
@@ -113,7 +118,7 @@ final class CurlEasy: @unchecked Sendable {
             } else if request.method != "GET" {
                 check(pd_curl_setopt_string(handle, CURLOPT_CUSTOMREQUEST, request.method))
             }
-        case .empty, .file:
+        case .empty, .file, .bytes:
             check(pd_curl_setopt_long(handle, CURLOPT_UPLOAD, 1))
             check(pd_curl_setopt_off(handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(state.remaining)))
             check(pd_curl_setopt_long(handle, CURLOPT_UPLOAD_BUFFERSIZE, settings.uploadBufferSize))
@@ -198,6 +203,8 @@ private final class CurlTransferState {
     let cancellation: CancellationFlag
     let settings: CurlSettings
     var file: OpenFile?
+    /// The body when it is held in memory rather than read from `file`.
+    var memoryBody: [UInt8]?
     var bodyStart: Int64 = 0
     var bodyLength: Int64 = 0
     var mayResendPartialBody = true
@@ -219,6 +226,16 @@ private final class CurlTransferState {
     /// Fills libcurl's buffer from the file; aborts the transfer when the file cannot supply the range.
     func readBody(into buffer: UnsafeMutableRawPointer, capacity: Int) -> Int {
         guard remaining > 0 else { return 0 }
+        if let memoryBody {
+            let start = Int(readOffset)
+            let count = Int(min(Int64(capacity), remaining))
+            memoryBody.withUnsafeBytes { raw in
+                if let base = raw.baseAddress { buffer.copyMemory(from: base + start, byteCount: count) }
+            }
+            readOffset += Int64(count)
+            remaining -= Int64(count)
+            return count
+        }
         guard let file else {
             fileFailed = true
             return pd_curl_readfunc_abort()

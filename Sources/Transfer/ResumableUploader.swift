@@ -91,3 +91,18 @@ public final class ResumableUploader: Sendable {
         return headers
     }
 }
+
+extension ResumableUploader: UploadDestination {
+    /// The upload endpoint URL.
+    public var endpoint: String { configuration.endpoint }
+
+    /// Runs discovery (`OPTIONS`); any HTTP answer means reachable.
+    public func checkReachable() async throws(TransferError) {
+        _ = try await discover()
+    }
+
+    /// The stored upload URL with the confirmed offset and the configured interop version.
+    public func checkpoint(restoring stored: String, confirmedOffset: Int64) -> UploadCheckpoint? {
+        UploadCheckpoint(storedForm: stored, confirmedOffset: confirmedOffset, interopVersion: configuration.interopVersion)
+    }
+}

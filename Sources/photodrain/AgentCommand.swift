@@ -16,7 +16,7 @@ enum AgentCommand: Command {
         offset. SIGTERM cancels uploads in flight (they stay resumable) and exits 0. Run it as a
         service; --exit-when-idle makes it stop on its own.
         """,
-        options: [LibraryOptions.store, TransferOptions.tokenFile, TransferOptions.interopVersion,
+        options: [LibraryOptions.store, TransferOptions.tokenFile, TransferOptions.interopVersion] + TransferOptions.s3 + [
                   .option("slots", "N", "Uploads at once.", default: "3"),
                   .option("exit-when-idle", "SECONDS", "Exit when no job has been seen for this long (default: run until signalled)."),
                   .flag("json", "JSON lines, one per finished job.")],
@@ -32,10 +32,9 @@ enum AgentCommand: Command {
     }
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
-        let token = try TransferOptions.token(arguments)
-        let version = try arguments.int("interop-version", default: 6, range: 3...8)
-        var options = AgentOptions(slots: try arguments.int("slots", default: 3, range: 1...64)) { destination in
-            UploadConfiguration(endpoint: destination, interopVersion: version, token: token)
+        let settings = try TransferOptions.settings(arguments)
+        var options = AgentOptions(slots: try arguments.int("slots", default: 3, range: 1...64)) { (destination: String) throws(TransferError) -> any UploadDestination in
+            try UploadDestinations.make(for: destination, settings: settings)
         }
         if arguments.string("exit-when-idle") != nil {
             options.exitWhenIdleFor = .seconds(try arguments.double("exit-when-idle", default: 0, range: 0...86_400))

@@ -28,6 +28,7 @@ enum DrainCommand: Command {
         examples: [
             ("photodrain drain ~/Pictures --to http://127.0.0.1:8080/uploads", "to a local photodrain serve"),
             ("photodrain drain ~/Pictures --to https://photos.example/uploads --token-file ~/.config/photodrain/token", "with a token"),
+            ("photodrain drain ~/Pictures --to s3://photos/library", "to S3 (AWS credentials from the environment)"),
         ],
         exitCodes: [(0, "every photo uploaded or terminally failed"), (1, "failure (store, cascade, model)"),
                     (64, "usage error"), (75, "interrupted, or the destination stayed unreachable: run again")]
@@ -54,7 +55,7 @@ enum DrainCommand: Command {
     }
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
-        var options = DrainOptions(configuration: try TransferOptions.configuration(arguments))
+        var options = DrainOptions(destination: try TransferOptions.destination(arguments))
         options.slots = try arguments.int("slots", default: 3, range: 1...64)
         let biasText = arguments.string("bias") ?? SlotBias.uploadFirst.rawValue
         guard let bias = SlotBias(rawValue: biasText) else {

@@ -22,6 +22,7 @@ struct PhotoDrainCLI {
         TrainCommand.self,
         UploadCommand.self,
         ServeCommand.self,
+        BenchCommand.self,
         DecodeBenchCommand.self,
     ] }
 

@@ -1,25 +1,31 @@
 import Foundation
 import Transfer
 
-/// `photodrain upload FILE... --to URL`: resumable uploads of given files, no store involved.
+/// `photodrain upload FILE... --to URL`: resumable (or S3) uploads of given files, no store involved.
 enum UploadCommand: Command {
     static let spec = CommandSpec(
         name: "upload",
-        abstract: "Upload files directly with resumable uploads (no library store).",
+        abstract: "Upload files directly with resumable uploads or to S3 (no library store).",
         arguments: "FILE...",
         discussion: """
         Each file is sent with its SHA-256 as Idempotency-Key and Repr-Digest, so a server that
         dedupes stores it once however often it is sent. Large files are created empty first and
         then appended, so an interrupted upload resumes from the server's offset.
+
+        With --to s3://BUCKET/PREFIX each file becomes the object PREFIX/<sha256>-<name> (one PUT,
+        or a multipart upload above 16 MiB), its verdict in x-amz-meta-verdict. Credentials come
+        from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (AWS_SESSION_TOKEN) or ~/.aws/credentials
+        (AWS_PROFILE) and are never printed.
         """,
         options: TransferOptions.all + [
-            .option("verdict", "JSON", "Attach this verdict (compact JSON) as X-Verdict.", default: "{}"),
+            .option("verdict", "JSON", "Attach this verdict (compact JSON) as X-Verdict (S3: x-amz-meta-verdict).", default: "{}"),
             .flag("json", "One JSON object per file."),
         ],
         positionals: (1, nil),
         examples: [
             ("photodrain upload IMG_0001.jpg --to http://127.0.0.1:8080/uploads", "one photo to a local receiver"),
             ("photodrain upload *.jpg --to https://photos.example/uploads --token-file ~/.photodrain-token", "with a bearer token"),
+            ("photodrain upload IMG_0001.jpg --to s3://photos/library --s3-endpoint http://127.0.0.1:9000", "to an S3-compatible store"),
         ],
         exitCodes: [(0, "every file uploaded"), (1, "a permanent failure (e.g. 403, 413)"), (64, "usage error"),
                     (65, "a file could not be read"), (75, "only transient failures: run again")]
@@ -36,16 +42,16 @@ enum UploadCommand: Command {
     }
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
-        let configuration = try TransferOptions.configuration(arguments)
+        let uploader = try TransferOptions.destination(arguments)
         let verdict = arguments.string("verdict") ?? "{}"
-        let uploader = ResumableUploader(configuration: configuration)
         let json = arguments.flag("json")
         var permanent = 0, transient = 0, unreadable = 0
         for file in arguments.positionals {
             var row = Row(file: file)
             do {
                 let metadata = try UploadMetadata(file: file, verdictJSON: verdict)
-                let receipt = try await uploader.upload(file: file, metadata: metadata)
+                let receipt = try await uploader.upload(file: file, metadata: metadata, resumeFrom: nil, progress: { _ in },
+                                                        checkpoint: { _ in })
                 row.serverID = receipt.serverID
                 row.resumable = receipt.resumable
                 row.bytes = receipt.bytesSent

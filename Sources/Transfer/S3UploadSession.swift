@@ -1,0 +1,309 @@
+import Foundation
+
+/// One file's way into S3: a single PUT, or a multipart upload that is created, filled part by
+/// part (each acknowledged ETag checkpointed), re-synchronised with ListParts after any failure
+/// or restart, and completed. Lives inside one `upload` call and is never shared.
+final class S3UploadSession {
+    private let uploader: S3Uploader
+    private let path: String
+    private let metadata: UploadMetadata
+    private let size: Int64
+    private let key: String
+    private let objectHeaders: [(name: String, value: String)]
+    private let progress: (UploadProgress) -> Void
+    private let checkpoint: (UploadCheckpoint) throws -> Void
+    private var configuration: S3Configuration { uploader.configuration }
+
+    private var uploadID: String?
+    private var partSize: Int64
+    /// Parts S3 acknowledged, by part number.
+    private var parts: [Int: S3Part] = [:]
+    private var bytesSent: Int64 = 0
+    private var retriesLeft: Int
+    private var restartsLeft = 1
+
+    /// What ListParts found.
+    private enum Listing {
+        case parts([S3Part])
+        case noSuchUpload
+    }
+
+    /// Reads the file's size and builds the object's headers. Throws `TransferError` for an
+    /// unreadable file or unusable metadata.
+    init(uploader: S3Uploader, path: String, metadata: UploadMetadata, progress: @escaping (UploadProgress) -> Void,
+         checkpoint: @escaping (UploadCheckpoint) throws -> Void) throws(TransferError) {
+        guard let digest = FileDigest.bytes(fromHex: metadata.sha256Hex), digest.count == 32 else {
+            throw TransferError(.invalidRequest, "the content hash is not 64 hex digits")
+        }
+        guard !metadata.filename.isEmpty else { throw TransferError(.invalidRequest, "the file name is empty") }
+        self.uploader = uploader
+        self.path = path
+        self.metadata = metadata
+        self.size = try OpenFile(path: path).size()
+        self.key = uploader.configuration.objectKey(for: metadata)
+        self.objectHeaders = [("content-type", S3Metadata.contentType(for: metadata.filename))] + (try S3Metadata.headers(for: metadata))
+        self.progress = progress
+        self.checkpoint = checkpoint
+        self.retriesLeft = max(0, uploader.configuration.maxRetriesPerUpload)
+        // Enough per part that the file fits in 10,000 parts, rounded up to a whole MiB.
+        let needed = (size + Int64(S3Configuration.maximumPartCount) - 1) / Int64(S3Configuration.maximumPartCount)
+        let mib: Int64 = 1024 * 1024
+        self.partSize = max(uploader.configuration.partSize, (needed + mib - 1) / mib * mib)
+    }
+
+    /// Runs the upload to completion.
+    func run(resumeFrom saved: UploadCheckpoint?) async throws(TransferError) -> UploadReceipt {
+        let resumable = saved.flatMap { checkpoint -> UploadCheckpoint? in
+            guard checkpoint.uploadID != nil, checkpoint.location == configuration.objectURI(key: key),
+                  let saved = checkpoint.partSize, saved >= S3Configuration.minimumPartSize,
+                  (size + saved - 1) / saved <= Int64(S3Configuration.maximumPartCount) else { return nil }
+            return checkpoint
+        }
+        if resumable == nil && size <= configuration.multipartThreshold {
+            return try await putWhole()
+        }
+        return try await multipart(resuming: resumable)
+    }
+
+    // MARK: Single PUT
+
+    private func putWhole() async throws(TransferError) -> UploadReceipt {
+        while true {
+            do throws(TransferError) {
+                try checkCancelled()
+                let response = try await uploader.send("PUT", key: key, headers: objectHeaders,
+                                                       body: .file(path: path, offset: 0, length: size),
+                                                       payloadHash: metadata.sha256Hex.lowercased())
+                bytesSent += response.bytesSent
+                guard response.status == 200 else {
+                    throw S3Failure.error(status: response.status, body: response.body, operation: "PutObject")
+                }
+                guard let etag = response.headers["etag"], !etag.isEmpty else {
+                    throw Self.truncated("PutObject: S3 sent no ETag")
+                }
+                progress(UploadProgress(acknowledgedBytes: size, totalBytes: size))
+                return receipt(status: response.status, headers: response.headers, etag: etag, multipart: false)
+            } catch {
+                try await recover(from: error)
+            }
+        }
+    }
+
+    // MARK: Multipart
+
+    private func multipart(resuming saved: UploadCheckpoint?) async throws(TransferError) -> UploadReceipt {
+        var needsSync = false
+        if let saved, let id = saved.uploadID, let savedPartSize = saved.partSize {
+            uploadID = id
+            partSize = savedPartSize
+            needsSync = true
+        } else {
+            try await create()
+        }
+        while true {
+            do throws(TransferError) {
+                if needsSync {
+                    needsSync = false
+                    if let done = try await synchronise() { return done }
+                }
+                try await uploadMissingParts()
+                return try await complete()
+            } catch {
+                try await recover(from: error)
+                needsSync = true
+            }
+        }
+    }
+
+    /// CreateMultipartUpload, then the checkpoint with the new upload id (before any part is sent).
+    private func create() async throws(TransferError) {
+        try checkCancelled()
+        let response = try await uploader.send("POST", key: key, query: [("uploads", "")], headers: objectHeaders, body: .empty)
+        guard response.status == 200 else {
+            throw S3Failure.error(status: response.status, body: response.body, operation: "CreateMultipartUpload")
+        }
+        guard S3Failure.errorCode(in: response.body) == nil,
+              let id = S3XML.value("UploadId", in: response.body), !id.isEmpty else {
+            throw Self.truncated("CreateMultipartUpload: S3's answer had no UploadId")
+        }
+        uploadID = id
+        parts = [:]
+        do throws(TransferError) {
+            try saveCheckpoint()
+        } catch {
+            // The id could not be saved, so nobody could ever resume or abort it: abort it now.
+            _ = try? await uploader.send("DELETE", key: key, query: [("uploadId", id)])
+            throw error
+        }
+    }
+
+    /// ListParts: keeps the parts S3 holds in the expected sizes. An upload S3 no longer knows is
+    /// either already completed (the object exists with this content hash: done) or started over.
+    private func synchronise() async throws(TransferError) -> UploadReceipt? {
+        switch try await listParts() {
+        case .parts(let listed):
+            let count = partCount
+            parts = [:]
+            for part in listed where (1...count).contains(part.number) && part.size == expectedSize(of: part.number) {
+                parts[part.number] = part
+            }
+            try saveCheckpoint()
+            return nil
+        case .noSuchUpload:
+            if let done = try await existingObject() { return done }
+            guard restartsLeft > 0 else {
+                throw TransferError(.badServerResponse, "S3 lost the multipart upload again after it was started over")
+            }
+            restartsLeft -= 1
+            try await create()
+            return nil
+        }
+    }
+
+    private func listParts() async throws(TransferError) -> Listing {
+        guard let uploadID else { return .noSuchUpload }
+        var listed: [S3Part] = []
+        var marker: String?
+        while true {
+            try checkCancelled()
+            var query: [(name: String, value: String)] = [("uploadId", uploadID), ("max-parts", "1000")]
+            if let marker { query.append(("part-number-marker", marker)) }
+            let response = try await uploader.send("GET", key: key, query: query)
+            if response.status == 404 {
+                let code = S3Failure.errorCode(in: response.body)
+                if code == nil || code == "NoSuchUpload" { return .noSuchUpload }
+            }
+            guard response.status == 200 else {
+                throw S3Failure.error(status: response.status, body: response.body, operation: "ListParts")
+            }
+            let text = Substring(String(decoding: response.body, as: UTF8.self))
+            for element in S3XML.elements("Part", in: text) {
+                guard let number = S3XML.value("PartNumber", in: element).flatMap({ Int($0) }),
+                      let etag = S3XML.value("ETag", in: element), !etag.isEmpty,
+                      let size = S3XML.value("Size", in: element).flatMap({ Int64($0) }) else {
+                    throw TransferError(.badServerResponse, "ListParts: S3 listed a part without number, ETag or size")
+                }
+                listed.append(S3Part(number: number, etag: etag, size: size))
+            }
+            guard S3XML.value("IsTruncated", in: text) == "true" else { return .parts(listed) }
+            guard let next = S3XML.value("NextPartNumberMarker", in: text), next != marker else {
+                throw TransferError(.badServerResponse, "ListParts: a truncated listing without a new marker")
+            }
+            marker = next
+        }
+    }
+
+    /// HEAD of the object: a receipt when it exists and holds this content (an earlier run
+    /// completed the upload but stopped before recording it).
+    private func existingObject() async throws(TransferError) -> UploadReceipt? {
+        let response = try await uploader.send("HEAD", key: key)
+        guard response.status == 200, response.headers[S3Metadata.sha256Header] == metadata.sha256Hex.lowercased(),
+              response.headers["content-length"].flatMap({ Int64($0) }) == size,
+              let etag = response.headers["etag"] else { return nil }
+        progress(UploadProgress(acknowledgedBytes: size, totalBytes: size))
+        return receipt(status: response.status, headers: response.headers, etag: etag, multipart: true)
+    }
+
+    private func uploadMissingParts() async throws(TransferError) {
+        guard let uploadID else { throw TransferError(.invalidRequest, "no multipart upload to add parts to") }
+        for number in 1...partCount where parts[number] == nil {
+            try checkCancelled()
+            let offset = Int64(number - 1) * partSize
+            let length = expectedSize(of: number)
+            let hash = FileDigest.hex(try FileDigest.sha256(path: path, offset: offset, length: length))
+            let response = try await uploader.send("PUT", key: key,
+                                                   query: [("partNumber", String(number)), ("uploadId", uploadID)],
+                                                   body: .file(path: path, offset: offset, length: length),
+                                                   payloadHash: hash)
+            bytesSent += response.bytesSent
+            guard response.status == 200 else {
+                throw S3Failure.error(status: response.status, body: response.body, operation: "UploadPart")
+            }
+            guard let etag = response.headers["etag"], !etag.isEmpty else {
+                throw Self.truncated("UploadPart: S3 sent no ETag")
+            }
+            parts[number] = S3Part(number: number, etag: etag, size: length)
+            try saveCheckpoint()
+            progress(UploadProgress(acknowledgedBytes: acknowledgedBytes, totalBytes: size))
+        }
+    }
+
+    /// CompleteMultipartUpload. S3 may answer 200 and still fail (an `<Error>` body), so the body
+    /// is always read.
+    private func complete() async throws(TransferError) -> UploadReceipt {
+        guard let uploadID else { throw TransferError(.invalidRequest, "no multipart upload to complete") }
+        try checkCancelled()
+        var xml = "<CompleteMultipartUpload>"
+        for number in 1...partCount {
+            guard let part = parts[number] else {
+                throw TransferError(.badServerResponse, "part \(number) is missing before completion", classification: .transient)
+            }
+            xml += "<Part><PartNumber>\(number)</PartNumber><ETag>\(S3XML.escape(part.etag))</ETag></Part>"
+        }
+        xml += "</CompleteMultipartUpload>"
+        let response = try await uploader.send("POST", key: key, query: [("uploadId", uploadID)],
+                                               headers: [("content-type", "application/xml")], body: .bytes(Array(xml.utf8)))
+        guard response.status == 200, S3Failure.errorCode(in: response.body) == nil else {
+            throw S3Failure.error(status: response.status == 200 && S3Failure.errorCode(in: response.body) == "InternalError" ? 500 : response.status,
+                                  body: response.body, operation: "CompleteMultipartUpload")
+        }
+        guard let etag = S3XML.value("ETag", in: response.body) ?? response.headers["etag"], !etag.isEmpty else {
+            throw Self.truncated("CompleteMultipartUpload: S3's answer had no ETag")
+        }
+        progress(UploadProgress(acknowledgedBytes: size, totalBytes: size))
+        return receipt(status: response.status, headers: response.headers, etag: etag, multipart: true)
+    }
+
+    // MARK: Helpers
+
+    /// Waits before another try of a transient failure, or rethrows when none is left.
+    private func recover(from error: TransferError) async throws(TransferError) {
+        guard error.isTransient, retriesLeft > 0, !Task.isCancelled else { throw error }
+        let attempt = configuration.maxRetriesPerUpload - retriesLeft + 1
+        retriesLeft -= 1
+        do {
+            try await Task.sleep(for: configuration.retryBackoff * attempt)
+        } catch {
+            throw TransferError(.cancelled, "the transfer was cancelled")
+        }
+    }
+
+    /// A 200 without the field every such answer carries. Over HTTP/1.0 (or with a lost
+    /// `Content-Length`) a connection cut mid-answer still reads as a short 200, so this is treated
+    /// as a lost answer: transient, and the next try re-checks with ListParts.
+    private static func truncated(_ message: String) -> TransferError {
+        TransferError(.badServerResponse, message, httpStatus: 200, classification: .transient)
+    }
+
+    private func checkCancelled() throws(TransferError) {
+        if Task.isCancelled { throw TransferError(.cancelled, "the transfer was cancelled") }
+    }
+
+    private var partCount: Int { max(1, Int((size + partSize - 1) / partSize)) }
+
+    private func expectedSize(of number: Int) -> Int64 {
+        let offset = Int64(number - 1) * partSize
+        return min(partSize, size - offset)
+    }
+
+    private var acknowledgedBytes: Int64 { parts.values.reduce(0) { $0 + $1.size } }
+
+    private func saveCheckpoint() throws(TransferError) {
+        let saved = UploadCheckpoint(location: configuration.objectURI(key: key), offset: acknowledgedBytes, interopVersion: 0,
+                                     uploadID: uploadID, partSize: partSize,
+                                     parts: parts.values.sorted { $0.number < $1.number })
+        do {
+            try checkpoint(saved)
+        } catch {
+            throw TransferError(.checkpointFailed, "the upload checkpoint could not be saved")
+        }
+    }
+
+    private func receipt(status: Int, headers: [String: String], etag: String, multipart: Bool) -> UploadReceipt {
+        let bare = etag.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+        var headers = headers
+        headers["etag"] = etag
+        return UploadReceipt(serverID: "\(key) \(bare)", status: status, headers: headers, bytesSent: bytesSent,
+                             location: configuration.objectURI(key: key), resumable: multipart)
+    }
+}
