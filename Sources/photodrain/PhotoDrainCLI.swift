@@ -18,6 +18,7 @@ struct PhotoDrainCLI {
         AgentCommand.self,
         StatusCommand.self,
         VerdictsCommand.self,
+        ReportCommand.self,
         TrainCommand.self,
         UploadCommand.self,
         ServeCommand.self,
