@@ -3,7 +3,7 @@ import Testing
 
 @Suite struct HelpAndConfigCLITests {
     static let commands = ["inspect", "detect", "train", "analyze", "drain", "wake", "agent", "upload", "serve",
-                           "status", "verdicts", "demo", "bench", "bench-decode"]
+                           "status", "verdicts", "report", "demo", "bench", "bench-decode"]
 
     @Test(arguments: commands)
     func everyCommandHasCompleteHelp(command: String) throws {
