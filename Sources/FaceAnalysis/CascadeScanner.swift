@@ -9,6 +9,9 @@ import PhotoDecoding
 ///   SIMD step; only the few survivors are finished one at a time. On levels scanned every second
 ///   column the tables are first split into even and odd columns, so eight windows two pixels
 ///   apart are eight consecutive entries and every load is a plain vector load.
+/// - OpenCV never evaluates the window after one its first stage rejects. Once stage 0 has run on
+///   a group, the lanes OpenCV would skip are dropped, so later stages run only where OpenCV runs.
+/// - LBP stumps look their leaf up in a 256-entry table per stump instead of testing subset bits.
 /// - The vector stages add leaves in float. Each stage carries a bound on how far that can be
 ///   from OpenCV's double sum; a window whose float sum lies within the bound of the threshold is
 ///   re-added in double, so every decision is OpenCV's.
@@ -35,6 +38,9 @@ final class CascadeScanner {
     private let treeFirstLeaf: Buffer<Int>
     private let nodeLeft: Buffer<Int>
     private let nodeRight: Buffer<Int>
+    /// LBP stumps: for each stump the leaf every one of the 256 codes selects, so a look-up is one
+    /// load instead of a bit test and a choice.
+    private let leafByCode: Buffer<Float>
     /// Float-sum decision limits per stage: below `low` the window surely fails, at or above
     /// `high` it surely passes; in between the stage is re-added in double.
     private let stageLow: Buffer<Float>
@@ -98,6 +104,17 @@ final class CascadeScanner {
         treeFirstLeaf = Buffer(model.trees.map(\.firstLeaf))
         nodeLeft = Buffer(model.nodes.map(\.left))
         nodeRight = Buffer(model.nodes.map(\.right))
+        var byCode: [Float] = []
+        if model.featureType == .lbp && model.maxNodesPerTree == 1 {
+            byCode.reserveCapacity(model.nodes.count * 256)
+            for t in model.nodes.indices {
+                for code in 0..<256 {
+                    let word = model.subsets[t * model.subsetSize + (code >> 5)]
+                    byCode.append(word & (1 << Int32(code & 31)) != 0 ? model.leaves[2 * t] : model.leaves[2 * t + 1])
+                }
+            }
+        }
+        leafByCode = Buffer(byCode)
         var low: [Float] = [], high: [Float] = []
         for stage in model.stages {
             var magnitude = 0.0
@@ -388,13 +405,12 @@ final class CascadeScanner {
         var total: Double = 0
         let first = stageFirst[s]
         for t in first..<(first + stageSize[s]) {
-            let left: Bool
             if isHaar {
-                left = haarValue(c, feature: nodeFeature[t], at: p) * norm < nodeThreshold[t]
+                let left = haarValue(c, feature: nodeFeature[t], at: p) * norm < nodeThreshold[t]
+                total += Double(left ? leaves[2 * t] : leaves[2 * t + 1])
             } else {
-                left = subsetHas(t, lbpCode(c, feature: nodeFeature[t], at: p))
+                total += Double(leafByCode[t * 256 + lbpCode(c, feature: nodeFeature[t], at: p)])
             }
-            total += Double(left ? leaves[2 * t] : leaves[2 * t + 1])
         }
         return total
     }
@@ -490,6 +506,23 @@ final class CascadeScanner {
         return rejected
     }
 
+    /// OpenCV skips the window after one its first stage rejects, so a window's later stages
+    /// matter only if the window before it was not rejected by stage 0. Given the lanes stage 0
+    /// rejected (`rejected`, among the lanes it ran on) and whether the window before lane 0 was
+    /// such a rejection (`carry`), returns the lanes OpenCV evaluates and updates `carry`.
+    @inline(__always)
+    private static func visited(rejectedByFirstStage rejected: UInt8, carry: inout Bool) -> UInt8 {
+        var mask: UInt8 = 0
+        var skipNext = carry
+        for k in 0..<8 {
+            let bit: UInt8 = 1 << UInt8(k)
+            if !skipNext { mask |= bit }
+            skipNext = !skipNext && rejected & bit != 0
+        }
+        carry = skipNext
+        return mask
+    }
+
     /// The first `vectorStages` stages of a Haar stump cascade for every window position of a
     /// row, eight at a time. Records per position: -1 (flat window), 0 or -stage (rejected), or
     /// `survived` (1 when the vector stages are the whole cascade), and the norm factor.
@@ -498,6 +531,9 @@ final class CascadeScanner {
         let survivedCode: Int8 = 1
         let area = SIMD8<Double>(repeating: normArea)
         var i = 0
+        // Whether the window before the current group was rejected by stage 0 (nil: unknown,
+        // because that group left the vector stages before stage 0 finished).
+        var carry: Bool? = false
         while i < positions {
             let base = vectorRow + i
             let s = c.vectorSum + base, q = c.vectorSquares + base
@@ -519,6 +555,7 @@ final class CascadeScanner {
                 normOut[i + k] = factor[k]
             }
             var stage = 0
+            var firstStageDone = false
             while stage < vectorStages && alive.nonzeroBitCount >= minimumLanes {
                 var total = SIMD8<Float>(repeating: 0)
                 let first = stageFirst[stage]
@@ -536,7 +573,24 @@ final class CascadeScanner {
                     let right = SIMD8<Float>(repeating: leaves[2 * t + 1])
                     total += right.replacing(with: leaves[2 * t], where: value .< nodeThreshold[t])
                 }
+                let before = alive
                 settle(c, stage: stage, total: total, alive: &alive, index: i, rowOrigin: rowOrigin, step: step)
+                if stage == 0 {
+                    // Windows OpenCV skips need no further stages.
+                    // Flat windows (never alive) are visited without causing a skip. When it is
+                    // unknown whether the window before the group caused a skip, keep every lane
+                    // either case visits.
+                    let rejected = before & ~alive
+                    var ifNotSkipped = false, ifSkipped = true
+                    let visitedA = Self.visited(rejectedByFirstStage: rejected, carry: &ifNotSkipped)
+                    let visitedB = Self.visited(rejectedByFirstStage: rejected, carry: &ifSkipped)
+                    switch carry {
+                    case false?: alive &= visitedA; carry = ifNotSkipped
+                    case true?: alive &= visitedB; carry = ifSkipped
+                    case nil: alive &= visitedA | visitedB; carry = ifNotSkipped == ifSkipped ? ifSkipped : nil
+                    }
+                    firstStageDone = true
+                }
                 stage += 1
             }
             let code = stage == stageThreshold.count ? survivedCode : Self.survived
@@ -544,6 +598,9 @@ final class CascadeScanner {
                 state[i + k] = code
                 resume[i + k] = stage
             }
+            // A group that never ran stage 0 is all flat windows (none causes a skip), or left
+            // with survivors whose stage-0 result is decided later, one at a time.
+            if !firstStageDone { carry = alive == 0 ? false : nil }
             i += 8
         }
     }
@@ -553,14 +610,18 @@ final class CascadeScanner {
     private func vectorLBP(_ c: Context, rowOrigin: Int, vectorRow: Int, positions: Int, step: Int) {
         let state = rowState.base, resume = rowResume.base
         let survivedCode: Int8 = 1
-        let subsetSize = model.subsetSize
         var i = 0
+        // Whether the window before the current group was rejected by stage 0 (nil: unknown,
+        // because that group left the vector stages before stage 0 finished).
+        var carry: Bool? = false
         while i < positions {
             let s = c.vectorSum + vectorRow + i
             var alive: UInt8 = 0xFF
             var stage = 0
+            var firstStageDone = false
             while stage < vectorStages && alive.nonzeroBitCount >= minimumLanes {
-                var total = SIMD8<Float>(repeating: 0)
+                var a0: Float = 0, a1: Float = 0, a2: Float = 0, a3: Float = 0
+                var a4: Float = 0, a5: Float = 0, a6: Float = 0, a7: Float = 0
                 let first = stageFirst[stage]
                 for t in first..<(first + stageSize[stage]) {
                     let o = c.vectorOffsets + nodeFeature[t] * 16
@@ -577,16 +638,33 @@ final class CascadeScanner {
                     code |= zero.replacing(with: 4, where: block(9, 10, 13, 14) .>= center)
                     code |= zero.replacing(with: 2, where: block(8, 9, 12, 13) .>= center)
                     code |= zero.replacing(with: 1, where: block(4, 5, 8, 9) .>= center)
-                    let subset = subsets.base + t * subsetSize
-                    let left = leaves[2 * t], right = leaves[2 * t + 1]
-                    var leaf = SIMD8<Float>(repeating: right)
-                    for k in 0..<8 {
-                        let v = Int(code[k])
-                        if subset[v >> 5] & (1 << Int32(v & 31)) != 0 { leaf[k] = left }
-                    }
-                    total += leaf
+                    // One table load per lane, added as scalars; the vector is rebuilt once per
+                    // stage (writing single lanes of a vector stalls on store forwarding).
+                    let table = leafByCode.base + t * 256
+                    a0 += table[Int(code[0])]; a1 += table[Int(code[1])]
+                    a2 += table[Int(code[2])]; a3 += table[Int(code[3])]
+                    a4 += table[Int(code[4])]; a5 += table[Int(code[5])]
+                    a6 += table[Int(code[6])]; a7 += table[Int(code[7])]
                 }
+                let total = SIMD8<Float>(a0, a1, a2, a3, a4, a5, a6, a7)
+                let before = alive
                 settle(c, stage: stage, total: total, alive: &alive, index: i, rowOrigin: rowOrigin, step: step)
+                if stage == 0 {
+                    // Windows OpenCV skips need no further stages.
+                    // Flat windows (never alive) are visited without causing a skip. When it is
+                    // unknown whether the window before the group caused a skip, keep every lane
+                    // either case visits.
+                    let rejected = before & ~alive
+                    var ifNotSkipped = false, ifSkipped = true
+                    let visitedA = Self.visited(rejectedByFirstStage: rejected, carry: &ifNotSkipped)
+                    let visitedB = Self.visited(rejectedByFirstStage: rejected, carry: &ifSkipped)
+                    switch carry {
+                    case false?: alive &= visitedA; carry = ifNotSkipped
+                    case true?: alive &= visitedB; carry = ifSkipped
+                    case nil: alive &= visitedA | visitedB; carry = ifNotSkipped == ifSkipped ? ifSkipped : nil
+                    }
+                    firstStageDone = true
+                }
                 stage += 1
             }
             let code = stage == stageThreshold.count ? survivedCode : Self.survived
@@ -594,6 +672,9 @@ final class CascadeScanner {
                 state[i + k] = code
                 resume[i + k] = stage
             }
+            // A group that never ran stage 0 is all flat windows (none causes a skip), or left
+            // with survivors whose stage-0 result is decided later, one at a time.
+            if !firstStageDone { carry = alive == 0 ? false : nil }
             i += 8
         }
     }
