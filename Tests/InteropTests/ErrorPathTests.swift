@@ -19,6 +19,7 @@ import UploadProtocol
                   let offset = head[ResumableUpload.Header.uploadOffset].flatMap({ Int64($0) }) else { return }
             head[ResumableUpload.Header.uploadOffset] = String(offset + skew)
         }))
+        defer { relay.stop() }
         let file = try TestFile(size: 9 << 20, seed: 409)
         let uploader = Interop.uploader(to: relay.uploadURL, interopVersion: interopVersion)
 
@@ -58,6 +59,7 @@ import UploadProtocol
     func missingOrWrongTokenIs401PermanentAndNothingStored(token: String?, plain: Bool) async throws {
         let receiver = try LoopbackReceiver { $0.token = "interop-token-7f3a" }
         let relay = try HTTPRelay(targetPort: receiver.port, behaviour: plain ? .optionsNotImplemented : .init())
+        defer { relay.stop() }
         let file = try TestFile(size: 6 << 20, seed: 401)
         let metadata = try file.metadata()
 
@@ -85,6 +87,7 @@ import UploadProtocol
     func oversizeAnnouncedInDiscoveryIsRefusedBeforeAnyByte(interopVersion: Int, size: Int) async throws {
         let receiver = try LoopbackReceiver { $0.maxSize = 1 << 20 }
         let relay = try HTTPRelay(targetPort: receiver.port)
+        defer { relay.stop() }
         let file = try TestFile(size: size, seed: 413)
 
         await #expect(throws: TransferError(.tooLarge, "the file is larger than the server's maximum upload size")) {
@@ -116,6 +119,7 @@ import UploadProtocol
             relay = try HTTPRelay(targetPort: receiver.port, behaviour: .optionsNotImplemented)
             uploader = Interop.uploader(to: relay.uploadURL)
         }
+        defer { relay.stop() }
 
         let metadata = try file.metadata()
         do {
