@@ -101,7 +101,7 @@ import UploadProtocol
 
     /// Where the client could not know the limit (no discovery, or a stale one from before the
     /// receiver's limit changed), the receiver's 413 is a permanent failure and nothing is stored.
-    @Test(arguments: [(nil, 2 << 20), (nil, 6 << 20), (6, 2 << 20), (6, 6 << 20), (8, 2 << 20), (8, 6 << 20)] as [(Int?, Int)])
+    @Test(arguments: [(3, 2 << 20), (3, 6 << 20), (nil, 2 << 20), (nil, 6 << 20), (6, 2 << 20), (6, 6 << 20), (8, 2 << 20), (8, 6 << 20)] as [(Int?, Int)])
     func oversizeRefusedBy413IsPermanent(interopVersion: Int?, size: Int) async throws {
         let file = try TestFile(size: size, seed: 4130)
         let receiver: LoopbackReceiver
