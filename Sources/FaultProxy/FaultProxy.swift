@@ -39,12 +39,15 @@ public final class FaultProxy: Sendable {
     /// The faults injected so far, in order.
     public var injectedFaults: [Fault] { state.withLock { $0.injected } }
 
-    /// Stops accepting and closes every open connection.
+    /// Stops accepting and closes every open connection. Only the first call does anything: the
+    /// listener's number may belong to another socket or pipe once it was closed.
     public func stop() {
-        let fds = state.withLock { s -> Set<Int32> in
+        let fds = state.withLock { s -> Set<Int32>? in
+            if s.stopped { return nil }
             s.stopped = true
             return s.open
         }
+        guard let fds else { return }
         Sockets.shutdownBoth(listener)
         Sockets.close(listener)
         for fd in fds { Sockets.shutdownBoth(fd) }

@@ -35,6 +35,7 @@ import UploadProtocol
     func serverAnsweringOptionsWith501GetsAPlainUpload(interopVersion: Int, size: Int) async throws {
         let receiver = try LoopbackReceiver()
         let relay = try HTTPRelay(targetPort: receiver.port, behaviour: .optionsNotImplemented)
+        defer { relay.stop() }
         let file = try TestFile(size: size, seed: UInt64(size + interopVersion))
         let uploader = Interop.uploader(to: relay.uploadURL, interopVersion: interopVersion)
 
@@ -57,6 +58,7 @@ import UploadProtocol
         let relay = try HTTPRelay(targetPort: receiver.port, behaviour: .init(rewrite: { head, _ in
             head[ResumableUpload.Header.interopVersion] = version
         }))
+        defer { relay.stop() }
         let file = try TestFile(size: 300_000, seed: 77)
         let uploader = Interop.uploader(to: relay.uploadURL)
 
@@ -74,6 +76,7 @@ import UploadProtocol
     @Test func plainUploadByPUTArrivesByteIdentical() async throws {
         let receiver = try LoopbackReceiver()
         let relay = try HTTPRelay(targetPort: receiver.port, behaviour: .optionsNotImplemented)
+        defer { relay.stop() }
         let file = try TestFile(size: 2_000_000, seed: 5)
         var configuration = UploadConfiguration(endpoint: relay.uploadURL)
         configuration.plainUploadMethod = "PUT"

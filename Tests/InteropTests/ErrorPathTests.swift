@@ -19,6 +19,7 @@ import UploadProtocol
                   let offset = head[ResumableUpload.Header.uploadOffset].flatMap({ Int64($0) }) else { return }
             head[ResumableUpload.Header.uploadOffset] = String(offset + skew)
         }))
+        defer { relay.stop() }
         let file = try TestFile(size: 9 << 20, seed: 409)
         let uploader = Interop.uploader(to: relay.uploadURL, interopVersion: interopVersion)
 
@@ -58,6 +59,7 @@ import UploadProtocol
     func missingOrWrongTokenIs401PermanentAndNothingStored(token: String?, plain: Bool) async throws {
         let receiver = try LoopbackReceiver { $0.token = "interop-token-7f3a" }
         let relay = try HTTPRelay(targetPort: receiver.port, behaviour: plain ? .optionsNotImplemented : .init())
+        defer { relay.stop() }
         let file = try TestFile(size: 6 << 20, seed: 401)
         let metadata = try file.metadata()
 
@@ -85,6 +87,7 @@ import UploadProtocol
     func oversizeAnnouncedInDiscoveryIsRefusedBeforeAnyByte(interopVersion: Int, size: Int) async throws {
         let receiver = try LoopbackReceiver { $0.maxSize = 1 << 20 }
         let relay = try HTTPRelay(targetPort: receiver.port)
+        defer { relay.stop() }
         let file = try TestFile(size: size, seed: 413)
 
         await #expect(throws: TransferError(.tooLarge, "the file is larger than the server's maximum upload size")) {
@@ -98,7 +101,7 @@ import UploadProtocol
 
     /// Where the client could not know the limit (no discovery, or a stale one from before the
     /// receiver's limit changed), the receiver's 413 is a permanent failure and nothing is stored.
-    @Test(arguments: [(nil, 2 << 20), (nil, 6 << 20), (6, 2 << 20), (6, 6 << 20), (8, 2 << 20), (8, 6 << 20)] as [(Int?, Int)])
+    @Test(arguments: [(3, 2 << 20), (3, 6 << 20), (nil, 2 << 20), (nil, 6 << 20), (6, 2 << 20), (6, 6 << 20), (8, 2 << 20), (8, 6 << 20)] as [(Int?, Int)])
     func oversizeRefusedBy413IsPermanent(interopVersion: Int?, size: Int) async throws {
         let file = try TestFile(size: size, seed: 4130)
         let receiver: LoopbackReceiver
@@ -116,6 +119,7 @@ import UploadProtocol
             relay = try HTTPRelay(targetPort: receiver.port, behaviour: .optionsNotImplemented)
             uploader = Interop.uploader(to: relay.uploadURL)
         }
+        defer { relay.stop() }
 
         let metadata = try file.metadata()
         do {

@@ -105,6 +105,7 @@ final class HTTPRelay: Sendable {
         var connections = 0
         var open: Set<Int32> = []
         var stopped = false
+        var listenerClosed = false
         var held = false
         var released = false
     }
@@ -147,22 +148,24 @@ final class HTTPRelay: Sendable {
     /// Lets a held connection go on.
     func release() { state.withLock { $0.released = true } }
 
-    /// Stops accepting and ends every open connection (releasing any hold).
+    /// Stops accepting and ends every open connection (releasing any hold). Only the first call
+    /// does anything. Descriptors are shut down and closed only under the lock, so a number
+    /// another test's socket or pipe has reused is never touched.
     func stop() {
-        let fds = state.withLock { state -> Set<Int32> in
-            if state.stopped { return [] }
+        state.withLock { state in
+            if state.stopped { return }
             state.stopped = true
             state.released = true
-            return state.open
+            if !state.listenerClosed { LoopbackSocket.shutdownBoth(listener) }
+            for fd in state.open { LoopbackSocket.shutdownBoth(fd) }
         }
-        LoopbackSocket.shutdownBoth(listener)
-        for fd in fds { LoopbackSocket.shutdownBoth(fd) }
     }
 
     private func acceptLoop() {
         while let client = LoopbackSocket.accept(listener) {
             let (index, stopped) = state.withLock { state -> (Int, Bool) in
                 state.connections += 1
+                if !state.stopped { state.open.insert(client) }
                 return (state.connections - 1, state.stopped)
             }
             if stopped {
@@ -172,13 +175,18 @@ final class HTTPRelay: Sendable {
             let thread = Thread { [self] in serve(client: client, index: index) }
             thread.start()
         }
-        LoopbackSocket.close(listener)
+        state.withLock { state in
+            state.listenerClosed = true
+            LoopbackSocket.close(listener)
+        }
     }
 
-    private func track(_ fds: [Int32], open: Bool) {
+    /// Forgets and closes descriptors in one step.
+    private func close(_ fds: [Int32]) {
         state.withLock { state in
             for fd in fds {
-                if open { state.open.insert(fd) } else { state.open.remove(fd) }
+                state.open.remove(fd)
+                LoopbackSocket.close(fd)
             }
         }
     }
@@ -189,10 +197,18 @@ final class HTTPRelay: Sendable {
 
     private func serve(client: Int32, index: Int) {
         guard let server = LoopbackSocket.connect(port: targetPort) else {
-            LoopbackSocket.close(client)
+            close([client])
             return
         }
-        track([client, server], open: true)
+        let admitted = state.withLock { state -> Bool in
+            if !state.stopped { state.open.insert(server) }
+            return !state.stopped
+        }
+        guard admitted else {
+            close([client])
+            LoopbackSocket.close(server)
+            return
+        }
         let clientWrites = SerializedWriter(descriptor: client)
         let holds = index == 0 && behaviour.holdAfterBytes != nil
         let downstreamDone = DispatchSemaphore(value: 0)
@@ -206,9 +222,7 @@ final class HTTPRelay: Sendable {
         relayRequests(from: client, to: server, holds: holds, clientWrites: clientWrites)
         LoopbackSocket.shutdownWrite(server)
         downstreamDone.wait()
-        track([client, server], open: false)
-        LoopbackSocket.close(client)
-        LoopbackSocket.close(server)
+        close([client, server])
     }
 
     /// Responses pass through byte for byte.

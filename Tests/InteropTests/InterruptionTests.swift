@@ -16,6 +16,7 @@ import UploadProtocol
         let size = 50_000_000
         let receiver = try LoopbackReceiver()
         let relay = try HTTPRelay(targetPort: receiver.port)
+        defer { relay.stop() }
         let plan = FaultPlan { connection in
             switch connection {
             case 0: .cut(afterBytes: 7_000_000, direction: .upstream)
@@ -71,6 +72,7 @@ import UploadProtocol
         let faults = FaultInjection(cutAtOffsets: cuts)
         let receiver = try LoopbackReceiver { $0.faultInjection = faults }
         let relay = try HTTPRelay(targetPort: receiver.port)
+        defer { relay.stop() }
         let file = try TestFile(size: size, seed: UInt64(size / 1000 + interopVersion))
         let uploader = Interop.uploader(to: relay.uploadURL, interopVersion: interopVersion)
 
@@ -97,6 +99,7 @@ import UploadProtocol
         let faults = FaultInjection(cutAtOffsets: [1_000_000])
         let receiver = try LoopbackReceiver { $0.faultInjection = faults }
         let relay = try HTTPRelay(targetPort: receiver.port, behaviour: .optionsNotImplemented)
+        defer { relay.stop() }
         let file = try TestFile(size: 3_000_000, seed: 9)
         let uploader = Interop.uploader(to: relay.uploadURL)
         let metadata = try file.metadata()
