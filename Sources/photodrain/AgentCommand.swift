@@ -32,6 +32,8 @@ enum AgentCommand: Command {
     }
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
+        let signals = EarlySignals()
+        defer { signals.cancel() }
         let settings = try TransferOptions.settings(arguments)
         var options = AgentOptions(slots: try arguments.int("slots", default: 3, range: 1...64)) { (destination: String) throws(TransferError) -> any UploadDestination in
             try UploadDestinations.make(for: destination, settings: settings)
@@ -41,8 +43,7 @@ enum AgentCommand: Command {
         }
         let store = try LibraryOptions.open(arguments)
         let runner = AgentRunner(store: store, options: options)
-        let watcher = SignalWatcher { signal in runner.stop(reason: SignalWatcher.name(signal)) }
-        defer { watcher.cancel() }
+        signals.attach { signal in runner.stop(reason: SignalWatcher.name(signal)) }
         let json = arguments.flag("json")
         let console = Console.shared
         let finished = try await runner.run { event in

@@ -55,6 +55,8 @@ enum AnalyzeCommand: Command {
     }
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
+        let signals = EarlySignals()
+        defer { signals.cancel() }
         var options = AnalyzeOptions()
         options.slots = try arguments.int("slots", default: 2, range: 1...64)
         options.pageSize = try arguments.int("page-size", default: 40, range: 1...10_000)
@@ -72,8 +74,7 @@ enum AnalyzeCommand: Command {
             console.err("\(scan.photoCount) photos in \(store.root): \(scan.changes.added.count) new, \(scan.changes.modified.count) changed, \(scan.changes.removed.count) removed; \(todo) to analyse")
         }
         let runner = AnalyzeRunner(store: store, analyzer: pipeline, options: options, memory: memory)
-        let watcher = SignalWatcher { signal in runner.stop(.interrupted(signal: signal)) }
-        defer { watcher.cancel() }
+        signals.attach { signal in runner.stop(.interrupted(signal: signal)) }
         let bar = ProgressBar(title: "analysing", total: todo, quiet: json)
         let tally = Mutex((analysed: 0, faces: 0, withFaces: 0, errors: 0))
         let clock = ContinuousClock()

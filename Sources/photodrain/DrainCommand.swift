@@ -55,6 +55,8 @@ enum DrainCommand: Command {
     }
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
+        let signals = EarlySignals()
+        defer { signals.cancel() }
         var options = DrainOptions(destination: try TransferOptions.destination(arguments))
         options.slots = try arguments.int("slots", default: 3, range: 1...64)
         let biasText = arguments.string("bias") ?? SlotBias.uploadFirst.rawValue
@@ -70,8 +72,7 @@ enum DrainCommand: Command {
         let json = arguments.flag("json")
         let console = Console.shared
         let runner = DrainRunner(store: store, analyzer: pipeline, options: options, memory: memory)
-        let watcher = SignalWatcher { signal in runner.stop(signal: signal) }
-        defer { watcher.cancel() }
+        signals.attach { signal in runner.stop(signal: signal) }
 
         let before = try store.counts()
         let bar = ProgressBar(title: "draining", total: before.total - before.uploaded - before.failed, quiet: json)

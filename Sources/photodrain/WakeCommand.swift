@@ -41,6 +41,8 @@ enum WakeCommand: Command {
         guard let destination = arguments.string("to") else {
             throw UsageError("--to URL is required (or \"to\" in the configuration file)", command: spec.name)
         }
+        let signals = EarlySignals()
+        defer { signals.cancel() }
         var options = WakeOptions(destination: destination)
         options.inflightLimit = try arguments.int("inflight-limit", default: 40, range: 1...100_000)
         options.pageSize = try arguments.int("page-size", default: 40, range: 0...10_000)
@@ -52,8 +54,7 @@ enum WakeCommand: Command {
         let pipeline = try AnalysisOptions.pipeline(arguments)
         let store = try LibraryOptions.open(arguments)
         let runner = WakeRunner(store: store, analyzer: pipeline, memory: memory, options: options)
-        let watcher = SignalWatcher { signal in runner.terminate(reason: "\(SignalWatcher.name(signal)): terminating") }
-        defer { watcher.cancel() }
+        signals.attach { signal in runner.terminate(reason: "\(SignalWatcher.name(signal)): terminating") }
         let report = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<WakeReport, any Error>) in
             Thread.detachNewThread {
                 do { continuation.resume(returning: try runner.run()) } catch { continuation.resume(throwing: error) }

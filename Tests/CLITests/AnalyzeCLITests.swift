@@ -106,7 +106,9 @@ import Testing
         let ws = try Workspace()
         try ws.addSmallSamples(shortSide: 400, copies: 3)
         let run = try Running(["analyze", ws.library, "--store", ws.store, "--slots", "1"])
-        usleep(1_500_000)
+        // Once it has said what it will do, it is analysing.
+        for _ in 0..<600 where !run.stderr.contains("to analyse") { usleep(50_000) }
+        usleep(300_000)
         let sent = Date()
         run.signal(SIGTERM)
         let status = run.wait()
