@@ -225,7 +225,7 @@ public final class DrainRunner: Sendable {
             } catch {
                 return .storeFailed("\(error)")
             }
-        }
+        } ?? .noWork(.analysis)
     }
 
     private func uploadSlot(events: @escaping @Sendable (DrainEvent) -> Void) async -> SlotResult {

@@ -1,6 +1,7 @@
 import AssetStore
 import Drain
 import Foundation
+import Synchronization
 
 /// `photodrain wake DIR --to URL`: one bounded invocation of the closed-app extension's work.
 enum WakeCommand: Command {
@@ -54,12 +55,27 @@ enum WakeCommand: Command {
         let pipeline = try AnalysisOptions.pipeline(arguments)
         let store = try LibraryOptions.open(arguments)
         let runner = WakeRunner(store: store, analyzer: pipeline, memory: memory, options: options)
-        signals.attach { signal in runner.terminate(reason: "\(SignalWatcher.name(signal)): terminating") }
-        let report = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<WakeReport, any Error>) in
-            Thread.detachNewThread {
-                do { continuation.resume(returning: try runner.run()) } catch { continuation.resume(throwing: error) }
-            }
+        let terminatedAt = Mutex<(at: ContinuousClock.Instant, signal: Int32)?>(nil)
+        signals.attach { signal in
+            terminatedAt.withLock { $0 = $0 ?? (.now, signal) }
+            runner.terminate(reason: "\(SignalWatcher.name(signal)): terminating")
         }
+        let result = Mutex<Result<WakeReport, any Error>?>(nil)
+        Thread.detachNewThread {
+            let outcome = Result { try runner.run() }
+            result.withLock { $0 = outcome }
+        }
+        // willTerminate means promptly: an analysis in flight gets a second, then is abandoned
+        // (its photo was not banked, so the next invocation redoes it).
+        while result.withLock({ $0 }) == nil {
+            if let stop = terminatedAt.withLock({ $0 }), ContinuousClock.now - stop.at > .seconds(1) {
+                Console.shared.out("wake: stopped by \(SignalWatcher.name(stop.signal)); the analysis in flight was abandoned; processing")
+                return .workRemains
+            }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        guard let finished = result.withLock({ $0 }) else { return .failure }
+        let report = try finished.get()
         let status: ExitCode
         let outcome: String
         if !report.workRemains {

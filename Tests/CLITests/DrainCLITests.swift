@@ -141,6 +141,20 @@ import Testing
         #expect(creations.count == 1, "the upload was started over: \(creations)")
     }
 
+    @Test func drainStopsPromptlyOnSIGINT() throws {
+        let ws = try Workspace()
+        try ws.addSmallSamples(shortSide: 400, copies: 3)
+        let server = try ServeProcess(directory: ws.root.appendingPathComponent("received").path)
+        let drain = try Running(["drain", ws.library, "--store", ws.store, "--to", server.url])
+        for _ in 0..<600 where !drain.stderr.contains("photos:") { usleep(50_000) }
+        usleep(500_000)
+        let sent = Date()
+        drain.signal(SIGINT)
+        #expect(drain.wait() == 75)
+        #expect(Date().timeIntervalSince(sent) < 5)
+        #expect(drain.stdout.contains("interrupted by SIGINT"))
+    }
+
     @Test func wakeStopsPromptlyOnSIGTERM() throws {
         let ws = try Workspace()
         try ws.addSmallSamples(shortSide: 400, copies: 4)
