@@ -357,7 +357,9 @@ import UploadProtocol
         let fixture = try UploadFixture(size: 300_000, behaviour: .init(creationLimits: "max-append-size=100000"))
         _ = try await fixture.uploader().upload(file: fixture.path, metadata: fixture.metadata)
         #expect(fixture.server.requests.count == 5)  // OPTIONS, POST, three PATCHes
-        #expect(fixture.server.connectionsAccepted == 1)
+        // One connection when the machine is quiet; under heavy load an idle connection may be
+        // dropped between two requests and redialled, but never one connection per request.
+        #expect(fixture.server.connectionsAccepted <= 2)
     }
 
     @Test func tooLargeOptimisticCreationFallsBackToCarefulCreation() async throws {
