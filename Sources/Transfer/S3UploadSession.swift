@@ -244,8 +244,7 @@ final class S3UploadSession {
         let response = try await uploader.send("POST", key: key, query: [("uploadId", uploadID)],
                                                headers: [("content-type", "application/xml")], body: .bytes(Array(xml.utf8)))
         guard response.status == 200, S3Failure.errorCode(in: response.body) == nil else {
-            throw S3Failure.error(status: response.status == 200 && S3Failure.errorCode(in: response.body) == "InternalError" ? 500 : response.status,
-                                  body: response.body, operation: "CompleteMultipartUpload")
+            throw S3Failure.error(status: response.status, body: response.body, operation: "CompleteMultipartUpload")
         }
         guard let etag = S3XML.value("ETag", in: response.body) ?? response.headers["etag"], !etag.isEmpty else {
             throw Self.truncated("CompleteMultipartUpload: S3's answer had no ETag")
