@@ -80,6 +80,9 @@ public final class AnalyzeRunner: Sendable {
 
     private let shared = Mutex(Shared())
 
+    /// What a typical photo (12 MP baseline JPEG at 1/4, analysed at 480) costs, for page sizing.
+    static let typicalCost = MemoryGuard.estimatedCost(width: 4000, height: 3000, denominator: 4, analysisShortSide: 480)
+
     public init(store: AssetStore, analyzer: any PhotoAnalyzing, options: AnalyzeOptions, memory: MemoryGuard = MemoryGuard()) {
         self.store = store
         self.analyzer = analyzer
@@ -160,8 +163,15 @@ public final class AnalyzeRunner: Sendable {
         // One claimer at a time keeps pages whole; the store's own transaction guards other processes.
         shared.withLock { state -> AssetRecord? in
             if state.queue.isEmpty && !state.exhausted {
+                // Pages shrink with the memory headroom; none fits at all: stop, work remains.
+                let page = MemoryGuard.pageSize(headroom: memory.read().headroom, typicalCost: Self.typicalCost,
+                                                slots: options.slots, maximum: options.pageSize)
+                guard page > 0 else {
+                    latch.complete(.memoryExhausted)
+                    return nil
+                }
                 do {
-                    state.queue = try store.claimUnanalyzed(limit: options.pageSize)
+                    state.queue = try store.claimUnanalyzed(limit: page)
                 } catch {
                     latch.complete(.failed(message: "\(error)"))
                     return nil

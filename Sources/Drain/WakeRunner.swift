@@ -124,7 +124,7 @@ public final class WakeRunner: Sendable {
 
     private func analysePage(report: inout WakeReport) throws(StoreError) -> Int {
         let reading = memory.read()
-        let typical = MemoryGuard.estimatedCost(width: 4000, height: 3000, denominator: 4, analysisShortSide: 480)
+        let typical = AnalyzeRunner.typicalCost
         let page = MemoryGuard.pageSize(headroom: reading.headroom, typicalCost: typical, slots: options.slots, maximum: options.pageSize)
         guard page > 0 else {
             if try store.unanalyzedCount() > 0 {

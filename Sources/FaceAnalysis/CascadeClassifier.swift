@@ -107,7 +107,7 @@ public struct CascadeClassifier: Sendable {
             guard workingWidth > 0, workingHeight > 0 else { continue }
             let stripeSize = max((workingHeight / step + stripes - 1) / stripes, 1) * step
             workingHeight = min(workingHeight, stripes * stripeSize)
-            scanner.prepareLevel(gray, levelWidth: levelWidth, levelHeight: levelHeight, timings: &timings)
+            scanner.prepareLevel(gray, levelWidth: levelWidth, levelHeight: levelHeight, step: step, timings: &timings)
             let start = SystemCalls.monotonicNanoseconds()
             scanner.scanLevel(workingWidth: workingWidth, workingHeight: workingHeight,
                               step: step, scale: scale, into: &found)

@@ -1,40 +1,147 @@
+// FaceBench: a small release-built harness around FaceAnalysis for the scripts in Scripts/
+// (parity fixtures, benchmark against OpenCV) until `photodrain detect` and `photodrain bench`
+// take over. Every command prints JSON lines so the scripts can read them.
+//
+//   FaceBench gray INPUT OUTPUT.png
+//   FaceBench detect --cascade XML [--scale-factor F] [--min-neighbors N] [--min-size S] [--max-size S] FILE...
+//   FaceBench time --cascade XML [--repeat N] [detector options] FILE...
+//   FaceBench bench --cascade XML [--analysis-size N] [--repeat N] [detector options] FILE...
+#if canImport(Glibc)
+import Glibc
+#endif
 import FaceAnalysis
 import PhotoDecoding
-import Glibc
-func cpuNow() -> Double { var t = timespec(); clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t); return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9 }
 
-// Temporary harness, replaced below.
-let args = Array(CommandLine.arguments.dropFirst())
-switch args.first {
-case "gray":
-    let image = try PhotoDecoder.decode(args[1], options: DecodeOptions(output: .gray))
-    try ImageEncoder.writePNG(image, to: args[2])
-case "resize":
-    let image = try PhotoDecoder.decode(args[1], options: DecodeOptions(output: .gray))
-    let out = Resize.bilinear(image, width: Int(args[2])!, height: Int(args[3])!)
-    try ImageEncoder.writePNG(out, to: args[4])
-case "detect":
-    let cascade = try CascadeClassifier(contentsOf: args[1])
-    let nums = args[2...].filter { $0.allSatisfy { $0.isNumber || $0 == "." } }
-    let p = DetectionParameters(scaleFactor: Double(nums[0])!, minNeighbors: Int(nums[1])!, minSize: Int(nums[2])!, maxSize: Int(nums[3])!)
-    for path in args[2...] where !path.allSatisfy({ $0.isNumber || $0 == "." }) {
-        let image = try PhotoDecoder.decode(path, options: DecodeOptions(output: .gray))
-        let found = try cascade.detect(in: image, parameters: p)
-        print(path, found.map { [$0.x, $0.y, $0.width, $0.height] }.sorted { $0.lexicographicallyPrecedes($1) })
+struct UsageError: Error { var message: String }
+
+struct Options {
+    var cascade: String?
+    var parameters = DetectionParameters(minSize: 30)
+    var repeats = 10
+    var analysisSize: Int? = 480
+    var files: [String] = []
+
+    init(_ arguments: ArraySlice<String>) throws {
+        var rest = arguments
+        func value(_ flag: String) throws -> String {
+            guard let v = rest.popFirst() else { throw UsageError(message: "\(flag) needs a value") }
+            return v
+        }
+        func integer(_ flag: String) throws -> Int {
+            guard let v = Int(try value(flag)) else { throw UsageError(message: "\(flag) needs an integer") }
+            return v
+        }
+        while let argument = rest.popFirst() {
+            switch argument {
+            case "--cascade": cascade = try value(argument)
+            case "--scale-factor":
+                guard let v = Double(try value(argument)) else { throw UsageError(message: "--scale-factor needs a number") }
+                parameters.scaleFactor = v
+            case "--min-neighbors": parameters.minNeighbors = try integer(argument)
+            case "--min-size": parameters.minSize = try integer(argument)
+            case "--max-size": parameters.maxSize = try integer(argument)
+            case "--repeat": repeats = max(1, try integer(argument))
+            case "--analysis-size":
+                let v = try integer(argument)
+                analysisSize = v > 0 ? v : nil
+            default:
+                if argument.hasPrefix("--") { throw UsageError(message: "unknown option \(argument)") }
+                files.append(argument)
+            }
+        }
     }
-case "time":
-    let cascade = try CascadeClassifier(contentsOf: args[1])
-    let image = try PhotoDecoder.decode(args[2], options: DecodeOptions(output: .gray))
-    let p = DetectionParameters(minSize: 30)
-    var best = UInt64.max
-    var t = DetectionTimings()
-    let reps = Int(args.count > 3 ? args[3] : "20") ?? 20
-    for _ in 0..<reps {
-        let c = cpuNow()
-        _ = try cascade.detect(in: image, parameters: p, timings: &t)
-        best = min(best, UInt64((cpuNow() - c) * 1e9))
+
+    func loadCascade() throws -> CascadeClassifier {
+        guard let cascade else { throw UsageError(message: "--cascade is required") }
+        return try CascadeClassifier(contentsOf: cascade)
     }
-    print(args[1], Double(best) / 1e6, "ms best; totals resize", t.resizeNanoseconds / 20_000, "us integral", t.integralNanoseconds / 20_000, "us scan", t.scanNanoseconds / 20_000, "us")
-default:
-    print("usage")
+}
+
+func json(_ value: String) -> String {
+    var out = "\""
+    for scalar in value.unicodeScalars {
+        switch scalar {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case "\n": out += "\\n"
+        default:
+            if scalar.value < 0x20 { out += "\\u" + String(scalar.value, radix: 16).leftPadded(to: 4) } else { out.unicodeScalars.append(scalar) }
+        }
+    }
+    return out + "\""
+}
+
+extension String {
+    func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
+}
+
+func format(_ value: Double) -> String {
+    let scaled = (value * 1000).rounded() / 1000
+    return "\(scaled)"
+}
+
+func monotonicMilliseconds() -> Double {
+    var spec = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &spec)
+    return Double(spec.tv_sec) * 1000 + Double(spec.tv_nsec) / 1_000_000
+}
+
+func run(_ arguments: [String]) throws {
+    guard let command = arguments.first else { throw UsageError(message: "no command") }
+    let options = try Options(arguments.dropFirst())
+    switch command {
+    case "gray":
+        guard options.files.count == 2 else { throw UsageError(message: "gray INPUT OUTPUT") }
+        let image = try PhotoDecoder.decode(options.files[0], options: DecodeOptions(output: .gray))
+        try ImageEncoder.writePNG(image, to: options.files[1])
+    case "detect":
+        let cascade = try options.loadCascade()
+        for path in options.files {
+            let image = try PhotoDecoder.decode(path, options: DecodeOptions(output: .gray))
+            let faces = try cascade.detect(in: image, parameters: options.parameters)
+            let boxes = faces.map { "[\($0.x),\($0.y),\($0.width),\($0.height),\($0.neighbors)]" }.joined(separator: ",")
+            print("{\"file\":\(json(path)),\"width\":\(image.width),\"height\":\(image.height),\"faces\":[\(boxes)]}")
+        }
+    case "time":
+        // Detection only, on the gray pixels of each file as they are, like cv2 on the same PNG.
+        let cascade = try options.loadCascade()
+        for path in options.files {
+            let image = try PhotoDecoder.decode(path, options: DecodeOptions(output: .gray))
+            var times: [Double] = []
+            var faces = 0
+            for _ in 0..<options.repeats {
+                let start = monotonicMilliseconds()
+                faces = try cascade.detect(in: image, parameters: options.parameters).count
+                times.append(monotonicMilliseconds() - start)
+            }
+            times.sort()
+            print("{\"file\":\(json(path)),\"cascade\":\(json(cascade.identifier)),\"faces\":\(faces),\"min_ms\":\(format(times[0])),\"median_ms\":\(format(times[times.count / 2]))}")
+        }
+    case "bench":
+        let cascade = try options.loadCascade()
+        let configuration = AnalysisBenchmark.Configuration(analysisShortSide: options.analysisSize,
+                                                            parameters: options.parameters, repetitions: options.repeats)
+        let result = AnalysisBenchmark.run(files: options.files, cascade: cascade, configuration: configuration)
+        let stages = result.medians.stages.map { "\(json($0.name)):\(format($0.milliseconds))" }.joined(separator: ",")
+        print("{\"cascade\":\(json(result.cascade)),\"images\":\(result.images),\"samples\":\(result.samples),\"median_ms\":{\(stages)},\"median_total_ms\":\(format(result.medianTotal)),\"images_per_second\":\(format(result.imagesPerSecond)),\"failures\":\(result.failures.count)}")
+        for failure in result.failures { print("{\"failed\":\(json(failure.path)),\"reason\":\(json(failure.reason))}") }
+    default:
+        throw UsageError(message: "unknown command \(command)")
+    }
+}
+
+/// Writes `text` to standard error (file descriptor 2).
+func printError(_ text: String) {
+    var text = text
+    text.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+}
+
+do {
+    try run(Array(CommandLine.arguments.dropFirst()))
+} catch let error as UsageError {
+    printError("FaceBench: \(error.message)\nusage: FaceBench gray|detect|time|bench [options] FILE...\n")
+    exit(64)
+} catch {
+    printError("FaceBench: \(error)\n")
+    exit(65)
 }

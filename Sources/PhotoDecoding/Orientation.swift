@@ -15,24 +15,39 @@ public enum Orientation: Int, Sendable, Codable, CaseIterable {
         if self == .up { return image }
         let w = image.width, h = image.height, c = image.channels
         let (ow, oh) = uprightSize(width: w, height: h)
-        let orientation = self
+        // The source pixel of output (x, y) is (sx, sy) = (x0 + x*ax + y*bx, y0 + x*ay + y*by):
+        // as a byte offset, start + x*stepX + y*stepY.
+        let (x0, ax, bx, y0, ay, by): (Int, Int, Int, Int, Int, Int)
+        switch self {
+        case .up: (x0, ax, bx, y0, ay, by) = (0, 1, 0, 0, 0, 1)
+        case .upMirrored: (x0, ax, bx, y0, ay, by) = (w - 1, -1, 0, 0, 0, 1)
+        case .down: (x0, ax, bx, y0, ay, by) = (w - 1, -1, 0, h - 1, 0, -1)
+        case .downMirrored: (x0, ax, bx, y0, ay, by) = (0, 1, 0, h - 1, 0, -1)
+        case .leftMirrored: (x0, ax, bx, y0, ay, by) = (0, 0, 1, 0, 1, 0)
+        case .right: (x0, ax, bx, y0, ay, by) = (0, 0, 1, h - 1, -1, 0)
+        case .rightMirrored: (x0, ax, bx, y0, ay, by) = (w - 1, 0, -1, h - 1, -1, 0)
+        case .left: (x0, ax, bx, y0, ay, by) = (w - 1, 0, -1, 0, 1, 0)
+        }
+        let start = (y0 * w + x0) * c
+        let stepX = (ay * w + ax) * c
+        let stepY = (by * w + bx) * c
         return image.pixels.withUnsafeBufferPointer { src in
             Image(width: ow, height: oh, channels: c) { dst in
                 for y in 0..<oh {
-                    for x in 0..<ow {
-                        let sx: Int, sy: Int
-                        switch orientation {
-                        case .up: (sx, sy) = (x, y)
-                        case .upMirrored: (sx, sy) = (w - 1 - x, y)
-                        case .down: (sx, sy) = (w - 1 - x, h - 1 - y)
-                        case .downMirrored: (sx, sy) = (x, h - 1 - y)
-                        case .leftMirrored: (sx, sy) = (y, x)
-                        case .right: (sx, sy) = (y, h - 1 - x)
-                        case .rightMirrored: (sx, sy) = (w - 1 - y, h - 1 - x)
-                        case .left: (sx, sy) = (w - 1 - y, x)
+                    var s = start + y * stepY
+                    var d = y * ow * c
+                    if c == 1 {
+                        for _ in 0..<ow {
+                            dst[d] = src[s]
+                            s += stepX
+                            d += 1
                         }
-                        let s = (sy * w + sx) * c, d = (y * ow + x) * c
-                        for k in 0..<c { dst[d + k] = src[s + k] }
+                    } else {
+                        for _ in 0..<ow {
+                            for k in 0..<c { dst[d + k] = src[s + k] }
+                            s += stepX
+                            d += c
+                        }
                     }
                 }
             }

@@ -214,8 +214,10 @@ private final class CurlTransferState {
     var fileFailed = false
     var headersOverflowed = false
     var headerBytes = 0
-    /// Every response block seen, 1xx and final, in order.
-    var blocks: [(status: Int, headers: [String: String])] = []
+    /// Every response block seen, 1xx and final, in order. A block is `complete` once the empty
+    /// line ending its headers arrived: when the connection closes mid-headers, libcurl may still
+    /// report success (seen with HEAD), and such a block must not be believed.
+    var blocks: [(status: Int, headers: [String: String], complete: Bool)] = []
     var body: [UInt8] = []
 
     init(cancellation: CancellationFlag, settings: CurlSettings) {
@@ -268,12 +270,17 @@ private final class CurlTransferState {
             headersOverflowed = true
             return false
         }
+        let terminated = bytes.last == UInt8(ascii: "\n")
         var line = Substring(String(decoding: bytes, as: UTF8.self))
         while let last = line.last, last == "\r\n" || last == "\n" || last == "\r" { line = line.dropLast() }
         if line.hasPrefix("HTTP/") {
             let parts = line.split(separator: " ", maxSplits: 2)
             let status = parts.count >= 2 ? Int(parts[1]) ?? 0 : 0
-            blocks.append((status, [:]))
+            blocks.append((status, [:], false))
+            return true
+        }
+        if line.isEmpty && terminated && !blocks.isEmpty {
+            blocks[blocks.count - 1].complete = true
             return true
         }
         guard !line.isEmpty, !blocks.isEmpty, let colon = line.firstIndex(of: ":") else { return true }
@@ -296,7 +303,8 @@ private final class CurlTransferState {
     }
 
     var interimResponses: [HTTPInterimResponse] {
-        blocks.filter { (100...199).contains($0.status) }.map { HTTPInterimResponse(status: $0.status, headers: $0.headers) }
+        blocks.filter { (100...199).contains($0.status) && $0.complete }
+            .map { HTTPInterimResponse(status: $0.status, headers: $0.headers) }
     }
 
     func failure(_ error: TransferError) -> HTTPExchange {
@@ -307,6 +315,9 @@ private final class CurlTransferState {
         guard let final = blocks.last(where: { !(100...199).contains($0.status) }), final.status == status,
               (200...599).contains(status) else {
             return failure(TransferError(.badServerResponse, "the server sent no parseable final response"))
+        }
+        guard final.complete else {
+            return failure(TransferError(.connectionLost, "the connection closed before the response headers ended"))
         }
         let response = HTTPResponse(status: status, headers: final.headers, interimResponses: interimResponses,
                                     body: body, bytesSent: bytesSent)

@@ -18,9 +18,11 @@ struct PhotoDrainCLI {
         AgentCommand.self,
         StatusCommand.self,
         VerdictsCommand.self,
+        ReportCommand.self,
         TrainCommand.self,
         UploadCommand.self,
         ServeCommand.self,
+        BenchCommand.self,
         DecodeBenchCommand.self,
     ] }
 

@@ -94,6 +94,14 @@ import Testing
         #expect(!verdicts.stdout.contains("\"path\":\"\(photos[0])\""))
     }
 
+    @Test func aMemoryCapTooSmallStopsWithWorkRemaining() throws {
+        let ws = try Workspace()
+        try ws.addSmallSamples()
+        let result = try CLI.run(["analyze", ws.library, "--store", ws.store, "--memory-limit", "8M"] + Self.fast)
+        #expect(result.status == 75)
+        #expect(result.stdout.contains("memory headroom exhausted") || result.stderr.contains("memory headroom exhausted"))
+    }
+
     @Test func signalStopsPromptlyWithWorkRemaining() throws {
         let ws = try Workspace()
         try ws.addSmallSamples(shortSide: 400, copies: 3)

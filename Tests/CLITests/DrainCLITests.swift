@@ -121,10 +121,13 @@ import Testing
         #expect(try CLI.run(["analyze", ws.library, "--store", ws.store] + Self.fast).status == 0)
         let wake = try CLI.run(["wake", ws.library, "--store", ws.store, "--to", slowURL, "--json"] + Self.fast)
         #expect(wake.status == 75 && wake.stdout.contains("\"created\":1"), "\(wake.stdout)")
-        let first = try Running(["agent", ws.library, "--store", ws.store])
-        usleep(1_200_000)
-        first.signal(SIGKILL)
-        _ = first.wait()
+        // Killed again and again mid-upload: each successor resumes where the server got to.
+        for delay in [600_000, 900_000, 700_000] as [useconds_t] {
+            let agent = try Running(["agent", ws.library, "--store", ws.store])
+            usleep(delay)
+            agent.signal(SIGKILL)
+            _ = agent.wait()
+        }
         let second = try CLI.run(["agent", ws.library, "--store", ws.store, "--exit-when-idle", "0.5"])
         #expect(second.status == 0, "stderr: \(second.stderr)")
         let done = try CLI.run(["wake", ws.library, "--store", ws.store, "--to", slowURL] + Self.fast)
@@ -132,7 +135,22 @@ import Testing
         let objects = try server.objects()
         #expect(objects.count == 1)
         #expect(objects.first?["size"] as? Int == big.count)
-        // The second agent resumed: it asked for the offset instead of starting over.
+        // Later agents resumed: they asked for the offset instead of starting over.
         #expect(server.running.stderr.contains("HEAD /uploads/"), "receiver log: \(server.running.stderr.suffix(800))")
+        let creations = server.running.stderr.split(separator: "\n").filter { $0.hasPrefix("POST /uploads ") }
+        #expect(creations.count == 1, "the upload was started over: \(creations)")
+    }
+
+    @Test func wakeStopsPromptlyOnSIGTERM() throws {
+        let ws = try Workspace()
+        try ws.addSmallSamples(shortSide: 400, copies: 4)
+        let server = try ServeProcess(directory: ws.root.appendingPathComponent("received").path)
+        let wake = try Running(["wake", ws.library, "--store", ws.store, "--to", server.url])
+        usleep(1_500_000)
+        let sent = Date()
+        wake.signal(SIGTERM)
+        #expect(wake.wait() == 75)
+        #expect(Date().timeIntervalSince(sent) < 10)
+        #expect(wake.stdout.contains("SIGTERM"))
     }
 }

@@ -111,3 +111,19 @@ final class Library {
         #expect(latch.value == 1)
     }
 }
+
+@Suite struct AnalyzeMemoryTests {
+    @Test func noHeadroomStopsWithWorkRemaining() throws {
+        let library = try Library(photos: 5)
+        let store = try library.store()
+        _ = try store.scan()
+        var system = FakeSystem()
+        system.files["/proc/self/status"] = "VmRSS:\t 100000 kB\n"
+        let tight = MemoryGuard(configuredLimit: 110 << 20, reserve: 8 << 20, probe: system.probe)
+        let analyzer = CountingAnalyzer()
+        let outcome = AnalyzeRunner(store: store, analyzer: analyzer, options: AnalyzeOptions(), memory: tight).run { _ in }
+        #expect(outcome == .memoryExhausted)
+        #expect(analyzer.total == 0)
+        #expect(try store.unanalyzedCount() == 5)
+    }
+}

@@ -1,0 +1,75 @@
+import AssetStore
+import FaceAnalysis
+
+/// One photo as the report shows it: its row, its parsed verdict, and the thumbnail's outcome.
+struct ReportEntry: Sendable {
+    /// What the report's label filter calls a photo.
+    enum Label: String, Sendable, CaseIterable {
+        /// At least one confirmed face.
+        case faces
+        /// Analysed; no confirmed face.
+        case noFaces = "no-faces"
+        /// Could not be analysed (undecodable), or its verdict cannot be read.
+        case error
+        /// Not analysed yet.
+        case pending
+
+        /// The words the page uses for it.
+        var title: String {
+            switch self {
+            case .faces: "faces"
+            case .noFaces: "no faces"
+            case .error: "error"
+            case .pending: "not analysed"
+            }
+        }
+    }
+
+    /// The store's row.
+    let record: AssetRecord
+    /// The banked verdict, when there is one and it parses.
+    let verdict: Verdict?
+    /// Why the banked verdict could not be read, when it could not.
+    let verdictProblem: String?
+
+    /// Reads the row's verdict JSON; a verdict that does not parse becomes `verdictProblem`.
+    init(record: AssetRecord) {
+        self.record = record
+        if let json = record.verdictJSON {
+            do {
+                verdict = try Verdict.decode(json: json)
+                verdictProblem = nil
+            } catch {
+                verdict = nil
+                verdictProblem = "the stored verdict cannot be read: \(error.message)"
+            }
+        } else {
+            verdict = nil
+            verdictProblem = nil
+        }
+    }
+
+    /// The label filter's value for this photo.
+    var label: Label {
+        if verdictProblem != nil || record.analysisError != nil { return .error }
+        guard let verdict else { return .pending }
+        switch verdict.label {
+        case .faces: return .faces
+        case .noFaces: return .noFaces
+        case .error: return .error
+        }
+    }
+
+    /// Boxes the classifier confirmed as faces.
+    var confirmedFaces: Int { verdict?.faces.filter(\.confirmed).count ?? 0 }
+
+    /// Boxes the cascade proposed that the classifier rejected.
+    var rejectedBoxes: Int { (verdict?.faces.count ?? 0) - confirmedFaces }
+
+    /// Why the photo could not be analysed, in words: the verdict's error, else the row's code.
+    var analysisProblem: String? {
+        if let verdictProblem { return verdictProblem }
+        if let failure = verdict?.error { return "\(failure.code): \(failure.message)" }
+        return record.analysisError.map { "cannot be decoded (\($0))" }
+    }
+}

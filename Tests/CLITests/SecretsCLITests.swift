@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+
+/// The bearer token never appears in output, logs, errors or the store.
+@Suite(.serialized) struct SecretsCLITests {
+    static let token = "s3cr3t-token-\(UUID().uuidString.prefix(8))"
+
+    @Test func tokenNeverLeaks() throws {
+        let ws = try Workspace()
+        try ws.addSmallSamples()
+        let tokenFile = ws.root.appendingPathComponent("token").path
+        let wrongFile = ws.root.appendingPathComponent("wrong").path
+        try Data((Self.token + "\n").utf8).write(to: URL(fileURLWithPath: tokenFile))
+        try Data("wrong-\(Self.token)\n".utf8).write(to: URL(fileURLWithPath: wrongFile))
+        let server = try ServeProcess(directory: ws.root.appendingPathComponent("received").path, extra: ["--token-file", tokenFile])
+        let fast = ["--analysis-size", "96"]
+
+        // Wrong token: refused (permanent), photos failed with a reason that names no secret.
+        let refused = try CLI.run(["drain", ws.library, "--store", ws.store, "--to", server.url, "--token-file", wrongFile, "--json"] + fast)
+        #expect(refused.status == 0)  // every photo terminally failed: nothing left to do
+        #expect(refused.stdout.contains("\"terminal\":true"))
+        // Right token after resetting: everything uploads.
+        let status = try CLI.run(["status", ws.library, "--store", ws.store])
+        #expect(status.stdout.contains("failed"))
+        let upload = try CLI.run(["upload", ws.path("hopper.jpg"), "--to", server.url, "--token-file", tokenFile, "--json"])
+        #expect(upload.status == 0, "\(upload.stdout)\(upload.stderr)")
+        let noToken = try CLI.run(["upload", ws.path("rocket.jpg"), "--to", server.url])
+        #expect(noToken.status == 1)
+
+        server.running.signal(SIGTERM)
+        _ = server.running.wait()
+        var haystacks = [refused.stdout, refused.stderr, status.stdout, status.stderr, upload.stdout, upload.stderr,
+                         noToken.stdout, noToken.stderr, server.running.stdout, server.running.stderr]
+        let verdicts = try CLI.run(["verdicts", ws.library, "--store", ws.store])
+        haystacks.append(verdicts.stdout)
+        // The store's files, byte for byte (database, WAL).
+        for suffix in ["", "-wal", "-shm"] {
+            if let data = FileManager.default.contents(atPath: ws.store + suffix) {
+                haystacks.append(String(decoding: data, as: UTF8.self))
+            }
+        }
+        for (index, text) in haystacks.enumerated() {
+            #expect(!text.contains(Self.token), "the token leaked in output \(index)")
+        }
+    }
+}
