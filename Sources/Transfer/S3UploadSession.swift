@@ -97,12 +97,12 @@ final class S3UploadSession {
             uploadID = id
             partSize = savedPartSize
             needsSync = true
-        } else {
-            try await create()
         }
         while true {
             do throws(TransferError) {
-                if needsSync {
+                if uploadID == nil {
+                    try await create()
+                } else if needsSync {
                     needsSync = false
                     if let done = try await synchronise() { return done }
                 }
@@ -155,6 +155,8 @@ final class S3UploadSession {
                 throw TransferError(.badServerResponse, "S3 lost the multipart upload again after it was started over")
             }
             restartsLeft -= 1
+            uploadID = nil
+            parts = [:]
             try await create()
             return nil
         }
