@@ -61,6 +61,6 @@ let package = Package(
         .testTarget(name: "InteropTests", dependencies: ["Transfer", "Receiver", "FaultProxy", "UploadProtocol"], swiftSettings: swiftSettings),
         .testTarget(name: "CLITests", dependencies: ["photodrain", "PhotoDecoding", "FaceAnalysis", "AssetStore", "FaultProxy"], swiftSettings: swiftSettings),
         // S3 against moto (Scripts/bootstrap installs it); also runs the built CLI.
-        .testTarget(name: "S3Tests", dependencies: ["Transfer", "FaultProxy", "photodrain"], swiftSettings: swiftSettings),
+        .testTarget(name: "S3Tests", dependencies: ["Transfer", "Drain", "AssetStore", "FaultProxy", "photodrain"], swiftSettings: swiftSettings),
     ]
 )

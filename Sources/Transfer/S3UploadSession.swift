@@ -97,12 +97,12 @@ final class S3UploadSession {
             uploadID = id
             partSize = savedPartSize
             needsSync = true
-        } else {
-            try await create()
         }
         while true {
             do throws(TransferError) {
-                if needsSync {
+                if uploadID == nil {
+                    try await create()
+                } else if needsSync {
                     needsSync = false
                     if let done = try await synchronise() { return done }
                 }
@@ -155,6 +155,8 @@ final class S3UploadSession {
                 throw TransferError(.badServerResponse, "S3 lost the multipart upload again after it was started over")
             }
             restartsLeft -= 1
+            uploadID = nil
+            parts = [:]
             try await create()
             return nil
         }
@@ -244,8 +246,7 @@ final class S3UploadSession {
         let response = try await uploader.send("POST", key: key, query: [("uploadId", uploadID)],
                                                headers: [("content-type", "application/xml")], body: .bytes(Array(xml.utf8)))
         guard response.status == 200, S3Failure.errorCode(in: response.body) == nil else {
-            throw S3Failure.error(status: response.status == 200 && S3Failure.errorCode(in: response.body) == "InternalError" ? 500 : response.status,
-                                  body: response.body, operation: "CompleteMultipartUpload")
+            throw S3Failure.error(status: response.status, body: response.body, operation: "CompleteMultipartUpload")
         }
         guard let etag = S3XML.value("ETag", in: response.body) ?? response.headers["etag"], !etag.isEmpty else {
             throw Self.truncated("CompleteMultipartUpload: S3's answer had no ETag")

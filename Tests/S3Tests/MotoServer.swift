@@ -52,16 +52,20 @@ final class MotoServer: @unchecked Sendable {
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("AWS_") && !$0.key.hasPrefix("MOTO_") }
         environment["INITIAL_NO_AUTH_ACTION_COUNT"] = String(unauthenticatedSetupCalls)
         process.environment = environment
-        let output = Pipe(), errors = Pipe(), input = Pipe()
+        // moto's request log goes to a file: a pipe nobody drains would fill and stall the server.
+        let logPath = FileManager.default.temporaryDirectory.appendingPathComponent("moto-\(UUID().uuidString).log").path
+        guard FileManager.default.createFile(atPath: logPath, contents: nil),
+              let log = FileHandle(forWritingAtPath: logPath) else { throw MotoError("cannot create \(logPath)") }
+        let output = Pipe(), input = Pipe()
         process.standardOutput = output
-        process.standardError = errors
+        process.standardError = log
         process.standardInput = input
         try process.run()
         var line = Data()
         while !line.contains(UInt8(ascii: "\n")) {
             let chunk = output.fileHandleForReading.availableData
             if chunk.isEmpty {
-                let stderr = String(decoding: errors.fileHandleForReading.availableData, as: UTF8.self)
+                let stderr = String(decoding: FileManager.default.contents(atPath: logPath) ?? Data(), as: UTF8.self)
                 throw MotoError("moto exited before it listened: \(stderr.suffix(2000))")
             }
             line.append(chunk)
@@ -146,10 +150,4 @@ final class MotoServer: @unchecked Sendable {
         guard response.status == 200 else { throw MotoError("CreateBucket answered \(response.status)") }
         return uploader
     }
-}
-
-/// Why the emulator could not be used.
-struct MotoError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

@@ -128,19 +128,27 @@ import Testing
         #expect(try await Self.openUploads(direct) == cut.orphans)
     }
 
-    /// Retries inside one call: a cut part is re-checked with ListParts and the call completes.
+    /// Retries inside one call: a cut creation is sent again, a cut part is re-checked with
+    /// ListParts and sent again, and the call completes. Requests by connection: 0 create (cut),
+    /// 1 create, 2 part 1, 3 part 2 (cut), 4 ListParts, 5 part 2, 6 part 3 (cut), 7 ListParts,
+    /// 8 part 3, 9 complete.
     @Test func recoversWithinOneCall() async throws {
         let moto = try await MotoServer.shared()
         let direct = try await moto.makeBucket()
         let proxy = try FaultProxy(targetPort: moto.port, plan: FaultPlan { index in
-            index == 2 || index == 5 ? .cut(afterBytes: 2 * 1024 * 1024, direction: .upstream) : nil
+            switch index {
+            case 0: .cut(afterBytes: 200, direction: .upstream)
+            case 3, 6: .cut(afterBytes: 512 * 1024, direction: .upstream)
+            default: nil
+            }
         })
         defer { proxy.stop() }
         let uploader = S3Uploader(configuration: try moto.configuration(bucket: direct.configuration.bucket, port: proxy.port, retries: 3))
         let file = try TestFile(size: Self.size, seed: 30)
         defer { file.remove() }
         let receipt = try await uploader.upload(file: file.path, metadata: try UploadMetadata(file: file.path))
-        #expect(proxy.injectedFaults.count == 2)
+        #expect(proxy.injectedFaults.count == 3)
+        #expect(proxy.connectionCount == 10)
         try await Self.expectStored(file, receipt: receipt, uploader: direct)
         #expect(try await Self.openUploads(direct) == 0)
     }

@@ -20,6 +20,12 @@ struct TestFile {
         self.bytes = bytes
     }
 
+    /// A file already on disk with known contents.
+    init(existing path: String, bytes: [UInt8]) {
+        self.path = path
+        self.bytes = bytes
+    }
+
     func remove() {
         try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent)
     }
