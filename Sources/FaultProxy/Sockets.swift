@@ -5,7 +5,9 @@ import Glibc
 /// The socket calls the proxy makes, each wrapped once (EINTR retried).
 enum Sockets {
     /// A listening TCP socket on 127.0.0.1 at `port` (0: any free port); returns (fd, bound port).
+    /// Also makes broken pipes an error rather than a fatal SIGPIPE for the process.
     static func listen(port: UInt16) -> (Int32, UInt16)? {
+        signal(SIGPIPE, SIG_IGN)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return nil }
         var one: Int32 = 1

@@ -73,6 +73,7 @@ public final class ReceiverServer: Sendable {
             }
             state.started = true
         }
+        Syscalls.ignoreBrokenPipes()
         // Bind first: a bad host or a busy port must not leave a storage directory behind.
         let listener: Int32
         do {

@@ -155,6 +155,12 @@ enum Syscalls {
     }
 
     /// Writes one byte to a pipe to wake a poller; errors are ignored (a full pipe is awake already).
+    /// Makes a write to a closed pipe or socket an EPIPE error instead of a process-killing
+    /// SIGPIPE, for the whole process: a server must outlive any one peer.
+    static func ignoreBrokenPipes() {
+        signal(SIGPIPE, SIG_IGN)
+    }
+
     static func poke(_ fd: Int32) {
         var byte: UInt8 = 1
         _ = write(fd, &byte, 1)
