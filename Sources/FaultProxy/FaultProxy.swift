@@ -17,6 +17,8 @@ public final class FaultProxy: Sendable {
         var injected: [Fault] = []
         var open: Set<Int32> = []
         var stopped = false
+        var upstreamBytes = 0
+        var downstreamBytes = 0
     }
 
     /// Starts listening on a free loopback port, forwarding to `targetPort`.
@@ -38,6 +40,12 @@ public final class FaultProxy: Sendable {
 
     /// The faults injected so far, in order.
     public var injectedFaults: [Fault] { state.withLock { $0.injected } }
+
+    /// Bytes forwarded so far in `direction` (request heads included), over every connection: the
+    /// reliability matrix compares the upstream total with the file bytes to measure re-sending.
+    public func bytesForwarded(_ direction: Fault.Direction) -> Int {
+        state.withLock { direction == .upstream ? $0.upstreamBytes : $0.downstreamBytes }
+    }
 
     /// Stops accepting and closes every open connection.
     public func stop() {
@@ -109,6 +117,12 @@ public final class FaultProxy: Sendable {
         Sockets.close(server)
     }
 
+    private func count(_ bytes: Int, _ direction: Fault.Direction) {
+        state.withLock { s in
+            if direction == .upstream { s.upstreamBytes += bytes } else { s.downstreamBytes += bytes }
+        }
+    }
+
     private func pump(from: Int32, to: Int32, direction: Fault.Direction, fault: Fault?, peers: (Int32, Int32)) {
         var buffer = [UInt8](repeating: 0, count: 65536)
         var passed = 0
@@ -121,7 +135,7 @@ public final class FaultProxy: Sendable {
             case .cut(let limit, let d) where d == direction:
                 if passed + n >= limit {
                     chunk = buffer[0..<max(0, limit - passed)]
-                    _ = chunk.withUnsafeBytes { Sockets.writeAll(to, $0) }
+                    if chunk.withUnsafeBytes({ Sockets.writeAll(to, $0) }) { count(chunk.count, direction) }
                     Sockets.shutdownBoth(peers.0)
                     Sockets.shutdownBoth(peers.1)
                     return
@@ -136,6 +150,7 @@ public final class FaultProxy: Sendable {
             }
             passed += chunk.count
             if !chunk.withUnsafeBytes({ Sockets.writeAll(to, $0) }) { break }
+            count(chunk.count, direction)
         }
         // One side finished: pass the end on so the other side's read returns.
         _ = Glibc.shutdown(to, Int32(SHUT_WR))
