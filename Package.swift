@@ -49,6 +49,9 @@ let package = Package(
         // MARK: Test support: a fault-injecting TCP proxy for reliability tests
         .target(name: "FaultProxy", swiftSettings: swiftSettings),
 
+        // MARK: Reliability evidence: the fault matrix behind Scripts/reliability
+        .executableTarget(name: "ReliabilityMatrix", dependencies: ["FaultProxy", "CCrypto"], swiftSettings: swiftSettings),
+
         // MARK: Tests (one target per module, plus CLI tests that run the built binary)
         .testTarget(name: "PhotoDecodingTests", dependencies: ["PhotoDecoding"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(name: "FaceAnalysisTests", dependencies: ["FaceAnalysis", "PhotoDecoding"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
