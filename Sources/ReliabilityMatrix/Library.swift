@@ -1,4 +1,5 @@
 import Foundation
+import PhotoDecoding
 
 /// One scenario's working folder: a photo library made from SampleImages, the store, and the
 /// receiver's directory. Each photo is a sample with a unique trailer after its end marker (JPEG
@@ -104,5 +105,27 @@ extension Library {
         try handle.write(contentsOf: Data(bytes))
         try handle.close()
         try rememberContent(of: relative)
+    }
+}
+
+extension Sample {
+    /// A large JPEG (`width` x `height`, RGB, a smooth gradient with seeded noise): the memory-capped
+    /// scenario needs photos whose full-size decode would not fit under the cap.
+    static func large(width: Int, height: Int, random: inout SeededRandom) throws -> Sample {
+        let noise = (0..<256).map { _ in UInt8(truncatingIfNeeded: random.next() & 0x1F) }
+        let image = Image(width: width, height: height, channels: 3) { out in
+            var index = 0
+            for y in 0..<height {
+                for x in 0..<width {
+                    let base = UInt8(truncatingIfNeeded: (x &* 255) / max(1, width - 1))
+                    let n = noise[(x &+ y &* 7) & 255]
+                    out[index] = base &+ n
+                    out[index + 1] = UInt8(truncatingIfNeeded: (y &* 255) / max(1, height - 1))
+                    out[index + 2] = n &* 4
+                    index += 3
+                }
+            }
+        }
+        return Sample(bytes: try ImageEncoder.jpeg(image, quality: 80), fileExtension: "jpg")
     }
 }

@@ -19,7 +19,7 @@ enum NetworkScenarios {
             case .create:
                 // Small photos go whole in the creation POST: cut it anywhere in its first 160 KB,
                 // reset the connection, or answer 503.
-                guard random.chance(0.35) else { return nil }
+                guard random.chance(0.7) else { return nil }
                 switch random.int(0..<4) {
                 case 0: return .reset
                 case 1: return .serviceUnavailable
@@ -27,14 +27,14 @@ enum NetworkScenarios {
                 }
             case .append:
                 // Large photos are created empty, then appended: cut or stall inside the append.
-                guard random.chance(0.5) else { return nil }
+                guard random.chance(0.7) else { return nil }
                 if random.chance(0.25) {
                     return .stall(afterBytes: random.int(1_000..<(5 << 20)), direction: .upstream, milliseconds: 300)
                 }
                 return .cut(afterBytes: random.int(1_000..<(6 << 20)), direction: .upstream)
             case .finalResponse:
                 // The request arrived whole; its response (104 and 201 heads) is cut short.
-                guard random.chance(0.4) else { return nil }
+                guard random.chance(0.7) else { return nil }
                 return .cut(afterBytes: random.int(0..<600), direction: .downstream)
             }
         }
