@@ -9,6 +9,15 @@ import Foundation
 
 nonisolated(unsafe) var selected = FuzzTarget.jpeg
 
+/// libFuzzer's callback, under the name libFuzzer's own objects refer to (the linker wants it
+/// defined even though this program's main drives libFuzzer through LLVMFuzzerRunDriver).
+@_cdecl("LLVMFuzzerTestOneInput")
+func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    let bytes = size > 0 && data != nil ? Array(UnsafeBufferPointer(start: data, count: size)) : []
+    selected.run(bytes)
+    return 0
+}
+
 let names = FuzzTarget.allCases.map(\.rawValue).joined(separator: "|")
 guard CommandLine.arguments.count >= 2, let target = FuzzTarget(rawValue: CommandLine.arguments[1]) else {
     FileHandle.standardError.write(Data("usage: PhotoDrainFuzz \(names) [libFuzzer arguments | input files...]\n".utf8))
@@ -25,11 +34,7 @@ if pd_libfuzzer_linked() != 0 {
     arguments.removeAll()
     let status = cStrings.withUnsafeMutableBufferPointer { buffer -> Int32 in
         var argv = buffer.baseAddress
-        return LLVMFuzzerRunDriver(&argc, &argv) { data, size in
-            let bytes = size > 0 && data != nil ? Array(UnsafeBufferPointer(start: data, count: size)) : []
-            selected.run(bytes)
-            return 0
-        }
+        return LLVMFuzzerRunDriver(&argc, &argv) { data, size in fuzzOneInput(data, size) }
     }
     exit(status)
 }
