@@ -78,7 +78,9 @@ do {
     if let out { try Report.write(section, to: out) }
     if !keep { try? FileManager.default.removeItem(atPath: workRoot) }
     let failed = results.filter { !$0.passed }.count
-    print("reliability matrix: \(results.count - failed) passed, \(failed) failed")
+    // The last line is plain 'N passed, N failed' (scenarios), as Scripts/test's output ends.
+    print("reliability matrix, seed \(seed)\(quick ? ", quick" : ""):")
+    print("\(results.count - failed) passed, \(failed) failed")
     exit(failed == 0 ? 0 : 1)
 } catch {
     FileHandle.standardError.write(Data("reliability-matrix: \(error)\n".utf8))
