@@ -47,20 +47,26 @@ public final class FaultProxy: Sendable {
         state.withLock { direction == .upstream ? $0.upstreamBytes : $0.downstreamBytes }
     }
 
-    /// Stops accepting and closes every open connection.
+    /// Stops accepting and ends every open connection. Calling it again does nothing.
     public func stop() {
-        let fds = state.withLock { s -> Set<Int32> in
+        let first = state.withLock { s -> Bool in
+            guard !s.stopped else { return false }
             s.stopped = true
-            return s.open
+            // Under the lock: a connection's thread removes its descriptors here before closing
+            // them, so none of these numbers can have been reused by another socket yet.
+            for fd in s.open { Sockets.shutdownBoth(fd) }
+            return true
         }
-        Sockets.shutdownBoth(listener)
-        Sockets.close(listener)
-        for fd in fds { Sockets.shutdownBoth(fd) }
+        // Wakes the accept loop, which closes the listener itself: closing it here would let the
+        // number be reused by another socket before the loop's next accept (or a second stop)
+        // touched it.
+        if first { Sockets.shutdownBoth(listener) }
     }
 
     deinit { stop() }
 
     private func acceptLoop() {
+        defer { Sockets.close(listener) }
         while let client = Sockets.accept(listener) {
             let (index, stopped) = state.withLock { s -> (Int, Bool) in
                 s.connections += 1
