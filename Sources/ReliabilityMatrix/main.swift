@@ -73,6 +73,8 @@ do {
               + "lost \(result.lost), duplicates \(result.duplicates), corrupted \(result.corrupted), re-sent \(ratio) "
               + "(\(Int(Date().timeIntervalSince(scenarioStart))) s)")
         for failure in result.failures { print("      \(failure)") }
+        // One line per scenario as it finishes, even when stdout is a file or a pipe.
+        fflush(nil)
     }
     let section = Report.table(results, seed: seed, quick: quick, seconds: Date().timeIntervalSince(started))
     if let out { try Report.write(section, to: out) }
