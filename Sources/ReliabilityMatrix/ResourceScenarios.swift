@@ -51,7 +51,7 @@ enum ResourceScenarios {
             // The client either rode it out (resuming from the server's offset once space was back)
             // or said why it failed: a failure it reports must name the storage error.
             let said = (drain.stdout + drain.stderr).lowercased()
-            let reported = said.split(separator: "\n").filter { $0.contains("error") || $0.contains("\"failed\"") || $0.contains("retry") }
+            let reported = said.split(separator: "\n").filter { $0.contains("\"event\":\"upload-failed\"") }
             if reported.contains(where: { !($0.contains("507") || $0.contains("storage") || $0.contains("space")) }) {
                 result.failures.append("run \(run): drain reported a failure that does not name the storage error: \(reported.prefix(2))")
             }
