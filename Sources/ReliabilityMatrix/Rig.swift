@@ -41,7 +41,19 @@ final class Rig {
     }
 
     func audit(expectAll: Bool = true) -> Audit {
-        Audit.check(library: library, receiverDirectory: library.received, objectsURL: objectsURL, expectAll: expectAll)
+        var audit = Audit.check(library: library, receiverDirectory: library.received, objectsURL: objectsURL, expectAll: expectAll)
+        if audit.lost > 0 {
+            // Why: the store's own account of the photos that did not arrive.
+            if let (_, child) = try? tool.run(["status", library.folder, "--store", library.store, "--json"], name: "status", seconds: 60),
+               let data = child.stdout.data(using: .utf8),
+               let status = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
+               let failed = status["failed"] as? [[String: Any]] {
+                for photo in failed {
+                    audit.notes.append("not stored: \(photo["path"] ?? "?") failed after \(photo["attempts"] ?? "?") attempts: \(photo["reason"] ?? "?")")
+                }
+            }
+        }
+        return audit
     }
 
     /// Stops the proxy and the receiver; removes the folder unless `keep`.
