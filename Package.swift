@@ -49,6 +49,16 @@ let package = Package(
         // MARK: Test support: a fault-injecting TCP proxy for reliability tests
         .target(name: "FaultProxy", swiftSettings: swiftSettings),
 
+        // MARK: Reliability evidence: the fault matrix behind Scripts/reliability
+        .executableTarget(name: "ReliabilityMatrix", dependencies: ["FaultProxy", "CCrypto", "PhotoDecoding"], swiftSettings: swiftSettings),
+        // Fuzz targets for Scripts/fuzz (libFuzzer when built with -sanitize=fuzzer, else a replayer)
+        .systemLibrary(name: "CLibFuzzer"),
+        .executableTarget(
+            name: "PhotoDrainFuzz",
+            dependencies: ["CLibFuzzer", "PhotoDecoding", "FaceAnalysis", "Receiver", "UploadProtocol"],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: Tests (one target per module, plus CLI tests that run the built binary)
         .testTarget(name: "PhotoDecodingTests", dependencies: ["PhotoDecoding"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(name: "FaceAnalysisTests", dependencies: ["FaceAnalysis", "PhotoDecoding"], exclude: ["Fixtures"], swiftSettings: swiftSettings),

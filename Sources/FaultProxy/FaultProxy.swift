@@ -17,6 +17,8 @@ public final class FaultProxy: Sendable {
         var injected: [Fault] = []
         var open: Set<Int32> = []
         var stopped = false
+        var upstreamBytes = 0
+        var downstreamBytes = 0
     }
 
     /// Starts listening on a free loopback port, forwarding to `targetPort`.
@@ -39,23 +41,32 @@ public final class FaultProxy: Sendable {
     /// The faults injected so far, in order.
     public var injectedFaults: [Fault] { state.withLock { $0.injected } }
 
-    /// Stops accepting and closes every open connection. Only the first call does anything: the
-    /// listener's number may belong to another socket or pipe once it was closed.
+    /// Bytes forwarded so far in `direction` (request heads included), over every connection: the
+    /// reliability matrix compares the upstream total with the file bytes to measure re-sending.
+    public func bytesForwarded(_ direction: Fault.Direction) -> Int {
+        state.withLock { direction == .upstream ? $0.upstreamBytes : $0.downstreamBytes }
+    }
+
+    /// Stops accepting and ends every open connection. Calling it again does nothing.
     public func stop() {
-        let fds = state.withLock { s -> Set<Int32>? in
-            if s.stopped { return nil }
+        let first = state.withLock { s -> Bool in
+            guard !s.stopped else { return false }
             s.stopped = true
-            return s.open
+            // Under the lock: a connection's thread removes its descriptors here before closing
+            // them, so none of these numbers can have been reused by another socket yet.
+            for fd in s.open { Sockets.shutdownBoth(fd) }
+            return true
         }
-        guard let fds else { return }
-        Sockets.shutdownBoth(listener)
-        Sockets.close(listener)
-        for fd in fds { Sockets.shutdownBoth(fd) }
+        // Wakes the accept loop, which closes the listener itself: closing it here would let the
+        // number be reused by another socket before the loop's next accept (or a second stop)
+        // touched it.
+        if first { Sockets.shutdownBoth(listener) }
     }
 
     deinit { stop() }
 
     private func acceptLoop() {
+        defer { Sockets.close(listener) }
         while let client = Sockets.accept(listener) {
             let (index, stopped) = state.withLock { s -> (Int, Bool) in
                 s.connections += 1
@@ -112,6 +123,12 @@ public final class FaultProxy: Sendable {
         Sockets.close(server)
     }
 
+    private func count(_ bytes: Int, _ direction: Fault.Direction) {
+        state.withLock { s in
+            if direction == .upstream { s.upstreamBytes += bytes } else { s.downstreamBytes += bytes }
+        }
+    }
+
     private func pump(from: Int32, to: Int32, direction: Fault.Direction, fault: Fault?, peers: (Int32, Int32)) {
         var buffer = [UInt8](repeating: 0, count: 65536)
         var passed = 0
@@ -124,7 +141,7 @@ public final class FaultProxy: Sendable {
             case .cut(let limit, let d) where d == direction:
                 if passed + n >= limit {
                     chunk = buffer[0..<max(0, limit - passed)]
-                    _ = chunk.withUnsafeBytes { Sockets.writeAll(to, $0) }
+                    if chunk.withUnsafeBytes({ Sockets.writeAll(to, $0) }) { count(chunk.count, direction) }
                     Sockets.shutdownBoth(peers.0)
                     Sockets.shutdownBoth(peers.1)
                     return
@@ -139,6 +156,7 @@ public final class FaultProxy: Sendable {
             }
             passed += chunk.count
             if !chunk.withUnsafeBytes({ Sockets.writeAll(to, $0) }) { break }
+            count(chunk.count, direction)
         }
         // One side finished: pass the end on so the other side's read returns.
         _ = Glibc.shutdown(to, Int32(SHUT_WR))

@@ -166,7 +166,7 @@ final class HTTPConnection {
         Syscalls.shutdownBoth(descriptor)
     }
 
-    private static func headEnd(in bytes: [UInt8], from: Int) -> Int? {
+    static func headEnd(in bytes: [UInt8], from: Int) -> Int? {
         guard bytes.count >= 4 else { return nil }
         var i = from
         while i + 3 < bytes.count {

@@ -46,6 +46,11 @@ enum ServeCommand: Command {
         if let tokenFile = arguments.string("token-file") {
             configuration.token = try ReceiverConfiguration.token(fromFile: tokenFile)
         }
+        // Test-only and undocumented: the reliability matrix's stand-in for a full disk where it cannot
+        // mount a small filesystem. Every body write after this many bytes fails as ENOSPC would.
+        if let text = ProcessInfo.processInfo.environment["PHOTODRAIN_SERVE_DISK_FULL_AFTER"], let bytes = Int64(text), bytes >= 0 {
+            configuration.faultInjection = FaultInjection(diskFullAfterBytes: bytes)
+        }
         let server = ReceiverServer(configuration: configuration)
         let port = try server.start()
         let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host

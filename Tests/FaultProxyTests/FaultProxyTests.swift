@@ -115,3 +115,22 @@ func waitFor(_ server: RecordingServer, count: Int) -> [[UInt8]] {
         #expect((0..<50).allSatisfy { FaultPlan.seeded(1, rate: 0).fault(for: $0) == nil })
     }
 }
+
+/// Stopping a proxy twice (explicitly, then again from deinit) must not close a descriptor number
+/// that another socket has taken meanwhile: the reliability matrix and these tests run many
+/// proxies and servers in one process.
+@Suite struct FaultProxyStopTests {
+    @Test func stoppingTwiceLeavesOtherSocketsAlone() throws {
+        var proxy: FaultProxy? = try FaultProxy(targetPort: 9)
+        proxy?.stop()
+        // Let the proxy's accept thread finish, so its descriptor number is free to be reused.
+        for _ in 0..<200 where isKnownUniquelyReferenced(&proxy) == false { usleep(5_000) }
+        // Likely to get the proxy's old listener number.
+        let server = try RecordingServer(reply: Array("pong".utf8))
+        defer { server.stop() }
+        proxy?.stop()
+        proxy = nil
+        #expect(exchange(port: server.port, payload: [1, 2, 3]) == Array("pong".utf8))
+        #expect(waitFor(server, count: 1).first == [1, 2, 3])
+    }
+}

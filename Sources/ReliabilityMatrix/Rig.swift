@@ -1,0 +1,96 @@
+import FaultProxy
+import Foundation
+
+/// Everything one run of a scenario needs: a library, a receiver on a fixed port, and a
+/// `FaultProxy` in front of it that counts (and, when asked, breaks) what goes through.
+final class Rig {
+    let library: Library
+    let tool: Tool
+    let serve: ServeInstance
+    let proxy: FaultProxy
+    static let analysis = ["--analysis-size", "96"]
+
+    init(context: MatrixContext, name: String, plan: FaultPlan = .none,
+         beforeServe: (Library) throws -> [String: String] = { _ in [:] }) throws {
+        library = try Library(root: context.workRoot + "/" + name)
+        tool = Tool(binary: context.binary, logs: library.logs)
+        let environment = try beforeServe(library)
+        serve = try ServeInstance(tool: tool, directory: library.received, environment: environment)
+        proxy = try FaultProxy(targetPort: serve.port, plan: plan)
+    }
+
+    /// The upload URL clients use: through the proxy.
+    var url: String { "http://127.0.0.1:\(proxy.port)/uploads" }
+    var objectsURL: String { "http://127.0.0.1:\(serve.port)/objects" }
+
+    func drainArguments(_ extra: [String] = []) -> [String] {
+        ["drain", library.folder, "--store", library.store, "--to", url, "--json", "--offline-timeout", "2"] + Rig.analysis + extra
+    }
+
+    /// Runs `drain` until it exits 0 (at most `runs` times); returns the statuses.
+    @discardableResult
+    func drainUntilDone(runs: Int = 8, extra: [String] = []) throws -> [Int32] {
+        var statuses: [Int32] = []
+        for _ in 0..<runs {
+            let (status, _) = try tool.run(drainArguments(extra), name: "drain", seconds: 240)
+            statuses.append(status)
+            if status == 0 { break }
+            usleep(200_000)
+        }
+        return statuses
+    }
+
+    func audit(expectAll: Bool = true) -> Audit {
+        var audit = Audit.check(library: library, receiverDirectory: library.received, objectsURL: objectsURL, expectAll: expectAll)
+        if audit.lost > 0 {
+            // Why: the store's own account of the photos that did not arrive.
+            if let (_, child) = try? tool.run(["status", library.folder, "--store", library.store, "--json"], name: "status", seconds: 60),
+               let data = child.stdout.data(using: .utf8),
+               let status = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
+               let failed = status["failed"] as? [[String: Any]] {
+                for photo in failed {
+                    audit.notes.append("not stored: \(photo["path"] ?? "?") failed after \(photo["attempts"] ?? "?") attempts: \(photo["reason"] ?? "?")")
+                }
+            }
+        }
+        return audit
+    }
+
+    /// Stops the proxy and the receiver; removes the folder unless `keep`.
+    func finish(keep: Bool) {
+        proxy.stop()
+        serve.stop()
+        if !keep { library.remove() }
+    }
+}
+
+/// What every scenario shares: the binary, the samples, the seed and the size of the run.
+struct MatrixContext {
+    let binary: String
+    let samples: [Sample]
+    let seed: UInt64
+    let quick: Bool
+    let workRoot: String
+    let keep: Bool
+
+    /// Runs per scenario and photos per run.
+    var runs: Int { quick ? 1 : 3 }
+    var photos: Int { quick ? 8 : 20 }
+    var kills: Int { quick ? 2 : 4 }
+}
+
+extension SeededRandom {
+    /// A duration in [low, high) seconds, as microseconds for usleep.
+    mutating func micros(_ low: Double, _ high: Double) -> useconds_t {
+        let unit = Double(next() % 1_000_000) / 1_000_000
+        return useconds_t((low + (high - low) * unit) * 1_000_000)
+    }
+
+    mutating func int(_ range: Range<Int>) -> Int {
+        range.lowerBound + Int(next() % UInt64(max(1, range.count)))
+    }
+
+    mutating func chance(_ probability: Double) -> Bool {
+        Double(next() % 1_000_000) / 1_000_000 < probability
+    }
+}
