@@ -262,8 +262,12 @@ public final class DrainRunner: Sendable {
             case .finished(.failed(_, _, let failure)):
                 let current = try store.jobs(for: .acknowledge).first { $0.id == job.id } ?? job
                 let asset = try store.asset(for: current)
-                if failure.transient && (failure.code == TransferError.Code.connectionFailed.rawValue
-                                         || failure.code == TransferError.Code.hostNotFound.rawValue) {
+                let unreachable = failure.code == TransferError.Code.connectionFailed.rawValue
+                    || failure.code == TransferError.Code.hostNotFound.rawValue
+                // A connection lost because the destination went away (a restart, a crash) is
+                // the destination's fault, not the photo's: if it no longer answers, defer.
+                let gone = failure.transient && !unreachable ? !(await reachable()) : unreachable
+                if failure.transient, gone {
                     // Unreachable: a deferral. The job goes back as it was, nothing is charged.
                     _ = try store.retryJob(current, update: .unchanged, inflightLimit: .max)
                     return .offline("\(failure.code): \(failure.message)")

@@ -22,6 +22,7 @@ enum DrainCommand: Command {
             .option("slots", "N", "Concurrent uploads and analyses.", default: "3"),
             .option("bias", "upload-first|analysis-first", "Which work takes the slots when both wait.", default: "upload-first"),
             .option("max-attempts", "N", "Counted failures before a photo is failed.", default: "5"),
+            .flag("retry-failed", "Give photos that failed for good another chance (after fixing the destination or token)."),
             .option("offline-timeout", "SECONDS", "With only uploads left and the destination unreachable this long, stop (exit 75).", default: "120"),
         ] + AnalysisOptions.all + [.flag("json", "JSON lines: one per event, then a summary.")],
         positionals: (1, 1),
@@ -69,6 +70,10 @@ enum DrainCommand: Command {
         let memory = try AnalysisOptions.memoryGuard(arguments)
         let pipeline = try AnalysisOptions.pipeline(arguments)
         let store = try LibraryOptions.open(arguments)
+        if arguments.flag("retry-failed") {
+            let count = try store.resetFailures()
+            Console.shared.err("\(count) failed photo\(count == 1 ? "" : "s") will be tried again")
+        }
         let json = arguments.flag("json")
         let console = Console.shared
         let runner = DrainRunner(store: store, analyzer: pipeline, options: options, memory: memory)

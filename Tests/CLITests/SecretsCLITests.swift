@@ -22,6 +22,13 @@ import Testing
         // Right token after resetting: everything uploads.
         let status = try CLI.run(["status", ws.library, "--store", ws.store])
         #expect(status.stdout.contains("failed"))
+        // With the right token, --retry-failed gives the failed photos another chance.
+        let retried = try CLI.run(["drain", ws.library, "--store", ws.store, "--to", server.url, "--token-file", tokenFile, "--retry-failed", "--json"] + fast)
+        #expect(retried.status == 0, "\(retried.stderr)")
+        #expect(!retried.stdout.contains("\"terminal\":true"))
+        let after = try CLI.run(["status", ws.library, "--store", ws.store, "--json"])
+        let counts = try #require((try JSONSerialization.jsonObject(with: Data(after.stdout.utf8)) as? [String: Any])?["counts"] as? [String: Any])
+        #expect(counts["failed"] as? Int == 0 && counts["uploaded"] as? Int == counts["total"] as? Int)
         let upload = try CLI.run(["upload", ws.path("hopper.jpg"), "--to", server.url, "--token-file", tokenFile, "--json"])
         #expect(upload.status == 0, "\(upload.stdout)\(upload.stderr)")
         let noToken = try CLI.run(["upload", ws.path("rocket.jpg"), "--to", server.url])
@@ -29,7 +36,7 @@ import Testing
 
         server.running.signal(SIGTERM)
         _ = server.running.wait()
-        var haystacks = [refused.stdout, refused.stderr, status.stdout, status.stderr, upload.stdout, upload.stderr,
+        var haystacks = [retried.stdout, retried.stderr, refused.stdout, refused.stderr, status.stdout, status.stderr, upload.stdout, upload.stderr,
                          noToken.stdout, noToken.stderr, server.running.stdout, server.running.stderr]
         let verdicts = try CLI.run(["verdicts", ws.library, "--store", ws.store])
         haystacks.append(verdicts.stdout)
