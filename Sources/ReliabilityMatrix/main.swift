@@ -2,15 +2,16 @@ import Foundation
 
 // reliability-matrix: drives the built `photodrain` binary through the fault scenarios of issue 7
 // and writes the results table. Usage:
-//   reliability-matrix --binary PATH --samples DIR [--quick] [--seed N] [--out FILE] [--only NAME] [--keep]
+//   reliability-matrix --binary PATH --samples DIR [--quick] [--seed N] [--out FILE] [--only NAME] [--skip NAME] [--keep]
 
-let usage = "usage: reliability-matrix --binary PATH --samples DIR [--quick] [--seed N] [--out FILE] [--only SUBSTRING] [--keep]"
+let usage = "usage: reliability-matrix --binary PATH --samples DIR [--quick] [--seed N] [--out FILE] [--only SUBSTRING] [--skip SUBSTRING] [--keep]"
 var binary: String?
 var samplesDirectory: String?
 var quick = false
 var seed: UInt64 = 7
 var out: String?
 var only: String?
+var skip: [String] = []
 var keep = false
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
@@ -21,6 +22,7 @@ while let argument = arguments.popFirst() {
     case "--samples": samplesDirectory = arguments.popFirst()
     case "--out": out = arguments.popFirst()
     case "--only": only = arguments.popFirst()
+    case "--skip": if let name = arguments.popFirst() { skip.append(name) }
     case "--seed":
         guard let text = arguments.popFirst(), let value = UInt64(text) else {
             FileHandle.standardError.write(Data("--seed needs a non-negative integer\n\(usage)\n".utf8))
@@ -58,7 +60,7 @@ do {
     ]
     let started = Date()
     var results: [ScenarioResult] = []
-    for (name, scenario) in scenarios where only.map({ name.contains($0) }) ?? true {
+    for (name, scenario) in scenarios where (only.map({ name.contains($0) }) ?? true) && !skip.contains(where: { name.contains($0) }) {
         let scenarioStart = Date()
         var result: ScenarioResult
         do {
