@@ -286,6 +286,9 @@ public final class DrainRunner: Sendable {
             case .cancelled(let reason):
                 try release()
                 events(.uploadFailed(path: path, message: reason, terminal: false))
+                // The photo changed or vanished on disk: rescan, so its row is reset (and it is
+                // analysed again) instead of being claimed for upload again and again.
+                events(.scanned(try store.scan()))
                 return .worked(.upload)
             case .deferred:
                 try release()
