@@ -138,7 +138,7 @@ public enum AnalysisBenchmark {
     }
 
     /// The middle value (mean of the two middle values for an even count); 0 when empty.
-    static func median(_ values: [Double]) -> Double {
+    public static func median(_ values: [Double]) -> Double {
         guard !values.isEmpty else { return 0 }
         let sorted = values.sorted()
         let mid = sorted.count / 2

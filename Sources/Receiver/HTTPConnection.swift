@@ -71,7 +71,7 @@ final class HTTPConnection {
                 guard try Syscalls.waitReadable(descriptor, timeoutMilliseconds: Self.milliseconds(timeout)) else {
                     return pending.isEmpty ? .closed : .refused(.init(status: 408, reason: "request head too slow"))
                 }
-                received = try Syscalls.receive(descriptor, into: chunk.baseAddress.unsafelyUnwrapped, count: chunk.count)
+                received = try Syscalls.receive(descriptor, into: chunk)
             } catch {
                 return .closed
             }
@@ -104,7 +104,7 @@ final class HTTPConnection {
                 guard try Syscalls.waitReadable(descriptor, timeoutMilliseconds: Self.milliseconds(configuration.ioTimeout)) else {
                     return (received, false)
                 }
-                n = try Syscalls.receive(descriptor, into: chunk.baseAddress.unsafelyUnwrapped, count: want)
+                n = try Syscalls.receive(descriptor, into: UnsafeMutableRawBufferPointer(rebasing: chunk[0..<want]))
             } catch {
                 return (received, false)
             }
@@ -155,7 +155,7 @@ final class HTTPConnection {
         var discarded = 0
         while discarded < 8 << 20 {
             guard let ready = try? Syscalls.waitReadable(descriptor, timeoutMilliseconds: 1_000), ready,
-                  let n = try? Syscalls.receive(descriptor, into: chunk.baseAddress.unsafelyUnwrapped, count: chunk.count),
+                  let n = try? Syscalls.receive(descriptor, into: chunk),
                   n > 0 else { return }
             discarded += n
         }

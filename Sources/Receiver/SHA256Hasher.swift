@@ -40,8 +40,7 @@ final class SHA256Hasher {
         defer { buffer.deallocate() }
         var offset: Int64 = 0
         while true {
-            let n = try Syscalls.pread(fd, into: buffer.baseAddress.unsafelyUnwrapped, count: buffer.count,
-                                       offset: offset, context: path)
+            let n = try Syscalls.pread(fd, into: buffer, offset: offset, context: path)
             if n == 0 { break }
             hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
             offset += Int64(n)

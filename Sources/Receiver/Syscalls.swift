@@ -116,8 +116,10 @@ enum Syscalls {
     }
 
     /// Receives up to `count` bytes; 0 means the peer closed.
-    static func receive(_ fd: Int32, into buffer: UnsafeMutableRawPointer, count: Int) throws(ReceiverError) -> Int {
-        try retrying("recv") { recv(fd, buffer, count, 0) }
+    /// Receives into `buffer` (up to its size); 0 at end of stream or for an empty buffer.
+    static func receive(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(ReceiverError) -> Int {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
+        return try retrying("recv") { recv(fd, base, buffer.count, 0) }
     }
 
     /// Sends every byte, without SIGPIPE; throws on error or on the send timeout (EAGAIN).
@@ -184,9 +186,11 @@ enum Syscalls {
     }
 
     /// Reads up to `count` bytes at `offset`; 0 at end of file.
-    static func pread(_ fd: Int32, into buffer: UnsafeMutableRawPointer, count: Int, offset: Int64,
+    /// Reads into `buffer` (up to its size) at `offset`; 0 at end of file or for an empty buffer.
+    static func pread(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, offset: Int64,
                       context: String) throws(ReceiverError) -> Int {
-        try retrying("pread", context: context) { Glibc.pread(fd, buffer, count, off_t(offset)) }
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
+        return try retrying("pread", context: context) { Glibc.pread(fd, base, buffer.count, off_t(offset)) }
     }
 
     /// Flushes a file or directory to stable storage.
@@ -273,7 +277,9 @@ enum Syscalls {
         var done = 0
         while done < bytes.count {
             let n = try retrying("pread", context: path) {
-                bytes.withUnsafeMutableBytes { raw in Glibc.pread(fd, raw.baseAddress.unsafelyUnwrapped + done, raw.count - done, off_t(done)) }
+                bytes.withUnsafeMutableBytes { raw in
+                    Glibc.pread(fd, raw.baseAddress.map { $0 + done }, raw.count - done, off_t(done))
+                }
             }
             if n == 0 { break }
             done += n
@@ -306,7 +312,7 @@ enum Syscalls {
         var offset: Int64 = 0
         while offset < count {
             let want = Int(min(Int64(buffer.count), count - offset))
-            let n = try pread(fd, into: buffer.baseAddress.unsafelyUnwrapped, count: want, offset: offset, context: path)
+            let n = try pread(fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]), offset: offset, context: path)
             if n == 0 { throw ReceiverError(code: .io, message: "\(path) ended early") }
             try sendAll(socket, UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
             offset += Int64(n)

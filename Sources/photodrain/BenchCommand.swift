@@ -64,7 +64,7 @@ enum BenchCommand: Command {
             }
         }
         let m = core.medians
-        let classifyMedian = median(classify)
+        let classifyMedian = AnalysisBenchmark.median(classify)
         let stages: [(String, Double)] = [("probe", m.probe), ("decode", m.decode), ("resize", m.resize), ("integral", m.integral),
                                           ("detect", m.detect), ("classify", classifyMedian)]
         let total = core.medianTotal + classifyMedian

@@ -1,4 +1,5 @@
 import Foundation
+import FaceAnalysis
 import PhotoDecoding
 
 /// `photodrain bench-decode FILE...`: times the probe and the gray decode at each DCT scale.
@@ -80,10 +81,10 @@ enum DecodeBenchCommand: Command {
                     _ = try PhotoDecoder.decode(path, options: options)
                     samples.append((clock.now - start).milliseconds)
                 }
-                medians["\(denominator)"] = median(samples)
+                medians["\(denominator)"] = AnalysisBenchmark.median(samples)
             }
             return Row(path: path, width: header.width, height: header.height,
-                       probeMilliseconds: median(probes), decodeMilliseconds: medians)
+                       probeMilliseconds: AnalysisBenchmark.median(probes), decodeMilliseconds: medians)
         }
     }
 }

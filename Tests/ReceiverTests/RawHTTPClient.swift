@@ -53,7 +53,7 @@ final class RawHTTPClient {
         var sent = 0
         while sent < bytes.count {
             let n = bytes.withUnsafeBytes { raw in
-                Glibc.send(fd, raw.baseAddress.unsafelyUnwrapped + sent, raw.count - sent, Int32(MSG_NOSIGNAL))
+                Glibc.send(fd, raw.baseAddress.map { $0 + sent }, raw.count - sent, Int32(MSG_NOSIGNAL))
             }
             if n < 0 && errno == EINTR { continue }
             if n <= 0 { return false }
