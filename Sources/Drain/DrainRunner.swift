@@ -10,8 +10,15 @@ public struct DrainOptions: Sendable {
     public var retryPolicy = RetryPolicy()
     /// With only uploads left and the destination unreachable this long, stop with work remaining.
     public var offlineGiveUp: Duration = .seconds(120)
+    /// The first wait between reachability checks while offline; it doubles up to `maxProbeInterval`.
+    public var probeInterval: Duration = .seconds(1)
     /// The longest wait between reachability checks while offline.
     public var maxProbeInterval: Duration = .seconds(30)
+    /// After a counted upload failure, uploads pause this long, doubling with each further failure
+    /// in a row (up to `maxRetryBackoff`) and resetting on a success, so a destination that fails
+    /// for a few seconds (a restart behind a proxy, a burst of 503s) cannot use up a photo's attempts.
+    public var retryBackoff: Duration = .seconds(1)
+    public var maxRetryBackoff: Duration = .seconds(30)
     /// Where uploads go (resumable HTTP or S3); `destination.endpoint` is recorded on each job.
     public var destination: any UploadDestination
 
@@ -63,6 +70,8 @@ public final class DrainRunner: Sendable {
     private enum SlotResult: Sendable {
         case worked(Kind)
         case noWork(Kind)
+        /// An upload failed and the failure was counted against the photo.
+        case uploadCharged
         case offline(String)
         case storeFailed(String)
     }
@@ -101,9 +110,11 @@ public final class DrainRunner: Sendable {
         var online = true
         var offlineSince: ContinuousClock.Instant?
         var nextProbe = ContinuousClock.now
-        var probeInterval: Duration = .seconds(1)
+        var probeInterval = options.probeInterval
         var visionAvailable = true
         var uploadAvailable = true
+        var failuresInARow = 0
+        var uploadsPausedUntil = ContinuousClock.now
         var running: [Kind] = []
         var failure: String?
 
@@ -114,7 +125,7 @@ public final class DrainRunner: Sendable {
                     if await reachable() {
                         online = true
                         offlineSince = nil
-                        probeInterval = .seconds(1)
+                        probeInterval = options.probeInterval
                         uploadAvailable = true
                         events(.online)
                     } else {
@@ -130,9 +141,10 @@ public final class DrainRunner: Sendable {
                     break
                 }
                 let busy = running.count
+                let uploadsPaused = ContinuousClock.now < uploadsPausedUntil
                 let plan = planSlots(budget: options.slots, online: online,
                                      hasVisionWork: visionAvailable && counts.vision > 0,
-                                     hasUploadWork: uploadAvailable && counts.upload > 0, bias: options.bias)
+                                     hasUploadWork: uploadAvailable && !uploadsPaused && counts.upload > 0, bias: options.bias)
                 let analysisRunning = running.filter { $0 == .analysis }.count
                 let uploadRunning = busy - analysisRunning
                 var started = false
@@ -158,8 +170,10 @@ public final class DrainRunner: Sendable {
                         return .offline(message: "the destination has been unreachable for \(Int(options.offlineGiveUp.components.seconds)) s")
                     }
                     if online && !uploadAvailable && !visionAvailable { return .finished }
-                    // Wait for the destination to come back (or for another runner to release work).
-                    try? await Task.sleep(for: .milliseconds(200))
+                    // Wait for the destination to come back, a retry pause to end, or another
+                    // runner to release work.
+                    let pause = uploadsPausedUntil - ContinuousClock.now
+                    try? await Task.sleep(for: pause > .zero ? min(pause, .milliseconds(200)) : .milliseconds(200))
                     visionAvailable = true
                     continue
                 }
@@ -169,6 +183,14 @@ public final class DrainRunner: Sendable {
                     running.remove(at: running.firstIndex(of: kind) ?? 0)
                     visionAvailable = true
                     uploadAvailable = true
+                    if kind == .upload { failuresInARow = 0 }
+                case .uploadCharged:
+                    running.remove(at: running.firstIndex(of: .upload) ?? 0)
+                    visionAvailable = true
+                    uploadAvailable = true
+                    failuresInARow += 1
+                    uploadsPausedUntil = .now + Self.backoff(after: failuresInARow, base: options.retryBackoff,
+                                                             ceiling: options.maxRetryBackoff)
                 case .noWork(let kind):
                     running.remove(at: running.firstIndex(of: kind) ?? 0)
                     if kind == .analysis { visionAvailable = false } else { uploadAvailable = false }
@@ -202,8 +224,21 @@ public final class DrainRunner: Sendable {
         }
     }
 
+    /// True when a reachability check got no HTTP answer at all. A lost connection counts: a
+    /// proxy or load balancer in front of a stopped server accepts the connection and closes it.
     static func isUnreachable(_ error: TransferError) -> Bool {
-        error.code == .connectionFailed || error.code == .hostNotFound
+        switch error.code {
+        case .connectionFailed, .hostNotFound, .connectionLost, .timedOut: true
+        default: false
+        }
+    }
+
+    /// The pause after `failures` counted upload failures in a row: `base`, doubling, at most `ceiling`.
+    static func backoff(after failures: Int, base: Duration, ceiling: Duration) -> Duration {
+        guard failures > 0 else { return .zero }
+        var pause = base
+        for _ in 1..<min(failures, 32) where pause < ceiling { pause = pause * 2 }
+        return min(pause, ceiling)
     }
 
     private func analysisSlot(events: @escaping @Sendable (DrainEvent) -> Void) async -> SlotResult {
@@ -282,7 +317,7 @@ public final class DrainRunner: Sendable {
                 if case .failure(_, let message, let terminal) = update {
                     events(.uploadFailed(path: path, message: message, terminal: terminal))
                 }
-                return .worked(.upload)
+                return failure.transient ? .uploadCharged : .worked(.upload)
             case .cancelled(let reason):
                 try release()
                 events(.uploadFailed(path: path, message: reason, terminal: false))

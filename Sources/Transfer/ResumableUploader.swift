@@ -41,15 +41,15 @@ public final class ResumableUploader: Sendable {
     }
 
     /// Asks the endpoint's origin whether it speaks the resumable protocol (`OPTIONS`), reusing a
-    /// cached answer while it is fresh. A 2xx with a valid `Upload-Limit` dictionary is resumable;
+    /// cached answer while it is fresh (`refresh` asks again regardless). A 2xx with a valid `Upload-Limit` dictionary is resumable;
     /// a 501 (or another 4xx than 401/403/408/429), or a missing or malformed `Upload-Limit`, is
     /// plain. Throws `TransferError` when no answer could be had (transient) or for 401/403.
-    public func discover() async throws(TransferError) -> UploadCapability {
+    public func discover(refresh: Bool = false) async throws(TransferError) -> UploadCapability {
         try configuration.validate()
         guard let origin = UploadEndpoint.origin(of: configuration.endpoint) else {
             throw TransferError(.invalidRequest, "the destination is not an absolute http(s) URL")
         }
-        if let cached = discoveryCache.capability(for: origin) { return cached }
+        if !refresh, let cached = discoveryCache.capability(for: origin) { return cached }
         let request = HTTPRequest(method: "OPTIONS", url: configuration.endpoint,
                                   headers: baseHeaders(interopVersion: configuration.interopVersion))
         let response = try await client.send(request)
@@ -96,9 +96,10 @@ extension ResumableUploader: UploadDestination {
     /// The upload endpoint URL.
     public var endpoint: String { configuration.endpoint }
 
-    /// Runs discovery (`OPTIONS`); any HTTP answer means reachable.
+    /// Runs discovery (`OPTIONS`), never from the cache; any HTTP answer means reachable.
     public func checkReachable() async throws(TransferError) {
-        _ = try await discover()
+        // Always on the wire: a cached capability says nothing about whether the server is up now.
+        _ = try await discover(refresh: true)
     }
 
     /// The stored upload URL with the confirmed offset and the configured interop version.

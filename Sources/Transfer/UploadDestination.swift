@@ -18,8 +18,9 @@ public protocol UploadDestination: Sendable {
     /// server no longer knows counts as cancelled. Throws `TransferError` for other failures.
     func cancel(_ checkpoint: UploadCheckpoint) async throws(TransferError)
 
-    /// Asks the destination for any answer at all, to tell "reachable" from "offline". Throws
-    /// `TransferError`; `connection-failed` and `host-not-found` mean unreachable.
+    /// Asks the destination, over the network and now, for any answer at all, to tell "reachable"
+    /// from "offline". Throws `TransferError`; an error without an HTTP answer (`connection-failed`,
+    /// `host-not-found`, `connection-lost`, `timed-out`) means unreachable.
     func checkReachable() async throws(TransferError)
 
     /// Rebuilds a checkpoint from what a job row kept (`resume_url`, `confirmed_offset`); nil

@@ -32,6 +32,16 @@ import UploadProtocol
         #expect(fixture.requests("POST").count == 2)
     }
 
+    @Test func reachabilityIsAskedOnTheWireEvenWithACachedCapability() async throws {
+        let fixture = try UploadFixture(size: 1000)
+        let uploader = fixture.uploader()
+        _ = try await uploader.upload(file: fixture.path, metadata: fixture.metadata)
+        try await uploader.checkReachable()
+        try await uploader.checkReachable()
+        // One OPTIONS for the upload (then cached), one per reachability check.
+        #expect(fixture.requests("OPTIONS").count == 3)
+    }
+
     @Test func discoveryCacheEntriesExpire() {
         let cache = DiscoveryCache()
         let start = ContinuousClock.Instant.now

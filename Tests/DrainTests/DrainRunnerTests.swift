@@ -1,0 +1,103 @@
+import AssetStore
+import Foundation
+import Synchronization
+import Testing
+import Transfer
+@testable import Drain
+
+/// A destination that plays a script. For `awayFor` after it is made it behaves like a server
+/// restarting behind a proxy: every upload and every reachability check loses its connection.
+/// After that, each upload call takes the next scripted failure, or succeeds when the script is
+/// used up, and reachability checks succeed.
+final class ScriptedDestination: UploadDestination {
+    let endpoint = "http://scripted.invalid/uploads"
+    private let uploadFailures: Mutex<[TransferError]>
+    private let backAt: ContinuousClock.Instant
+    /// When each upload call started, in order.
+    let uploadCalls = Mutex<[ContinuousClock.Instant]>([])
+    static let lost = TransferError(.connectionLost, "the connection was lost")
+
+    init(uploads: [TransferError], awayFor: Duration = .zero) {
+        uploadFailures = Mutex(uploads)
+        backAt = .now + awayFor
+    }
+
+    func upload(file path: String, metadata: UploadMetadata, resumeFrom: UploadCheckpoint?,
+                progress: @escaping (UploadProgress) -> Void,
+                checkpoint: @escaping (UploadCheckpoint) throws -> Void) async throws(TransferError) -> UploadReceipt {
+        uploadCalls.withLock { $0.append(.now) }
+        if ContinuousClock.now < backAt { throw Self.lost }
+        if let failure = uploadFailures.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { throw failure }
+        return UploadReceipt(serverID: "id-\(metadata.filename)", status: 201, headers: [:], bytesSent: 1,
+                             location: nil, resumable: false)
+    }
+
+    func cancel(_ checkpoint: UploadCheckpoint) async throws(TransferError) {}
+
+    func checkReachable() async throws(TransferError) {
+        if ContinuousClock.now < backAt { throw Self.lost }
+    }
+
+    func checkpoint(restoring stored: String, confirmedOffset: Int64) -> UploadCheckpoint? { nil }
+}
+
+@Suite struct DrainRunnerTests {
+    static let unavailable = TransferError.forStatus(503)
+
+    private func drain(photos: Int, destination: ScriptedDestination,
+                       configure: (inout DrainOptions) -> Void = { _ in }) async throws -> (DrainOutcome, AssetStore, Library) {
+        let library = try Library(photos: photos)
+        let store = try library.store()
+        var options = DrainOptions(destination: destination)
+        options.slots = 1
+        options.probeInterval = .milliseconds(50)
+        options.retryBackoff = .milliseconds(100)
+        configure(&options)
+        let runner = DrainRunner(store: store, analyzer: CountingAnalyzer(), options: options)
+        let outcome = await runner.run { _ in }
+        return (outcome, store, library)
+    }
+
+    /// A server restarting behind a proxy: the proxy accepts, then closes every connection, the
+    /// upload's and the reachability check's alike. That is the destination being away, not the
+    /// photo failing, so no attempt is charged however often it happens.
+    @Test func connectionsLostWhileTheDestinationIsAwayChargeNothing() async throws {
+        let destination = ScriptedDestination(uploads: [], awayFor: .milliseconds(800))
+        let (outcome, store, library) = try await drain(photos: 1, destination: destination)
+        defer { withExtendedLifetime(library) {} }
+        #expect(outcome == .finished)
+        let asset = try #require(try store.asset(path: "p000.jpg"))
+        #expect(asset.uploadedAt != nil)
+        #expect(asset.attempts == 0 && asset.failed == false)
+        #expect(destination.uploadCalls.withLock { $0.count } >= 2)
+    }
+
+    /// A destination that answers, but with errors: each failure counts, and uploads pause for
+    /// the backoff (doubling) before the next try, so a burst of 503s does not use up the attempts.
+    @Test func countedFailuresPauseUploadsWithADoublingBackoff() async throws {
+        let destination = ScriptedDestination(uploads: [Self.unavailable, Self.unavailable, Self.unavailable])
+        let (outcome, store, library) = try await drain(photos: 1, destination: destination)
+        defer { withExtendedLifetime(library) {} }
+        #expect(outcome == .finished)
+        let asset = try #require(try store.asset(path: "p000.jpg"))
+        #expect(asset.uploadedAt != nil && asset.attempts == 3)
+        let calls = destination.uploadCalls.withLock { $0 }
+        #expect(calls.count == 4)
+        let gaps = zip(calls.dropFirst(), calls).map { $0 - $1 }
+        // At least 100, 200 and 400 ms apart (a pause is a lower bound, never an upper one).
+        for (gap, least) in zip(gaps, [100, 200, 400]) { #expect(gap >= .milliseconds(least)) }
+    }
+
+    @Test func backoffDoublesUpToItsCeiling() {
+        let pauses = (0...7).map { DrainRunner.backoff(after: $0, base: .seconds(1), ceiling: .seconds(30)) }
+        #expect(pauses == [.zero, .seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(16), .seconds(30), .seconds(30)])
+    }
+
+    @Test func onlyFailuresWithoutAnHTTPAnswerMeanUnreachable() {
+        #expect(DrainRunner.isUnreachable(TransferError(.connectionFailed, "x")))
+        #expect(DrainRunner.isUnreachable(TransferError(.connectionLost, "x")))
+        #expect(DrainRunner.isUnreachable(TransferError(.timedOut, "x")))
+        #expect(!DrainRunner.isUnreachable(TransferError.forStatus(503)))
+        #expect(!DrainRunner.isUnreachable(TransferError.forStatus(401)))
+    }
+}
