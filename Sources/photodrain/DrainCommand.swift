@@ -15,8 +15,9 @@ enum DrainCommand: Command {
         analysed photo waits and the destination answers, every slot uploads; analysis runs when
         nothing waits for upload or the destination is unreachable. Each upload carries the photo's
         verdict and content hash; an interrupted upload resumes from the server's offset on the next
-        run. Transient failures rotate and count (the photo fails after --max-attempts); permanent
-        ones fail it at once; an unreachable destination charges nothing.
+        run. Transient failures rotate and count (the photo fails after --max-attempts), and each
+        one in a row pauses uploads longer (1 s, 2 s, 4 s ... up to 30 s); permanent ones fail it at
+        once; an unreachable destination (no HTTP answer at all) charges nothing.
         """,
         options: [LibraryOptions.store] + TransferOptions.all + [
             .option("slots", "N", "Concurrent uploads and analyses.", default: "3"),
