@@ -10,14 +10,14 @@ public struct FaceClassifier: Sendable {
 
     /// A classifier for `model`. Throws `featureSpecMismatch` when this build does not compute the
     /// model's features.
-    public init(model: LinearModel) throws(ClassifierError) {
+    public init(model: LinearModel) throws(FaceAnalysisError) {
         self.model = model
         self.features = try Features(spec: model.spec)
     }
 
     /// Each region's probability of being a face, in order. Throws `invalidRegion` for a region that
     /// is empty or wholly outside the image.
-    public func probabilities(in image: Image, regions: [FaceRegion]) throws(ClassifierError) -> [Float] {
+    public func probabilities(in image: Image, regions: [FaceRegion]) throws(FaceAnalysisError) -> [Float] {
         try features.extract(from: image, regions: regions).map(model.probability)
     }
 
@@ -25,7 +25,7 @@ public struct FaceClassifier: Sendable {
     /// cascade file's name) and `milliseconds` is the analysis time the caller measured. Throws
     /// `invalidRegion` for a region that is empty or wholly outside the image.
     public func verdict(for image: Image, regions: [FaceRegion], cascade: String,
-                        milliseconds: Double) throws(ClassifierError) -> Verdict {
+                        milliseconds: Double) throws(FaceAnalysisError) -> Verdict {
         let scores = try probabilities(in: image, regions: regions)
         // Confirmation compares the rounded probability the verdict records, so a reader of the
         // verdict always sees `confirmed == (probability >= threshold)`.

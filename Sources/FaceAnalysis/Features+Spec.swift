@@ -89,18 +89,18 @@ extension Features {
 
         /// Throws `featureSpecMismatch` unless this build computes the spec: the current version,
         /// sizes that divide evenly, and each group at most once.
-        public func validate() throws(ClassifierError) {
+        public func validate() throws(FaceAnalysisError) {
             guard version == Spec.currentVersion else {
-                throw ClassifierError(.featureSpecMismatch,
+                throw FaceAnalysisError(.featureSpecMismatch,
                                       "feature spec version \(version) is not computed by this build (it computes version \(Spec.currentVersion))")
             }
             guard (4...256).contains(cropSize), cellSize >= 2, cropSize % cellSize == 0,
                   (1...36).contains(orientationBins), layoutGrid >= 1, cropSize % layoutGrid == 0 else {
-                throw ClassifierError(.featureSpecMismatch,
+                throw FaceAnalysisError(.featureSpecMismatch,
                                       "feature spec sizes are not computable: \(self)")
             }
             guard !groups.isEmpty, Set(groups).count == groups.count else {
-                throw ClassifierError(.featureSpecMismatch,
+                throw FaceAnalysisError(.featureSpecMismatch,
                                       "feature spec must list each group once and at least one: \(self)")
             }
         }

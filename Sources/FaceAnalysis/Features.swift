@@ -27,14 +27,14 @@ public struct Features: Sendable {
     public let spec: Spec
 
     /// An extractor for `spec`; throws `featureSpecMismatch` when this build does not compute it.
-    public init(spec: Spec = .crop) throws(ClassifierError) {
+    public init(spec: Spec = .crop) throws(FaceAnalysisError) {
         try spec.validate()
         self.spec = spec
     }
 
     /// The feature vector of each region of `image`, in order. Throws `invalidRegion` for a region
     /// that is empty or lies wholly outside the image.
-    public func extract(from image: Image, regions: [FaceRegion]) throws(ClassifierError) -> [[Float]] {
+    public func extract(from image: Image, regions: [FaceRegion]) throws(FaceAnalysisError) -> [[Float]] {
         let gray = image.grayscale()
         let frame = spec.groups.contains(.frame) ? FrameStatistics(gray) : nil
         var vectors: [[Float]] = []
@@ -47,25 +47,25 @@ public struct Features: Sendable {
 
     /// The feature vector of one region of `image`. Throws `invalidRegion` for a region that is
     /// empty or lies wholly outside the image.
-    public func extract(from image: Image, region: FaceRegion) throws(ClassifierError) -> [Float] {
+    public func extract(from image: Image, region: FaceRegion) throws(FaceAnalysisError) -> [Float] {
         let gray = image.grayscale()
         let frame = spec.groups.contains(.frame) ? FrameStatistics(gray) : nil
         return try extract(gray: gray, region: region, frame: frame)
     }
 
     /// The feature vector of a training crop: the whole image is the region and the frame.
-    public func extract(crop image: Image) throws(ClassifierError) -> [Float] {
+    public func extract(crop image: Image) throws(FaceAnalysisError) -> [Float] {
         try extract(from: image, region: .whole(width: image.width, height: image.height))
     }
 
-    private func extract(gray: Image, region: FaceRegion, frame: FrameStatistics?) throws(ClassifierError) -> [Float] {
+    private func extract(gray: Image, region: FaceRegion, frame: FrameStatistics?) throws(FaceAnalysisError) -> [Float] {
         guard region.width > 0, region.height > 0 else {
-            throw ClassifierError(.invalidRegion, "region \(region.width)x\(region.height) is empty")
+            throw FaceAnalysisError(.invalidRegion, "region \(region.width)x\(region.height) is empty")
         }
         let left = max(region.x, 0), top = max(region.y, 0)
         let right = min(region.x + region.width, gray.width), bottom = min(region.y + region.height, gray.height)
         guard left < right, top < bottom else {
-            throw ClassifierError(.invalidRegion,
+            throw FaceAnalysisError(.invalidRegion,
                                   "region at (\(region.x), \(region.y)) size \(region.width)x\(region.height) lies outside the \(gray.width)x\(gray.height) image")
         }
         let crop = Resampler.resample(gray, x: left, y: top, width: right - left, height: bottom - top,

@@ -29,16 +29,16 @@ public struct LinearModel: Sendable, Equatable {
     /// and `malformedModel` when the arrays do not all have the spec's dimension, a value is not
     /// finite, a scale is not positive or the threshold is outside 0...1.
     public init(name: String, spec: Features.Spec, means: [Float], scales: [Float], weights: [Float],
-                bias: Float, threshold: Float = 0.5, training: TrainingMetadata? = nil) throws(ClassifierError) {
+                bias: Float, threshold: Float = 0.5, training: TrainingMetadata? = nil) throws(FaceAnalysisError) {
         try spec.validate()
         let dimension = spec.dimension
         guard means.count == dimension, scales.count == dimension, weights.count == dimension else {
-            throw ClassifierError(.malformedModel,
+            throw FaceAnalysisError(.malformedModel,
                                   "the spec has \(dimension) features but the model has \(means.count) means, \(scales.count) scales and \(weights.count) weights")
         }
         guard (means + weights + [bias, threshold]).allSatisfy(\.isFinite),
               scales.allSatisfy({ $0.isFinite && $0 > 0 }), (0...1).contains(threshold) else {
-            throw ClassifierError(.malformedModel,
+            throw FaceAnalysisError(.malformedModel,
                                   "model values must be finite, scales positive and the threshold within 0...1")
         }
         self.name = name
@@ -94,22 +94,22 @@ public struct LinearModel: Sendable, Equatable {
     /// Reads a model file. Throws `modelFileAccess` when the file cannot be read, `malformedModel`
     /// or `unsupportedModelVersion` for a bad file, and `featureSpecMismatch` when the model's spec
     /// is not computed here or differs from `expecting` (when given).
-    public static func load(_ path: String, expecting expected: Features.Spec? = nil) throws(ClassifierError) -> LinearModel {
+    public static func load(_ path: String, expecting expected: Features.Spec? = nil) throws(FaceAnalysisError) -> LinearModel {
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw ClassifierError(.modelFileAccess, "the model file cannot be read", path: path, cause: error.localizedDescription)
+            throw FaceAnalysisError(.modelFileAccess, "the model file cannot be read", path: path, cause: error.localizedDescription)
         }
         return try decode(data, path: path, expecting: expected)
     }
 
     /// Parses a model file's bytes; see `load(_:expecting:)` for the errors. `path` only labels errors.
     public static func decode(_ data: Data, path: String? = nil,
-                              expecting expected: Features.Spec? = nil) throws(ClassifierError) -> LinearModel {
+                              expecting expected: Features.Spec? = nil) throws(FaceAnalysisError) -> LinearModel {
         let file = try ModelFile.decode(data, path: path)
         if let expected, expected != file.featureSpec {
-            throw ClassifierError(.featureSpecMismatch,
+            throw FaceAnalysisError(.featureSpecMismatch,
                                   "the model was trained on features \(file.featureSpec), but \(expected) were asked for",
                                   path: path)
         }
@@ -118,24 +118,24 @@ public struct LinearModel: Sendable, Equatable {
                                    weights: file.weights, bias: file.bias, threshold: file.threshold,
                                    training: file.training)
         } catch {
-            throw ClassifierError(error.code, error.message, path: path, cause: error.cause)
+            throw FaceAnalysisError(error.code, error.message, path: path, cause: error.cause)
         }
     }
 
     /// The model file's bytes: sorted keys, pretty-printed, a final newline.
-    public func encoded() throws(ClassifierError) -> Data {
+    public func encoded() throws(FaceAnalysisError) -> Data {
         try ModelFile(format: ModelFile.formatName, formatVersion: ModelFile.currentVersion, name: name,
                       featureSpec: spec, means: means, scales: scales, weights: weights, bias: bias,
                       threshold: threshold, training: training).encoded()
     }
 
     /// Writes the model file to `path` atomically. Throws `modelFileAccess` when it cannot be written.
-    public func write(to path: String) throws(ClassifierError) {
+    public func write(to path: String) throws(FaceAnalysisError) {
         let data = try encoded()
         do {
             try data.write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
-            throw ClassifierError(.modelFileAccess, "the model file cannot be written", path: path, cause: error.localizedDescription)
+            throw FaceAnalysisError(.modelFileAccess, "the model file cannot be written", path: path, cause: error.localizedDescription)
         }
     }
 

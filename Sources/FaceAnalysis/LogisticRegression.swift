@@ -37,18 +37,18 @@ public struct LogisticRegression: Sendable, Equatable {
 
     /// Fits `rows` (each of the same length) to `labels` (true = face). Throws `insufficientData`
     /// unless both classes are present and `invalidParameter` for a negative penalty.
-    public func fit(rows: [[Float]], labels: [Bool]) throws(ClassifierError) -> Fit {
+    public func fit(rows: [[Float]], labels: [Bool]) throws(FaceAnalysisError) -> Fit {
         guard l2 >= 0, l2.isFinite, maxIterations >= 1 else {
-            throw ClassifierError(.invalidParameter, "l2 must be finite and non-negative and iterations at least 1")
+            throw FaceAnalysisError(.invalidParameter, "l2 must be finite and non-negative and iterations at least 1")
         }
         guard rows.count == labels.count, let dimension = rows.first?.count,
               rows.allSatisfy({ $0.count == dimension }) else {
-            throw ClassifierError(.insufficientData, "rows and labels must be non-empty, equally many, of one length")
+            throw FaceAnalysisError(.insufficientData, "rows and labels must be non-empty, equally many, of one length")
         }
         let positives = labels.filter { $0 }.count
         let negatives = labels.count - positives
         guard positives > 0, negatives > 0 else {
-            throw ClassifierError(.insufficientData,
+            throw FaceAnalysisError(.insufficientData,
                                   "training needs both classes; got \(positives) faces and \(negatives) non-faces")
         }
         let count = Float(labels.count)

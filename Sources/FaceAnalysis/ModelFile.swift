@@ -27,7 +27,7 @@ struct ModelFile: Codable, Equatable {
     var training: TrainingMetadata?
 
     /// The file's bytes.
-    func encoded() throws(ClassifierError) -> Data {
+    func encoded() throws(FaceAnalysisError) -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
         do {
@@ -35,12 +35,12 @@ struct ModelFile: Codable, Equatable {
             data.append(0x0A)
             return data
         } catch {
-            throw ClassifierError(.malformedModel, "the model cannot be encoded as JSON", cause: "\(error)")
+            throw FaceAnalysisError(.malformedModel, "the model cannot be encoded as JSON", cause: "\(error)")
         }
     }
 
     /// Parses a file's bytes, checking the format name and version before anything else.
-    static func decode(_ data: Data, path: String?) throws(ClassifierError) -> ModelFile {
+    static func decode(_ data: Data, path: String?) throws(FaceAnalysisError) -> ModelFile {
         struct Header: Decodable {
             var format: String?
             var formatVersion: Int?
@@ -50,22 +50,22 @@ struct ModelFile: Codable, Equatable {
         do {
             header = try decoder.decode(Header.self, from: data)
         } catch {
-            throw ClassifierError(.malformedModel, "the model file is not JSON", path: path, cause: "\(error)")
+            throw FaceAnalysisError(.malformedModel, "the model file is not JSON", path: path, cause: "\(error)")
         }
         guard header.format == formatName else {
-            throw ClassifierError(.malformedModel,
+            throw FaceAnalysisError(.malformedModel,
                                   "not a PhotoDrain model file (format is \(header.format.map { "\"\($0)\"" } ?? "missing"), expected \"\(formatName)\")",
                                   path: path)
         }
         guard header.formatVersion == currentVersion else {
-            throw ClassifierError(.unsupportedModelVersion,
+            throw FaceAnalysisError(.unsupportedModelVersion,
                                   "model format version \(header.formatVersion.map(String.init) ?? "missing") is not readable by this build (it reads \(currentVersion))",
                                   path: path)
         }
         do {
             return try decoder.decode(ModelFile.self, from: data)
         } catch {
-            throw ClassifierError(.malformedModel, "the model file does not match the model format", path: path,
+            throw FaceAnalysisError(.malformedModel, "the model file does not match the model format", path: path,
                                   cause: "\(error)")
         }
     }

@@ -57,7 +57,7 @@ public enum Trainer {
     /// name). Throws `unreadableSample` when a folder cannot be listed or an image decoded, and as
     /// `train(positives:negatives:options:)` does.
     public static func train(positiveDirectory: String, negativeDirectory: String,
-                             options: Options = Options()) throws(ClassifierError) -> Result {
+                             options: Options = Options()) throws(FaceAnalysisError) -> Result {
         try train(positives: imageFiles(in: positiveDirectory), negatives: imageFiles(in: negativeDirectory),
                   options: options)
     }
@@ -66,12 +66,12 @@ public enum Trainer {
     /// that cannot be decoded, `insufficientData` when a class is empty or too small to hold out
     /// from, and `invalidParameter` for a holdout outside 0..<1.
     public static func train(positives: [String], negatives: [String],
-                             options: Options = Options()) throws(ClassifierError) -> Result {
+                             options: Options = Options()) throws(FaceAnalysisError) -> Result {
         let features = try Features(spec: options.spec)
-        let positiveSamples = try positives.map { path throws(ClassifierError) in
+        let positiveSamples = try positives.map { path throws(FaceAnalysisError) in
             try variants(of: path, features, augment: options.augment)
         }
-        let negativeSamples = try negatives.map { path throws(ClassifierError) in
+        let negativeSamples = try negatives.map { path throws(FaceAnalysisError) in
             try variants(of: path, features, augment: options.augment)
         }
         return try train(positiveSamples: positiveSamples, negativeSamples: negativeSamples, options: options)
@@ -82,7 +82,7 @@ public enum Trainer {
     /// `invalidParameter` for a holdout outside 0..<1 or a threshold outside 0...1, and
     /// `featureSpecMismatch` when a vector's length is not the spec's dimension.
     public static func train(positiveVectors: [[Float]], negativeVectors: [[Float]],
-                             options: Options = Options()) throws(ClassifierError) -> Result {
+                             options: Options = Options()) throws(FaceAnalysisError) -> Result {
         try train(positiveSamples: positiveVectors.map { [$0] }, negativeSamples: negativeVectors.map { [$0] },
                   options: options)
     }
@@ -91,20 +91,20 @@ public enum Trainer {
     /// split, never variants, so no variant of a held-out image is trained on; held-out samples are
     /// scored on their original vector only.
     private static func train(positiveSamples: [[[Float]]], negativeSamples: [[[Float]]],
-                              options: Options) throws(ClassifierError) -> Result {
+                              options: Options) throws(FaceAnalysisError) -> Result {
         try options.spec.validate()
         guard options.holdout >= 0, options.holdout < 1 else {
-            throw ClassifierError(.invalidParameter, "holdout must be at least 0 and below 1, not \(options.holdout)")
+            throw FaceAnalysisError(.invalidParameter, "holdout must be at least 0 and below 1, not \(options.holdout)")
         }
         guard (0...1).contains(options.threshold) else {
-            throw ClassifierError(.invalidParameter, "threshold must be within 0...1, not \(options.threshold)")
+            throw FaceAnalysisError(.invalidParameter, "threshold must be within 0...1, not \(options.threshold)")
         }
         let dimension = options.spec.dimension
         guard (positiveSamples + negativeSamples).allSatisfy({ $0.allSatisfy { $0.count == dimension } }) else {
-            throw ClassifierError(.featureSpecMismatch, "every feature vector must have \(dimension) values for \(options.spec)")
+            throw FaceAnalysisError(.featureSpecMismatch, "every feature vector must have \(dimension) values for \(options.spec)")
         }
         guard !positiveSamples.isEmpty, !negativeSamples.isEmpty else {
-            throw ClassifierError(.insufficientData,
+            throw FaceAnalysisError(.insufficientData,
                                   "training needs faces and non-faces; got \(positiveSamples.count) faces and \(negativeSamples.count) non-faces")
         }
         var generator = SeededGenerator(seed: options.seed)
@@ -144,12 +144,12 @@ public enum Trainer {
     /// How `model` does on the crops in two folders (each image whole, no augmentation): the check
     /// of a trained model against data it never saw. Throws `unreadableSample` as `train` does.
     public static func evaluate(_ model: LinearModel, positiveDirectory: String,
-                                negativeDirectory: String) throws(ClassifierError) -> HeldOutMetrics {
+                                negativeDirectory: String) throws(FaceAnalysisError) -> HeldOutMetrics {
         let features = try Features(spec: model.spec)
-        let positives = try imageFiles(in: positiveDirectory).map { path throws(ClassifierError) in
+        let positives = try imageFiles(in: positiveDirectory).map { path throws(FaceAnalysisError) in
             model.isFace(try variants(of: path, features, augment: false)[0])
         }
-        let negatives = try imageFiles(in: negativeDirectory).map { path throws(ClassifierError) in
+        let negatives = try imageFiles(in: negativeDirectory).map { path throws(FaceAnalysisError) in
             model.isFace(try variants(of: path, features, augment: false)[0])
         }
         return HeldOutMetrics(predicted: positives + negatives,
@@ -159,12 +159,12 @@ public enum Trainer {
 
     /// The image files directly inside `directory`, by extension, sorted by name. Throws
     /// `unreadableSample` when the folder cannot be listed.
-    public static func imageFiles(in directory: String) throws(ClassifierError) -> [String] {
+    public static func imageFiles(in directory: String) throws(FaceAnalysisError) -> [String] {
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory)
         } catch {
-            throw ClassifierError(.unreadableSample, "the folder cannot be listed", path: directory, cause: error.localizedDescription)
+            throw FaceAnalysisError(.unreadableSample, "the folder cannot be listed", path: directory, cause: error.localizedDescription)
         }
         let base = URL(fileURLWithPath: directory)
         return names.filter { imageExtensions.contains(URL(fileURLWithPath: $0).pathExtension.lowercased()) }
@@ -174,12 +174,12 @@ public enum Trainer {
 
     /// The image's vector, then (when augmenting) its variants: the mirror, the four 90% corner
     /// crops, and their mirrors.
-    private static func variants(of path: String, _ features: Features, augment: Bool) throws(ClassifierError) -> [[Float]] {
+    private static func variants(of path: String, _ features: Features, augment: Bool) throws(FaceAnalysisError) -> [[Float]] {
         let image: Image
         do {
             image = try PhotoDecoder.decode(path, options: DecodeOptions(output: .gray))
         } catch {
-            throw ClassifierError(.unreadableSample, "the training image cannot be decoded", path: path,
+            throw FaceAnalysisError(.unreadableSample, "the training image cannot be decoded", path: path,
                                   cause: error.description)
         }
         guard augment else { return [try features.extract(crop: image)] }
@@ -218,12 +218,12 @@ public enum Trainer {
 
     /// Shuffles one class and cuts off its held-out share (rounded, at least one when holding out).
     private static func split(_ rows: [[[Float]]], holdout: Double, generator: inout SeededGenerator,
-                              kind: String) throws(ClassifierError) -> (training: [[[Float]]], heldOut: [[[Float]]]) {
+                              kind: String) throws(FaceAnalysisError) -> (training: [[[Float]]], heldOut: [[[Float]]]) {
         var order = Array(rows.indices)
         generator.shuffle(&order)
         let heldOutCount = holdout > 0 ? max(1, Int((Double(rows.count) * holdout).rounded())) : 0
         guard rows.count - heldOutCount >= 1 else {
-            throw ClassifierError(.insufficientData,
+            throw FaceAnalysisError(.insufficientData,
                                   "\(rows.count) \(kind) are too few to hold out \(heldOutCount) and still train on some")
         }
         let heldOut = order.prefix(heldOutCount).map { rows[$0] }

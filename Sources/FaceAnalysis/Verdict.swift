@@ -122,23 +122,23 @@ public struct Verdict: Codable, Sendable, Equatable {
     }
 
     /// Compact JSON with sorted keys and unescaped slashes: stable for a given verdict.
-    public func json() throws(ClassifierError) -> String {
+    public func json() throws(FaceAnalysisError) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         do {
             return String(decoding: try encoder.encode(self), as: UTF8.self)
         } catch {
-            throw ClassifierError(.malformedVerdict, "the verdict cannot be encoded (a value is not finite)",
+            throw FaceAnalysisError(.malformedVerdict, "the verdict cannot be encoded (a value is not finite)",
                                   cause: "\(error)")
         }
     }
 
     /// Parses a verdict from its JSON. Throws `malformedVerdict` when it is not one.
-    public static func decode(json: String) throws(ClassifierError) -> Verdict {
+    public static func decode(json: String) throws(FaceAnalysisError) -> Verdict {
         do {
             return try JSONDecoder().decode(Verdict.self, from: Data(json.utf8))
         } catch {
-            throw ClassifierError(.malformedVerdict, "the text is not a verdict", cause: "\(error)")
+            throw FaceAnalysisError(.malformedVerdict, "the text is not a verdict", cause: "\(error)")
         }
     }
 

@@ -40,7 +40,7 @@ import Testing
 
     @Test func aModelForAnotherLayoutIsRejected() throws {
         let bytes = try ClassifierFixtures.smallModel().encoded()
-        let error = #expect(throws: ClassifierError.self) {
+        let error = #expect(throws: FaceAnalysisError.self) {
             try LinearModel.decode(bytes, path: "small.json", expecting: .crop)
         }
         #expect(error?.code == .featureSpecMismatch)
@@ -54,7 +54,7 @@ import Testing
             spec["version"] = 2
             object["featureSpec"] = spec
         }
-        let error = #expect(throws: ClassifierError.self) { try LinearModel.decode(data) }
+        let error = #expect(throws: FaceAnalysisError.self) { try LinearModel.decode(data) }
         #expect(error?.code == .featureSpecMismatch)
     }
 
@@ -64,13 +64,13 @@ import Testing
             spec["groups"] = ["intensity", "colour-histogram"]
             object["featureSpec"] = spec
         }
-        let error = #expect(throws: ClassifierError.self) { try LinearModel.decode(data) }
+        let error = #expect(throws: FaceAnalysisError.self) { try LinearModel.decode(data) }
         #expect(error?.code == .malformedModel)
     }
 
     @Test func aNewerFormatVersionIsRejected() throws {
         let data = try edited(try ClassifierFixtures.smallModel()) { $0["formatVersion"] = 2 }
-        let error = #expect(throws: ClassifierError.self) { try LinearModel.decode(data) }
+        let error = #expect(throws: FaceAnalysisError.self) { try LinearModel.decode(data) }
         #expect(error?.code == .unsupportedModelVersion)
     }
 
@@ -84,14 +84,14 @@ import Testing
             default: object["threshold"] = 1.5
             }
         }
-        let error = #expect(throws: ClassifierError.self) { try LinearModel.decode(data) }
+        let error = #expect(throws: FaceAnalysisError.self) { try LinearModel.decode(data) }
         #expect(error?.code == .malformedModel)
     }
 
     @Test func notJSONIsMalformedAndAMissingFileIsUnreadable() {
-        let garbage = #expect(throws: ClassifierError.self) { try LinearModel.decode(Data("{ nope".utf8)) }
+        let garbage = #expect(throws: FaceAnalysisError.self) { try LinearModel.decode(Data("{ nope".utf8)) }
         #expect(garbage?.code == .malformedModel)
-        let missing = #expect(throws: ClassifierError.self) {
+        let missing = #expect(throws: FaceAnalysisError.self) {
             try LinearModel.load("/nonexistent/photodrain/model.json")
         }
         #expect(missing?.code == .modelFileAccess)

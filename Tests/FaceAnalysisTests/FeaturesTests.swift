@@ -117,7 +117,7 @@ import PhotoDecoding
     ])
     func emptyOrOutsideRegionsAreRejected(region: FaceRegion) throws {
         let features = try Features(spec: .crop)
-        let error = #expect(throws: ClassifierError.self) {
+        let error = #expect(throws: FaceAnalysisError.self) {
             try features.extract(from: Self.texturedImage(), region: region)
         }
         #expect(error?.code == .invalidRegion)
@@ -130,7 +130,7 @@ import PhotoDecoding
         Features.Spec(cropSize: 32, cellSize: 8, orientationBins: 9, layoutGrid: 4, groups: [.layout, .layout]),
     ])
     func uncomputableSpecsAreRejected(spec: Features.Spec) {
-        let error = #expect(throws: ClassifierError.self) { try Features(spec: spec) }
+        let error = #expect(throws: FaceAnalysisError.self) { try Features(spec: spec) }
         #expect(error?.code == .featureSpecMismatch)
     }
 

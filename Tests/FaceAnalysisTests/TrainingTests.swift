@@ -54,15 +54,15 @@ import Testing
     }
 
     @Test(arguments: [
-        (0, 10, 0.2, ClassifierError.Code.insufficientData),
+        (0, 10, 0.2, FaceAnalysisError.Code.insufficientData),
         (10, 0, 0.0, .insufficientData),
         (1, 10, 0.2, .insufficientData),
         (10, 10, 1.0, .invalidParameter),
         (10, 10, -0.1, .invalidParameter),
     ])
-    func unusableRequestsAreRejected(positives: Int, negatives: Int, holdout: Double, code: ClassifierError.Code) {
+    func unusableRequestsAreRejected(positives: Int, negatives: Int, holdout: Double, code: FaceAnalysisError.Code) {
         let data = ClassifierFixtures.separable(positives: positives, negatives: negatives, seed: 2)
-        let error = #expect(throws: ClassifierError.self) {
+        let error = #expect(throws: FaceAnalysisError.self) {
             try Trainer.train(positiveVectors: data.faces, negativeVectors: data.others,
                               options: Trainer.Options(holdout: holdout, spec: spec))
         }
@@ -70,7 +70,7 @@ import Testing
     }
 
     @Test func vectorsOfAnotherLayoutAreRejected() {
-        let error = #expect(throws: ClassifierError.self) {
+        let error = #expect(throws: FaceAnalysisError.self) {
             try Trainer.train(positiveVectors: [[1, 2, 3]], negativeVectors: [[3, 2, 1]],
                               options: Trainer.Options(holdout: 0, spec: spec))
         }
@@ -105,12 +105,12 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         let bogus = folder.appendingPathComponent("bogus.png")
         try Data("not a png".utf8).write(to: bogus)
-        let decodeError = #expect(throws: ClassifierError.self) {
+        let decodeError = #expect(throws: FaceAnalysisError.self) {
             try Trainer.train(positives: [bogus.path], negatives: [bogus.path])
         }
         #expect(decodeError?.code == .unreadableSample)
         #expect(decodeError?.path == bogus.path)
-        let listError = #expect(throws: ClassifierError.self) {
+        let listError = #expect(throws: FaceAnalysisError.self) {
             try Trainer.imageFiles(in: folder.appendingPathComponent("missing").path)
         }
         #expect(listError?.code == .unreadableSample)

@@ -56,14 +56,14 @@ import Testing
     }
 
     @Test func notAVerdictIsMalformed() {
-        let error = #expect(throws: ClassifierError.self) { try Verdict.decode(json: #"{"label":"maybe"}"#) }
+        let error = #expect(throws: FaceAnalysisError.self) { try Verdict.decode(json: #"{"label":"maybe"}"#) }
         #expect(error?.code == .malformedVerdict)
     }
 
     @Test func nonFiniteValuesCannotBeEncoded() {
         var verdict = Self.fixed
         verdict.milliseconds = .nan
-        let error = #expect(throws: ClassifierError.self) { try verdict.json() }
+        let error = #expect(throws: FaceAnalysisError.self) { try verdict.json() }
         #expect(error?.code == .malformedVerdict)
     }
 
