@@ -107,6 +107,7 @@ public final class DrainRunner: Sendable {
         } catch {
             return .failed(message: error.description)
         }
+        if case .storeFailed(let message) = settleLeftovers(events: events) { return .failed(message: message) }
         var online = true
         var offlineSince: ContinuousClock.Instant?
         var nextProbe = ContinuousClock.now
@@ -162,6 +163,14 @@ public final class DrainRunner: Sendable {
                 if started { continue }
                 if running.isEmpty {
                     if counts.vision == 0 && counts.upload == 0 { return .finished }
+                    // Nothing of ours in flight: jobs a killed runner finished but never recorded
+                    // would otherwise hold their photos forever.
+                    switch settleLeftovers(events: events) {
+                    case .storeFailed(let message)?: failure = message
+                    case .some: continue
+                    case nil: break
+                    }
+                    if failure != nil { break }
                     if counts.vision > 0 && visionAvailable == false && counts.upload == 0 {
                         // Photos are held by another runner or deferred for memory: nothing to do here.
                         return .finished
@@ -175,6 +184,7 @@ public final class DrainRunner: Sendable {
                     let pause = uploadsPausedUntil - ContinuousClock.now
                     try? await Task.sleep(for: pause > .zero ? min(pause, .milliseconds(200)) : .milliseconds(200))
                     visionAvailable = true
+                    uploadAvailable = true
                     continue
                 }
                 guard let result = await group.next() else { continue }
@@ -282,21 +292,13 @@ public final class DrainRunner: Sendable {
         let store = self.store
         func release() throws(StoreError) { if let asset { try store.releaseClaim(assetID: asset.id) } }
         let outcome = await JobPerformer(store: store, uploader: uploader).perform(job)
-        let policy = options.retryPolicy
         do {
             switch outcome {
             case .finished(.succeeded):
-                var serverID: String?
-                try store.acknowledgeJob(job) { job, asset in
-                    let update = policy.update(for: job, asset: asset)
-                    if case .uploaded(let id) = update { serverID = id }
-                    return update
-                }
-                events(.uploaded(path: path, serverID: serverID))
+                try settle(job, path: path, events: events)
                 return .worked(.upload)
             case .finished(.failed(_, _, let failure)):
                 let current = try store.jobs(for: .acknowledge).first { $0.id == job.id } ?? job
-                let asset = try store.asset(for: current)
                 let unreachable = failure.code == TransferError.Code.connectionFailed.rawValue
                     || failure.code == TransferError.Code.hostNotFound.rawValue
                 // A connection lost because the destination went away (a restart, a crash) is
@@ -307,16 +309,7 @@ public final class DrainRunner: Sendable {
                     _ = try store.retryJob(current, update: .unchanged, inflightLimit: .max)
                     return .offline("\(failure.code): \(failure.message)")
                 }
-                let update = policy.update(for: current, asset: asset)
-                if policy.shouldRetry(current, asset: asset) {
-                    // Rotate: the retried job keeps its upload URL and goes to the back of the queue.
-                    _ = try store.retryJob(current, update: update, inflightLimit: .max)
-                } else {
-                    try store.acknowledgeJob(current) { _, _ in update }
-                }
-                if case .failure(_, let message, let terminal) = update {
-                    events(.uploadFailed(path: path, message: message, terminal: terminal))
-                }
+                try settle(current, path: path, events: events)
                 return failure.transient ? .uploadCharged : .worked(.upload)
             case .cancelled(let reason):
                 try release()
@@ -329,6 +322,54 @@ public final class DrainRunner: Sendable {
                 try release()
                 return .noWork(.upload)
             }
+        } catch {
+            return .storeFailed("\(error)")
+        }
+    }
+
+    /// Records a finished job on its photo by the retry policy: a success marks the photo
+    /// uploaded; a failure counts, and the job is registered again (keeping its upload URL, to
+    /// the back of the queue) or, when permanent or at the limit, the photo is failed. Safe to
+    /// repeat: the store only settles a job that is still finished.
+    private func settle(_ performed: UploadJob, path: String, events: @escaping @Sendable (DrainEvent) -> Void) throws(StoreError) {
+        // The row as it stands now (the caller's copy predates the outcome the performer recorded).
+        guard let job = try store.jobs(for: .acknowledge).first(where: { $0.id == performed.id }) else { return }
+        let policy = options.retryPolicy
+        if job.state == .succeeded {
+            var serverID: String?
+            var settled = false
+            try store.acknowledgeJob(job) { job, asset in
+                let update = policy.update(for: job, asset: asset)
+                if case .uploaded(let id) = update { serverID = id }
+                settled = true
+                return update
+            }
+            if settled { events(.uploaded(path: path, serverID: serverID)) }
+            return
+        }
+        let asset = try store.asset(for: job)
+        let update = policy.update(for: job, asset: asset)
+        if policy.shouldRetry(job, asset: asset) {
+            _ = try store.retryJob(job, update: update, inflightLimit: .max)
+        } else {
+            try store.acknowledgeJob(job) { _, _ in update }
+        }
+        if case .failure(_, let message, let terminal) = update {
+            events(.uploadFailed(path: path, message: message, terminal: terminal))
+        }
+    }
+
+    /// Settles jobs that finished but were never recorded on their photo: a runner killed between
+    /// the server's answer and the acknowledgement leaves them, and nothing else would claim the
+    /// photo again. Nil when there were none.
+    private func settleLeftovers(events: @escaping @Sendable (DrainEvent) -> Void) -> SlotResult? {
+        do {
+            let leftovers = try store.jobs(for: .acknowledge)
+            for job in leftovers {
+                let path = (try store.asset(for: job))?.path ?? "job \(job.id)"
+                try settle(job, path: path, events: events)
+            }
+            return leftovers.isEmpty ? nil : .worked(.upload)
         } catch {
             return .storeFailed("\(error)")
         }

@@ -88,6 +88,38 @@ final class ScriptedDestination: UploadDestination {
         for (gap, least) in zip(gaps, [100, 200, 400]) { #expect(gap >= .milliseconds(least)) }
     }
 
+    /// A drain killed after the server answered but before the answer was recorded leaves a
+    /// finished job. The next drain records it (the photo is uploaded, once) instead of waiting
+    /// forever for a photo no one will claim.
+    @Test func aFinishedJobLeftByAKilledRunnerIsRecordedNotResent() async throws {
+        let library = try Library(photos: 2)
+        defer { withExtendedLifetime(library) {} }
+        let store = try library.store()
+        _ = try store.scan()
+        for asset in try store.claimUnanalyzed(limit: 1) {
+            _ = try store.bankVerdict(BankedVerdict(json: "{}", label: "no-faces", faceCount: 0, score: 0), for: asset)
+        }
+        let destination = ScriptedDestination(uploads: [])
+        let claimed = try #require(try store.claimForUpload(limit: 1).first)
+        _ = try store.createJob(for: claimed, destination: destination.endpoint, inflightLimit: .max)
+        let job = try #require(try store.claimJobsToPerform(limit: 1).first)
+        #expect(try store.finishJob(job, result: .succeeded(status: 201, headers: ["x-server-resource-id": "kept"])))
+
+        var options = DrainOptions(destination: destination)
+        options.slots = 1
+        let runner = DrainRunner(store: store, analyzer: CountingAnalyzer(), options: options)
+        // A hang would be the bug: stop the runner after a generous while, which fails the test.
+        let watchdog = Task { try await Task.sleep(for: .seconds(30)); runner.stop(signal: SIGTERM) }
+        let outcome = await runner.run { _ in }
+        watchdog.cancel()
+        #expect(outcome == .finished)
+        let recorded = try #require(try store.asset(path: claimed.path))
+        #expect(recorded.uploadedAt != nil && recorded.serverID == "kept" && recorded.attempts == 0)
+        // Only the other photo went over the wire.
+        #expect(destination.uploadCalls.withLock { $0.count } == 1)
+        #expect(try store.counts().uploaded == 2)
+    }
+
     @Test func backoffDoublesUpToItsCeiling() {
         let pauses = (0...7).map { DrainRunner.backoff(after: $0, base: .seconds(1), ceiling: .seconds(30)) }
         #expect(pauses == [.zero, .seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(16), .seconds(30), .seconds(30)])
