@@ -10,6 +10,8 @@ struct UploadEndpoint: Sendable {
     let configuration: ReceiverConfiguration
     let store: UploadStore
     let registry: TransferRegistry
+    /// Running digests handed from one append of an upload to the next.
+    let digests = PartialDigests()
 
     private typealias Header = ResumableUpload.Header
 
@@ -249,6 +251,7 @@ struct UploadEndpoint: Sendable {
             return .response(.text(400, "cancellation must not carry Upload-Offset or a completion field"))
         }
         return withSlot(exchange, id: id) { upload in
+            digests.forget(upload.record.id)
             do throws(ReceiverError) {
                 try store.removeUpload(upload.record.id)
             } catch {
@@ -282,7 +285,8 @@ struct UploadEndpoint: Sendable {
 
     /// How a body append ended.
     private enum AppendEnd {
-        /// Every byte arrived; `sha256` is their digest when the upload started with them (offset 0).
+        /// Every byte arrived; `sha256` is the digest of the whole upload when this append completed
+        /// it and every byte was hashed as it arrived (in this append or earlier ones).
         case complete(sha256: [UInt8]?)
         case interrupted
         case failed(ReceiverError)
@@ -316,7 +320,7 @@ struct UploadEndpoint: Sendable {
         }
         defer { Syscalls.closeDescriptor(fd) }
         var written = start.received
-        let hasher: SHA256Hasher? = start.received == 0 ? SHA256Hasher() : nil
+        let hasher = start.received == 0 ? SHA256Hasher() : digests.take(record.id, continuingAt: start.received)
         let interval = Duration.milliseconds(Int64(configuration.checkpointInterval * 1000))
         var lastCheckpoint = ContinuousClock.now
         do throws(ReceiverError) {
@@ -339,6 +343,7 @@ struct UploadEndpoint: Sendable {
             exchange.bodyRemaining -= result.received
             guard result.complete else {
                 try checkpoint(fd, path: path, record: &record, through: written)
+                if let hasher { digests.keep(record.id, hasher: hasher, length: written) }
                 return (UploadStore.Resource(record: record, received: written), .interrupted)
             }
             if completes {
@@ -351,6 +356,10 @@ struct UploadEndpoint: Sendable {
             } else {
                 record.updatedAt = configuration.now()
                 try store.save(record)
+            }
+            if !completes {
+                if let hasher { digests.keep(record.id, hasher: hasher, length: written) }
+                return (UploadStore.Resource(record: record, received: written), .complete(sha256: nil))
             }
             return (UploadStore.Resource(record: record, received: written), .complete(sha256: hasher?.finish()))
         } catch {
@@ -396,6 +405,9 @@ struct UploadEndpoint: Sendable {
             if version >= 6 { response.add("Upload-Limit", limits.fieldValue(interopVersion: version)) }
             return .response(response)
         }
+        // Without a digest carried over from earlier appends (e.g. after a restart), the
+        // stored bytes are read back to compute it.
+        if sha256 == nil { exchange.notes.append("digest read back") }
         let staged = store.partPath(record.id)
         return finish(exchange, stagedPath: staged, size: upload.received, metadata: record.metadata, sha256: sha256,
                       location: location, upload: record) { response, _ in
