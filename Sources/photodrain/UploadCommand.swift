@@ -46,10 +46,16 @@ enum UploadCommand: Command {
         let verdict = arguments.string("verdict") ?? "{}"
         let json = arguments.flag("json")
         var permanent = 0, transient = 0, unreadable = 0
-        for file in arguments.positionals {
+        let files = arguments.positionals
+        // Each file's SHA-256 goes in its first request's head, so it must be known before any
+        // byte is sent: hash the next file while this one uploads (one ahead, on its own thread).
+        var nextDigest = files.first.map { BackgroundDigest(path: $0) }
+        for (index, file) in files.enumerated() {
             var row = Row(file: file)
+            let digest = nextDigest ?? BackgroundDigest(path: file)
+            nextDigest = index + 1 < files.count ? BackgroundDigest(path: files[index + 1]) : nil
             do {
-                let metadata = try UploadMetadata(file: file, verdictJSON: verdict)
+                let metadata = UploadMetadata(file: file, sha256Hex: try await digest.sha256Hex(), verdictJSON: verdict)
                 let receipt = try await uploader.upload(file: file, metadata: metadata, resumeFrom: nil, progress: { _ in },
                                                         checkpoint: { _ in })
                 row.serverID = receipt.serverID
