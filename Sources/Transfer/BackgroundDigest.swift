@@ -21,11 +21,17 @@ public final class BackgroundDigest: Sendable {
     private let state = Mutex<State>(.running(waiters: []))
 
     /// Starts hashing the file at `path`.
-    public init(path: String) {
+    public convenience init(path: String) {
+        self.init { () throws(TransferError) -> String in try FileDigest.sha256Hex(path: path) }
+    }
+
+    /// Starts `compute` (which returns 64 hex digits) on a thread of its own; tests pass one that
+    /// waits for a signal, to decide when the digest becomes known.
+    init(computing compute: @escaping @Sendable () throws(TransferError) -> String) {
         let thread = Thread { [self] in
             let outcome: Outcome
             do throws(TransferError) {
-                outcome = .success(try FileDigest.sha256Hex(path: path))
+                outcome = .success(try compute())
             } catch {
                 outcome = .failure(error)
             }
@@ -38,6 +44,16 @@ public final class BackgroundDigest: Sendable {
         }
         thread.name = "photodrain-digest"
         thread.start()
+    }
+
+    /// The digest as 64 lowercase hex digits if the hashing has finished, else nil (never waits).
+    /// Throws `TransferError` (`file-unreadable`) when the file could not be read.
+    public func sha256HexIfFinished() throws(TransferError) -> String? {
+        let outcome = state.withLock { state -> Outcome? in
+            if case .finished(let outcome) = state { return outcome }
+            return nil
+        }
+        return try outcome?.get()
     }
 
     /// The digest as 64 lowercase hex digits, waiting for the hashing to finish. Throws

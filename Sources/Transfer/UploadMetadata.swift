@@ -24,7 +24,11 @@ public struct UploadMetadata: Sendable, Equatable {
     /// Metadata for the file at `path` whose SHA-256 is already known (from the asset store, or a
     /// `BackgroundDigest`): its last path component as the name.
     public init(file path: String, sha256Hex: String, verdictJSON: String = "{}") {
-        let name = path.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? path
-        self.init(filename: name, sha256Hex: sha256Hex, verdictJSON: verdictJSON)
+        self.init(filename: Self.filename(of: path), sha256Hex: sha256Hex, verdictJSON: verdictJSON)
+    }
+
+    /// The name sent for the file at `path`: its last path component.
+    public static func filename(of path: String) -> String {
+        path.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? path
     }
 }
