@@ -303,11 +303,12 @@ struct UploadEndpoint: Sendable {
     /// Streams the exchange's body onto the upload's partial file from its received length.
     ///
     /// Each piece is written to the file before anything else happens, so the file's length is
-    /// always an offset the receiver can keep across a kill of its process. fsync happens at most
-    /// every `checkpointInterval` while the body streams, when the body ends early (the connection
-    /// ended or a newer request took over), after a body that `completes` the upload (the object
-    /// must be durable), and after every append when the store `syncsEveryWrite`. A failure keeps
-    /// every byte fully written.
+    /// always an offset the receiver can keep across a kill of its process. fsync happens once
+    /// `checkpointInterval` has passed since the upload's last checkpoint (checked as pieces arrive
+    /// and when the append ends, so an upload sent in many short appends is covered too), when the
+    /// body ends early (the connection ended or a newer request took over), after a body that
+    /// `completes` the upload (the object must be durable), and after every append when the store
+    /// `syncsEveryWrite`. A failure keeps every byte fully written.
     private func append(_ exchange: Exchange, to start: UploadStore.Resource,
                         completes: Bool) -> (UploadStore.Resource, AppendEnd) {
         var record = start.record
@@ -321,8 +322,10 @@ struct UploadEndpoint: Sendable {
         defer { Syscalls.closeDescriptor(fd) }
         var written = start.received
         let hasher = start.received == 0 ? SHA256Hasher() : digests.take(record.id, continuingAt: start.received)
-        let interval = Duration.milliseconds(Int64(configuration.checkpointInterval * 1000))
-        var lastCheckpoint = ContinuousClock.now
+        let interval = configuration.checkpointInterval
+        func checkpointIsDue() -> Bool {
+            configuration.now().timeIntervalSince(record.checkpointedAt ?? record.createdAt) >= interval
+        }
         do throws(ReceiverError) {
             try Syscalls.truncate(fd, length: start.received, context: path)
             try Syscalls.seek(fd, to: start.received, context: path)
@@ -333,10 +336,8 @@ struct UploadEndpoint: Sendable {
                 hasher?.update(accepted)
                 written += Int64(admission.allowed)
                 if let failure = admission.failure { throw failure }
-                let now = ContinuousClock.now
-                if now - lastCheckpoint >= interval {
+                if checkpointIsDue() {
                     try checkpoint(fd, path: path, record: &record, through: written)
-                    lastCheckpoint = now
                 }
                 return !admission.cut
             }
@@ -351,7 +352,7 @@ struct UploadEndpoint: Sendable {
                 // `finish` records the completion.
                 try Syscalls.fsync(fd, context: path)
                 record.durableOffset = written
-            } else if store.syncsEveryWrite {
+            } else if store.syncsEveryWrite || checkpointIsDue() {
                 try checkpoint(fd, path: path, record: &record, through: written)
             } else {
                 record.updatedAt = configuration.now()
@@ -377,6 +378,7 @@ struct UploadEndpoint: Sendable {
         var next = record
         next.durableOffset = offset
         next.updatedAt = configuration.now()
+        next.checkpointedAt = next.updatedAt
         try store.save(next, durable: true)
         record = next
     }

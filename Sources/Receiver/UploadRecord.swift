@@ -27,6 +27,9 @@ struct UploadRecord: Codable, Sendable, Equatable {
     var updatedAt: Date
     /// What the upload will be stored with, from the creation request (or a later append).
     var metadata: ObjectMetadata
+    /// When `durableOffset` was last fsync'd and recorded (nil: not since creation). The next
+    /// checkpoint is due `checkpointInterval` after it, whichever append the bytes come in.
+    var checkpointedAt: Date?
     /// The kernel boot (`/proc/sys/kernel/random/boot_id`) during which bytes past
     /// `durableOffset` may have been written; nil when unknown. While the machine has not
     /// rebooted, the page cache still holds them.
@@ -34,6 +37,7 @@ struct UploadRecord: Codable, Sendable, Equatable {
 
     /// `durableOffset` keeps the key `offset` that records written before it existed use.
     private enum CodingKeys: String, CodingKey {
-        case id, interopVersion, durableOffset = "offset", length, complete, objectID, createdAt, updatedAt, metadata, bootID
+        case id, interopVersion, durableOffset = "offset", length, complete, objectID, createdAt, updatedAt, metadata,
+             checkpointedAt, bootID
     }
 }

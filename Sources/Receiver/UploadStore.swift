@@ -147,7 +147,8 @@ final class UploadStore: Sendable {
         defer { Syscalls.closeDescriptor(fd) }
         if syncsEveryWrite { try Syscalls.fsync(fd, context: partPath(id)) }
         let record = UploadRecord(id: id, interopVersion: interopVersion, durableOffset: 0, length: length, complete: false,
-                                  objectID: nil, createdAt: now, updatedAt: now, metadata: metadata, bootID: bootID)
+                                  objectID: nil, createdAt: now, updatedAt: now, metadata: metadata, checkpointedAt: nil,
+                                  bootID: bootID)
         try save(record)
         return record
     }
@@ -180,6 +181,7 @@ final class UploadStore: Sendable {
         var durable = upload
         durable.record.durableOffset = upload.received
         durable.record.updatedAt = now
+        durable.record.checkpointedAt = now
         try save(durable.record, durable: true)
         return durable
     }

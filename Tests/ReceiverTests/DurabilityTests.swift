@@ -72,6 +72,44 @@ import UploadProtocol
         #expect(try second.content(of: try #require(rest["x-server-resource-id"])) == body)
     }
 
+    /// An upload sent in short appends is checkpointed once the interval has passed since its
+    /// last checkpoint, whichever append the bytes come in: a reboot costs at most that much.
+    @Test func shortAppendsAreCheckpointedOnceTheIntervalPassed() throws {
+        let directory = TestReceiver.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let bootFile = directory + "-boot_id"
+        defer { try? FileManager.default.removeItem(atPath: bootFile) }
+        try "first-boot".write(toFile: bootFile, atomically: true, encoding: .utf8)
+        let clock = TestReceiver.ManualClock()
+        let configure: (inout ReceiverConfiguration) -> Void = { $0.bootIDPath = bootFile; $0.checkpointInterval = 5 }
+        let body = TestReceiver.bytes(300_000, seed: 34)
+        let path: String
+        do {
+            let first = try TestReceiver(directory: directory, clock: clock, configure: configure)
+            defer { first.stop() }
+            let created = try first.client().request("POST", "/uploads",
+                                                     headers: ResumableUploadTests.creationHeaders(version: 8, complete: false),
+                                                     body: Array(body[0..<100_000]))
+            path = try ResumableUploadTests.path(of: created["location"])
+            clock.advance(by: 6)  // due: the first piece of the next append is checkpointed
+            for (start, end) in [(100_000, 100_001), (100_001, 200_000)] {
+                let appended = try first.client().request("PATCH", path,
+                                                          headers: ResumableUploadTests.patchHeaders(version: 8, offset: start, complete: false),
+                                                          body: Array(body[start..<end]))
+                #expect(appended.status == 204)
+            }
+        }
+        try "second-boot".write(toFile: bootFile, atomically: true, encoding: .utf8)
+        let second = try TestReceiver(directory: directory, clock: clock, configure: configure)
+        defer { second.stop() }
+        #expect(try second.client().request("HEAD", path)["upload-offset"] == "100001")
+        let rest = try second.client().request("PATCH", path,
+                                               headers: ResumableUploadTests.patchHeaders(version: 8, offset: 100_001, complete: true),
+                                               body: Array(body[100_001...]))
+        #expect(rest.status == 201)
+        #expect(try second.content(of: try #require(rest["x-server-resource-id"])) == body)
+    }
+
     /// An offset the client was told before a reboot and the receiver no longer has is refused
     /// with the lower offset, which the client resumes from.
     @Test func offsetLostToARebootIsCorrectedBy409() throws {
