@@ -30,9 +30,17 @@ public struct ReceiverConfiguration: Sendable {
     public var ioTimeout: Double
     /// How long an idle keep-alive connection is kept open.
     public var idleTimeout: Double
-    /// While a body streams in, the bytes received are made durable (fsync + offset recorded) every
-    /// this many bytes, so a crash of the receiver costs at most this much.
-    public var checkpointBytes: Int64
+    /// When partial uploads are fsync'd (`serve --sync`); see `SyncMode`.
+    public var syncMode: SyncMode
+    /// While a body streams in, the bytes received so far are fsync'd and recorded as durable at
+    /// most this often (seconds), and when a transfer is cut: what a machine crash can cost a
+    /// partial upload. A kill of the receiver process costs nothing either way.
+    public var checkpointInterval: Double
+    /// The file naming the current kernel boot (Linux: `/proc/sys/kernel/random/boot_id`). A
+    /// restart in the same boot trusts the partial files' lengths (the page cache survived); after
+    /// a reboot only fsync'd bytes are kept. When it cannot be read, the receiver syncs as
+    /// `SyncMode.always` does. A parameter so tests can simulate a reboot.
+    public var bootIDPath: String
     /// Where one line per request goes; standard error by default. Lines never contain the token.
     public var log: @Sendable (String) -> Void
     /// The clock used for expiry and timestamps (tests pass a controllable one).
@@ -47,7 +55,8 @@ public struct ReceiverConfiguration: Sendable {
                 maxSize: Int64 = 107_374_182_400, partialTTL: Double = 86_400, maxConnections: Int = 64,
                 maxRequestLineBytes: Int = 8_192, maxHeaderBytes: Int = 32_768, maxHeaderCount: Int = 100,
                 headerTimeout: Double = 10, ioTimeout: Double = 30, idleTimeout: Double = 60,
-                checkpointBytes: Int64 = 8 << 20,
+                syncMode: SyncMode = .checkpoint, checkpointInterval: Double = 5,
+                bootIDPath: String = "/proc/sys/kernel/random/boot_id",
                 log: @escaping @Sendable (String) -> Void = ReceiverConfiguration.standardErrorLog,
                 now: @escaping @Sendable () -> Date = { Date() }) {
         self.directory = directory
@@ -63,9 +72,26 @@ public struct ReceiverConfiguration: Sendable {
         self.headerTimeout = headerTimeout
         self.ioTimeout = ioTimeout
         self.idleTimeout = idleTimeout
-        self.checkpointBytes = checkpointBytes
+        self.syncMode = syncMode
+        self.checkpointInterval = checkpointInterval
+        self.bootIDPath = bootIDPath
         self.log = log
         self.now = now
+    }
+
+    /// When the receiver fsyncs a partial upload. Either way a finished object is fsync'd and
+    /// renamed into place before it is acknowledged, and every offset the receiver reports
+    /// survives a kill of the receiver process (the bytes were written before it was reported).
+    public enum SyncMode: String, Sendable, CaseIterable {
+        /// fsync at most every `checkpointInterval` while a body streams in, and when a transfer is
+        /// cut. A machine crash (power loss, kernel panic) can take a partial upload back to its last
+        /// checkpoint, below an offset already reported; the client then learns the lower offset
+        /// (409 or HEAD) and resends from there. The default: it costs about what a plain upload does.
+        case checkpoint
+        /// Also fsync before reporting any offset (HEAD, 409, the end of an append) and when an
+        /// upload is created, so a reported offset survives a machine crash too. Costs a few fsyncs
+        /// per request.
+        case always
     }
 
     /// Writes a log line to standard error (the default `log`).
@@ -114,6 +140,6 @@ public struct ReceiverConfiguration: Sendable {
         }
         if maxHeaderCount < 1 { throw bad("max header count must be at least 1") }
         if !(headerTimeout > 0 && ioTimeout > 0 && idleTimeout > 0) { throw bad("timeouts must be positive") }
-        if checkpointBytes < 1 { throw bad("checkpoint bytes must be positive") }
+        if !(checkpointInterval >= 0) { throw bad("the checkpoint interval must not be negative") }
     }
 }

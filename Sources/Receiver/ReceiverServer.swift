@@ -88,7 +88,8 @@ public final class ReceiverServer: Sendable {
         let store: UploadStore
         do {
             port = try Syscalls.boundPort(listener)
-            store = try UploadStore(directory: configuration.directory, partialTTL: configuration.partialTTL)
+            store = try UploadStore(directory: configuration.directory, partialTTL: configuration.partialTTL,
+                                    bootID: UploadStore.bootID(at: configuration.bootIDPath), syncMode: configuration.syncMode)
             handler = RequestHandler(configuration: configuration, store: store, registry: TransferRegistry())
             wake = try Syscalls.makePipe()
         } catch {

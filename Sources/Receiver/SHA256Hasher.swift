@@ -5,7 +5,10 @@ import CCrypto
 
 /// Incremental SHA-256 through the CCrypto shim (libcrypto). Owns the shim's context and frees
 /// it in `deinit`; this file is the only one in Receiver that calls it.
-final class SHA256Hasher {
+///
+/// `@unchecked Sendable`: used by one thread at a time. `PartialDigests` hands one from an append
+/// to the next append of the same upload, which the upload's slot (`TransferRegistry`) serialises.
+final class SHA256Hasher: @unchecked Sendable {
     private let context: OpaquePointer?
     private var failed = false
 

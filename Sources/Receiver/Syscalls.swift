@@ -287,10 +287,31 @@ enum Syscalls {
         return Array(bytes[0..<done])
     }
 
-    /// Fills `buffer` with random bytes from the kernel.
+    /// `count` random bytes from the kernel, eight per call to it (not one).
     static func randomBytes(_ count: Int) -> [UInt8] {
         var generator = SystemRandomNumberGenerator()
-        return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count + 7)
+        while bytes.count < count {
+            withUnsafeBytes(of: generator.next() as UInt64) { bytes.append(contentsOf: $0) }
+        }
+        return Array(bytes.prefix(count))
+    }
+
+    /// Reads a small file whose size `stat` does not tell (procfs reports 0): up to `limit`
+    /// bytes, until end of file.
+    static func readPseudoFile(_ path: String, limit: Int) throws(ReceiverError) -> [UInt8] {
+        let fd = try open(path, O_RDONLY)
+        defer { closeDescriptor(fd) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: limit, alignment: 8)
+        defer { buffer.deallocate() }
+        var done = 0
+        while done < limit {
+            let n = try pread(fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[done...]), offset: Int64(done), context: path)
+            if n == 0 { break }
+            done += n
+        }
+        return Array(UnsafeRawBufferPointer(rebasing: buffer[0..<done]))
     }
 
     /// The C library's text for an `errno` value.

@@ -3,8 +3,8 @@ import Synchronization
 
 /// At most one transfer per upload resource. A request on an upload (HEAD, PATCH, DELETE) first
 /// acquires the upload's slot; if an older request holds it, its connection is shut down, which
-/// ends its body early, and the newer request waits until the older one has made its prefix
-/// durable and released the slot. So the offset a newer request sees is never stale.
+/// ends its body early, and the newer request waits until the older one has written (and
+/// checkpointed) its prefix and released the slot. So the offset a newer request sees is never stale.
 final class TransferRegistry: Sendable {
     private struct Slot: Sendable {
         let gate = DispatchSemaphore(value: 1)

@@ -10,6 +10,8 @@ struct UploadEndpoint: Sendable {
     let configuration: ReceiverConfiguration
     let store: UploadStore
     let registry: TransferRegistry
+    /// Running digests handed from one append of an upload to the next.
+    let digests = PartialDigests()
 
     private typealias Header = ResumableUpload.Header
 
@@ -130,8 +132,8 @@ struct UploadEndpoint: Sendable {
         exchange.sentInterim = true
         exchange.continueIfExpected()
 
-        let (appended, end) = append(exchange, to: record)
-        return afterAppend(exchange, record: appended, end: end, complete: complete, version: version,
+        let (appended, end) = append(exchange, to: UploadStore.Resource(record: record, received: 0), completes: complete)
+        return afterAppend(exchange, upload: appended, end: end, complete: complete, version: version,
                            location: location, status: 201)
     }
 
@@ -143,10 +145,17 @@ struct UploadEndpoint: Sendable {
         if head[Header.uploadOffset] != nil || head[Header.uploadComplete] != nil || head[Header.uploadIncomplete] != nil {
             return .response(.text(400, "offset retrieval must not carry Upload-Offset or a completion field"))
         }
-        return withSlot(exchange, id: id) { record in
+        return withSlot(exchange, id: id) { found in
+            let upload: UploadStore.Resource
+            do throws(ReceiverError) {
+                upload = try reportable(found)
+            } catch {
+                return .failure(error)
+            }
+            let record = upload.record
             let version = Self.interopVersion(of: head) ?? record.interopVersion
             var response = HTTPResponse(status: 204)
-            response.add("Upload-Offset", String(record.offset))
+            response.add("Upload-Offset", String(upload.received))
             let completion = ResumableUpload.completionHeader(complete: record.complete, interopVersion: version)
             response.add(completion.name, completion.value)
             if let length = record.length { response.add("Upload-Length", String(length)) }
@@ -162,10 +171,10 @@ struct UploadEndpoint: Sendable {
         let head = exchange.head
         let known: UploadRecord
         do throws(ReceiverError) {
-            guard let record = try store.upload(id, now: configuration.now()) else {
+            guard let upload = try store.upload(id, now: configuration.now()) else {
                 return .response(.text(404, "no such upload"))
             }
-            known = record
+            known = upload.record
         } catch {
             return .failure(error)
         }
@@ -191,16 +200,22 @@ struct UploadEndpoint: Sendable {
             return .response(.text(400, "malformed \(Self.completionName(version))"))
         }
         return withSlot(exchange, id: id) { current in
-            var record = current
+            var record = current.record
             if record.complete {
                 return .response(problem(400, type: ResumableUpload.completedUploadProblem, title: "the upload is already complete",
                                                 version: version, extra: record.objectID.map { [("x-server-resource-id", $0)] } ?? []))
             }
-            if offset != record.offset {
+            if offset != current.received {
+                let received: Int64
+                do throws(ReceiverError) {
+                    received = try reportable(current).received
+                } catch {
+                    return .failure(error)
+                }
                 var response = problem(409, type: ResumableUpload.mismatchingOffsetProblem,
                                        title: "offset from request does not match offset of resource", version: version,
-                                       members: ["expected-offset": record.offset, "provided-offset": offset])
-                response.add("Upload-Offset", String(record.offset))
+                                       members: ["expected-offset": received, "provided-offset": offset])
+                response.add("Upload-Offset", String(received))
                 let completion = ResumableUpload.completionHeader(complete: false, interopVersion: version)
                 response.add(completion.name, completion.value)
                 return .response(response)
@@ -222,8 +237,9 @@ struct UploadEndpoint: Sendable {
             if complete && record.length == nil { record.length = end }
             record.metadata.merge(Self.metadata(of: head).successValue ?? ObjectMetadata())
             exchange.continueIfExpected()
-            let (appended, bodyEnd) = append(exchange, to: record)
-            return afterAppend(exchange, record: appended, end: bodyEnd, complete: complete, version: version,
+            let (appended, bodyEnd) = append(exchange, to: UploadStore.Resource(record: record, received: offset),
+                                             completes: complete)
+            return afterAppend(exchange, upload: appended, end: bodyEnd, complete: complete, version: version,
                                location: nil, status: 204)
         }
     }
@@ -234,9 +250,10 @@ struct UploadEndpoint: Sendable {
         if head[Header.uploadOffset] != nil || head[Header.uploadComplete] != nil || head[Header.uploadIncomplete] != nil {
             return .response(.text(400, "cancellation must not carry Upload-Offset or a completion field"))
         }
-        return withSlot(exchange, id: id) { record in
+        return withSlot(exchange, id: id) { upload in
+            digests.forget(upload.record.id)
             do throws(ReceiverError) {
-                try store.removeUpload(record.id)
+                try store.removeUpload(upload.record.id)
             } catch {
                 return .failure(error)
             }
@@ -246,10 +263,10 @@ struct UploadEndpoint: Sendable {
 
     // MARK: Shared steps
 
-    /// Runs `body` holding the upload's slot (ending an older transfer first) with its fresh record;
-    /// 404 for an unknown or expired upload.
+    /// Runs `body` holding the upload's slot (ending an older transfer first) with its fresh record
+    /// and received length; 404 for an unknown or expired upload.
     private func withSlot(_ exchange: Exchange, id: String,
-                          _ body: (UploadRecord) -> Exchange.Reply) -> Exchange.Reply {
+                          _ body: (UploadStore.Resource) -> Exchange.Reply) -> Exchange.Reply {
         exchange.notes.append("upload=\(id)")
         guard UploadStore.isValidID(id) else { return .response(.text(404, "no such upload")) }
         guard registry.acquire(id, descriptor: exchange.connection.descriptor, timeout: configuration.ioTimeout) else {
@@ -257,10 +274,10 @@ struct UploadEndpoint: Sendable {
         }
         defer { registry.release(id) }
         do throws(ReceiverError) {
-            guard let record = try store.upload(id, now: configuration.now()) else {
+            guard let upload = try store.upload(id, now: configuration.now()) else {
                 return .response(.text(404, "no such upload"))
             }
-            return body(record)
+            return body(upload)
         } catch {
             return .failure(error)
         }
@@ -268,31 +285,50 @@ struct UploadEndpoint: Sendable {
 
     /// How a body append ended.
     private enum AppendEnd {
-        /// Every byte arrived; `sha256` is their digest when the upload started with them (offset 0).
+        /// Every byte arrived; `sha256` is the digest of the whole upload when this append completed
+        /// it and every byte was hashed as it arrived (in this append or earlier ones).
         case complete(sha256: [UInt8]?)
         case interrupted
         case failed(ReceiverError)
     }
 
-    /// Streams the exchange's body onto the upload's partial file at its offset. Bytes are made
-    /// durable (fsync, then the offset recorded) every `checkpointBytes` and at the end, whether the
-    /// body arrived in full or not; a failure keeps the last durable offset.
-    private func append(_ exchange: Exchange, to start: UploadRecord) -> (UploadRecord, AppendEnd) {
-        var record = start
+    /// An upload whose received length may be reported: with `SyncMode.always` (or an unknown
+    /// boot) its bytes are fsync'd first, so the offset survives a machine crash. Otherwise the
+    /// bytes are in the file already, which a process kill does not undo.
+    private func reportable(_ upload: UploadStore.Resource) throws(ReceiverError) -> UploadStore.Resource {
+        guard store.syncsEveryWrite, !upload.record.complete, upload.received > upload.record.durableOffset else { return upload }
+        return try store.makeDurable(upload, now: configuration.now())
+    }
+
+    /// Streams the exchange's body onto the upload's partial file from its received length.
+    ///
+    /// Each piece is written to the file before anything else happens, so the file's length is
+    /// always an offset the receiver can keep across a kill of its process. fsync happens once
+    /// `checkpointInterval` has passed since the upload's last checkpoint (checked as pieces arrive
+    /// and when the append ends, so an upload sent in many short appends is covered too), when the
+    /// body ends early (the connection ended or a newer request took over), after a body that
+    /// `completes` the upload (the object must be durable), and after every append when the store
+    /// `syncsEveryWrite`. A failure keeps every byte fully written.
+    private func append(_ exchange: Exchange, to start: UploadStore.Resource,
+                        completes: Bool) -> (UploadStore.Resource, AppendEnd) {
+        var record = start.record
         let path = store.partPath(record.id)
         let fd: Int32
         do throws(ReceiverError) {
             fd = try Syscalls.open(path, O_WRONLY)
         } catch {
-            return (record, .failed(error))
+            return (start, .failed(error))
         }
         defer { Syscalls.closeDescriptor(fd) }
-        var written = record.offset
-        let hasher: SHA256Hasher? = record.offset == 0 ? SHA256Hasher() : nil
+        var written = start.received
+        let hasher = start.received == 0 ? SHA256Hasher() : digests.take(record.id, continuingAt: start.received)
+        let interval = configuration.checkpointInterval
+        func checkpointIsDue() -> Bool {
+            configuration.now().timeIntervalSince(record.checkpointedAt ?? record.createdAt) >= interval
+        }
         do throws(ReceiverError) {
-            try Syscalls.truncate(fd, length: record.offset, context: path)
-            try Syscalls.seek(fd, to: record.offset, context: path)
-            let checkpointBytes = configuration.checkpointBytes
+            try Syscalls.truncate(fd, length: start.received, context: path)
+            try Syscalls.seek(fd, to: start.received, context: path)
             let result = try exchange.connection.readBody(length: exchange.bodyRemaining) { bytes throws(ReceiverError) in
                 let admission = faults?.admit(bytes.count, at: written) ?? .init(allowed: bytes.count)
                 let accepted = UnsafeRawBufferPointer(rebasing: bytes[0..<admission.allowed])
@@ -300,52 +336,64 @@ struct UploadEndpoint: Sendable {
                 hasher?.update(accepted)
                 written += Int64(admission.allowed)
                 if let failure = admission.failure { throw failure }
-                if written - record.offset >= checkpointBytes {
-                    try Syscalls.fsync(fd, context: path)
-                    var next = record
-                    next.offset = written
-                    next.updatedAt = configuration.now()
-                    try store.save(next)
-                    record = next
+                if checkpointIsDue() {
+                    try checkpoint(fd, path: path, record: &record, through: written)
                 }
                 return !admission.cut
             }
             exchange.bodyRemaining -= result.received
-            try Syscalls.fsync(fd, context: path)
-            var next = record
-            next.offset = written
-            next.updatedAt = configuration.now()
-            try store.save(next)
-            record = next
-            return (record, result.complete ? .complete(sha256: hasher?.finish()) : .interrupted)
-        } catch {
-            // Keep every byte that was fully written if it can still be made durable (on a full
-            // disk the metadata write may fail too); otherwise cut back to the last promise.
-            do throws(ReceiverError) {
-                try Syscalls.truncate(fd, length: written, context: path)
-                try Syscalls.fsync(fd, context: path)
-                var next = record
-                next.offset = written
-                next.updatedAt = configuration.now()
-                try store.save(next)
-                record = next
-            } catch {
-                try? Syscalls.truncate(fd, length: record.offset, context: path)
+            guard result.complete else {
+                try checkpoint(fd, path: path, record: &record, through: written)
+                if let hasher { digests.keep(record.id, hasher: hasher, length: written) }
+                return (UploadStore.Resource(record: record, received: written), .interrupted)
             }
-            return (record, .failed(error))
+            if completes {
+                // The object is acknowledged once stored, so its bytes must be on disk first;
+                // `finish` records the completion.
+                try Syscalls.fsync(fd, context: path)
+                record.durableOffset = written
+            } else if store.syncsEveryWrite || checkpointIsDue() {
+                try checkpoint(fd, path: path, record: &record, through: written)
+            } else {
+                record.updatedAt = configuration.now()
+                try store.save(record)
+            }
+            if !completes {
+                if let hasher { digests.keep(record.id, hasher: hasher, length: written) }
+                return (UploadStore.Resource(record: record, received: written), .complete(sha256: nil))
+            }
+            return (UploadStore.Resource(record: record, received: written), .complete(sha256: hasher?.finish()))
+        } catch {
+            // Every byte fully written is a correct prefix: keep it, and make it durable if that
+            // still works (on a full disk the record write may fail too).
+            try? Syscalls.truncate(fd, length: written, context: path)
+            try? checkpoint(fd, path: path, record: &record, through: written)
+            return (UploadStore.Resource(record: record, received: written), .failed(error))
         }
+    }
+
+    /// fsyncs the partial file and records `offset` as durable (a record write with fsyncs).
+    private func checkpoint(_ fd: Int32, path: String, record: inout UploadRecord, through offset: Int64) throws(ReceiverError) {
+        try Syscalls.fsync(fd, context: path)
+        var next = record
+        next.durableOffset = offset
+        next.updatedAt = configuration.now()
+        next.checkpointedAt = next.updatedAt
+        try store.save(next, durable: true)
+        record = next
     }
 
     /// The answer after an append (creation or PATCH): nothing for an interrupted body, the object
     /// for a completing one, the new offset otherwise.
-    private func afterAppend(_ exchange: Exchange, record: UploadRecord, end: AppendEnd, complete: Bool,
+    private func afterAppend(_ exchange: Exchange, upload: UploadStore.Resource, end: AppendEnd, complete: Bool,
                              version: Int, location: String?, status: Int) -> Exchange.Reply {
+        let record = upload.record
         let sha256: [UInt8]?
         switch end {
         case .failed(let error):
             return .failure(error)
         case .interrupted:
-            exchange.notes.append("interrupted at \(record.offset)")
+            exchange.notes.append("interrupted at \(upload.received)")
             return .drop
         case .complete(let digest):
             sha256 = digest
@@ -354,15 +402,18 @@ struct UploadEndpoint: Sendable {
         guard complete else {
             var response = HTTPResponse(status: status)
             if let location { response.add("Location", location) }
-            response.add("Upload-Offset", String(record.offset))
+            response.add("Upload-Offset", String(upload.received))
             response.add(completion.name, completion.value)
             if version >= 6 { response.add("Upload-Limit", limits.fieldValue(interopVersion: version)) }
             return .response(response)
         }
+        // Without a digest carried over from earlier appends (e.g. after a restart), the
+        // stored bytes are read back to compute it.
+        if sha256 == nil { exchange.notes.append("digest read back") }
         let staged = store.partPath(record.id)
-        return finish(exchange, stagedPath: staged, size: record.offset, metadata: record.metadata, sha256: sha256,
+        return finish(exchange, stagedPath: staged, size: upload.received, metadata: record.metadata, sha256: sha256,
                       location: location, upload: record) { response, _ in
-            response.add("Upload-Offset", String(record.offset))
+            response.add("Upload-Offset", String(upload.received))
             response.add(completion.name, completion.value)
         }
     }
@@ -399,6 +450,8 @@ struct UploadEndpoint: Sendable {
         if var upload {
             upload.complete = true
             upload.objectID = object.id
+            upload.durableOffset = size
+            upload.length = size
             upload.updatedAt = configuration.now()
             do throws(ReceiverError) {
                 try store.save(upload)

@@ -1,15 +1,21 @@
 import Foundation
 
 /// The durable state of one resumable upload resource, kept as `uploads/<id>.json` beside the
-/// partial bytes in `uploads/<id>.part`. `offset` is only ever written after the bytes before it
-/// were fsync'd, so on disk it is always a promise the receiver can keep.
+/// partial bytes in `uploads/<id>.part`.
+///
+/// The record is not the offset's source of truth while bytes stream in: the partial file is.
+/// Every byte in it was written in order from the client's body, so its length is the offset the
+/// receiver reports, and those bytes survive a kill of the receiver process (they are in the page
+/// cache). Only a crash of the machine can lose bytes that were never fsync'd; `durableOffset`
+/// and `bootID` let a restart tell the two apart (see `UploadStore.init`).
 struct UploadRecord: Codable, Sendable, Equatable {
     /// Server-generated: 32 lowercase hex digits.
     var id: String
     /// The interop version of the creation request (3...8).
     var interopVersion: Int
-    /// Bytes durably received.
-    var offset: Int64
+    /// Bytes of the partial file known to be on stable storage (fsync'd before this was written):
+    /// what survives even a machine crash. The partial file may hold more.
+    var durableOffset: Int64
     /// The announced total length (`Upload-Length`, or the size of a completing request), if known.
     var length: Int64?
     /// True once the last byte arrived and the object was stored.
@@ -21,4 +27,17 @@ struct UploadRecord: Codable, Sendable, Equatable {
     var updatedAt: Date
     /// What the upload will be stored with, from the creation request (or a later append).
     var metadata: ObjectMetadata
+    /// When `durableOffset` was last fsync'd and recorded (nil: not since creation). The next
+    /// checkpoint is due `checkpointInterval` after it, whichever append the bytes come in.
+    var checkpointedAt: Date?
+    /// The kernel boot (`/proc/sys/kernel/random/boot_id`) during which bytes past
+    /// `durableOffset` may have been written; nil when unknown. While the machine has not
+    /// rebooted, the page cache still holds them.
+    var bootID: String?
+
+    /// `durableOffset` keeps the key `offset` that records written before it existed use.
+    private enum CodingKeys: String, CodingKey {
+        case id, interopVersion, durableOffset = "offset", length, complete, objectID, createdAt, updatedAt, metadata,
+             checkpointedAt, bootID
+    }
 }

@@ -8,13 +8,26 @@ import Synchronization
 ///
 ///     objects/<id>          finished objects (renamed in whole, so never seen partial)
 ///     objects/<id>.json     their sidecars (StoredObject); an object is listed only once this exists
-///     uploads/<id>.part     bytes of a resumable upload so far
+///     uploads/<id>.part     bytes of a resumable upload so far (its length is the upload's offset)
 ///     uploads/<id>.json     its UploadRecord
 ///     tmp/                  staging for plain uploads and metadata writes; emptied at start
 ///
 /// Ids are generated here (32 hex digits) and every id from a request is checked against that
 /// shape before it touches a path, so no request can name a file outside the directory.
+///
+/// Durability: an object is fsync'd, renamed into `objects/` and its sidecar written and fsync'd
+/// (one directory fsync covers both renames) before it is acknowledged. Partial uploads are
+/// fsync'd as `ReceiverConfiguration.SyncMode` says; their bytes are written in order, so a
+/// partial file always holds a prefix of the upload, and after a process kill its length is
+/// still the offset the receiver last reported.
 final class UploadStore: Sendable {
+    /// An upload resource as a request finds it.
+    struct Resource: Sendable {
+        var record: UploadRecord
+        /// Bytes received so far: the partial file's length (the whole length once complete).
+        var received: Int64
+    }
+
     /// What finishing an upload produced.
     enum Completion: Sendable {
         /// A new object was stored.
@@ -30,17 +43,26 @@ final class UploadStore: Sendable {
     let uploadsDirectory: String
     let temporaryDirectory: String
     private let partialTTL: Double
+    /// The current kernel boot, recorded with every upload record; nil when unknown.
+    let bootID: String?
+    /// Whether records and new partial files are fsync'd when written (`SyncMode.always`, or an
+    /// unknown boot). Objects and checkpoints are fsync'd regardless.
+    let syncsEveryWrite: Bool
     /// Idempotency key -> object id, rebuilt from the sidecars at start.
     private let index: Mutex<[String: String]>
 
     /// Opens (creating if needed) the store in `directory`, empties `tmp/`, removes objects whose
-    /// sidecar was never written, and cuts partial files back to their recorded offset.
-    init(directory: String, partialTTL: Double) throws(ReceiverError) {
+    /// sidecar was never written, and settles each partial upload's length: kept as it is when the
+    /// machine has not rebooted since it was written (only cut to the record's announced length),
+    /// cut back to its last fsync'd offset when it has, or when the boot is unknown.
+    init(directory: String, partialTTL: Double, bootID: String?, syncMode: ReceiverConfiguration.SyncMode) throws(ReceiverError) {
         root = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
         objectsDirectory = root + "/objects"
         uploadsDirectory = root + "/uploads"
         temporaryDirectory = root + "/tmp"
         self.partialTTL = partialTTL
+        self.bootID = bootID
+        syncsEveryWrite = syncMode == .always || bootID == nil
         for path in [root, objectsDirectory, uploadsDirectory, temporaryDirectory] {
             try Syscalls.makeDirectory(path)
         }
@@ -77,11 +99,28 @@ final class UploadStore: Sendable {
             }
             let fd = try Syscalls.open(part, O_WRONLY)
             defer { Syscalls.closeDescriptor(fd) }
-            if try Syscalls.fileSize(fd, context: part) > record.offset {
-                try Syscalls.truncate(fd, length: record.offset, context: part)
+            let size = try Syscalls.fileSize(fd, context: part)
+            if let bootID, record.bootID == bootID {
+                // Same boot: every byte written is still there (the page cache outlives a process).
+                if let length = record.length, size > length { try Syscalls.truncate(fd, length: length, context: part) }
+                continue
+            }
+            // Rebooted (or unknown): bytes past the last fsync may be lost or garbage on disk.
+            var settled = record
+            if size > record.durableOffset {
+                try Syscalls.truncate(fd, length: record.durableOffset, context: part)
                 try Syscalls.fsync(fd, context: part)
             }
+            settled.durableOffset = min(size, record.durableOffset)
+            try save(settled, durable: true)
         }
+    }
+
+    /// The current boot's id read from `path` (`/proc/sys/kernel/random/boot_id`), or nil.
+    static func bootID(at path: String) -> String? {
+        guard let bytes = try? Syscalls.readPseudoFile(path, limit: 4096) else { return nil }
+        let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return text.isEmpty ? nil : text
     }
 
     /// True for ids this store could have generated: 32 lowercase hex digits.
@@ -99,20 +138,56 @@ final class UploadStore: Sendable {
 
     // MARK: Resumable uploads
 
-    /// Creates an upload resource: an empty partial file and its record, both durable.
+    /// Creates an upload resource: an empty partial file and its record. Both survive a process
+    /// kill; they are fsync'd only when `syncsEveryWrite` (after a machine crash an unsynced
+    /// resource may be gone, and its client starts over: a 404 is an answer it handles).
     func createUpload(interopVersion: Int, length: Int64?, metadata: ObjectMetadata, now: Date) throws(ReceiverError) -> UploadRecord {
         let id = Self.newID()
         let fd = try Syscalls.open(partPath(id), O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
         defer { Syscalls.closeDescriptor(fd) }
-        try Syscalls.fsync(fd, context: partPath(id))
-        let record = UploadRecord(id: id, interopVersion: interopVersion, offset: 0, length: length, complete: false,
-                                  objectID: nil, createdAt: now, updatedAt: now, metadata: metadata)
+        if syncsEveryWrite { try Syscalls.fsync(fd, context: partPath(id)) }
+        let record = UploadRecord(id: id, interopVersion: interopVersion, durableOffset: 0, length: length, complete: false,
+                                  objectID: nil, createdAt: now, updatedAt: now, metadata: metadata, checkpointedAt: nil,
+                                  bootID: bootID)
         try save(record)
         return record
     }
 
+    /// An upload with its received length, or nil when unknown or expired (an expired one is
+    /// removed). Call it holding the upload's slot, so no append is changing the length.
+    func upload(_ id: String, now: Date) throws(ReceiverError) -> Resource? {
+        guard let record = try record(id, now: now) else { return nil }
+        if record.complete { return Resource(record: record, received: record.length ?? record.durableOffset) }
+        let part = partPath(id)
+        let fd: Int32
+        do throws(ReceiverError) {
+            fd = try Syscalls.open(part, O_RDONLY)
+        } catch {
+            guard error.systemErrno == ENOENT else { throw error }
+            try removeUpload(id)
+            return nil
+        }
+        defer { Syscalls.closeDescriptor(fd) }
+        return Resource(record: record, received: try Syscalls.fileSize(fd, context: part))
+    }
+
+    /// fsyncs an upload's partial file and records its received length as durable, so the offset
+    /// survives a machine crash. Call it holding the upload's slot.
+    func makeDurable(_ upload: Resource, now: Date) throws(ReceiverError) -> Resource {
+        let part = partPath(upload.record.id)
+        let fd = try Syscalls.open(part, O_RDONLY)
+        defer { Syscalls.closeDescriptor(fd) }
+        try Syscalls.fsync(fd, context: part)
+        var durable = upload
+        durable.record.durableOffset = upload.received
+        durable.record.updatedAt = now
+        durable.record.checkpointedAt = now
+        try save(durable.record, durable: true)
+        return durable
+    }
+
     /// The record of an upload, or nil when unknown or expired (an expired one is removed).
-    func upload(_ id: String, now: Date) throws(ReceiverError) -> UploadRecord? {
+    private func record(_ id: String, now: Date) throws(ReceiverError) -> UploadRecord? {
         guard Self.isValidID(id), Syscalls.exists(recordPath(id)) else { return nil }
         let record: UploadRecord
         do {
@@ -127,9 +202,13 @@ final class UploadStore: Sendable {
         return record
     }
 
-    /// Writes a record durably (temporary file, fsync, rename, fsync of the directory).
-    func save(_ record: UploadRecord) throws(ReceiverError) {
-        try writeAtomically(try Self.encode(record), to: recordPath(record.id), directory: uploadsDirectory)
+    /// Writes a record atomically (temporary file, rename), stamped with the current boot. With
+    /// `durable`, or when `syncsEveryWrite`, the file and the directory are fsync'd too.
+    func save(_ record: UploadRecord, durable: Bool = false) throws(ReceiverError) {
+        var stamped = record
+        stamped.bootID = bootID
+        try writeAtomically(try Self.encode(stamped), to: recordPath(record.id), directory: uploadsDirectory,
+                            durable: durable || syncsEveryWrite)
     }
 
     /// Removes an upload's record and partial bytes (the object, if one was stored, stays).
@@ -187,9 +266,11 @@ final class UploadStore: Sendable {
                                       idempotencyKey: metadata.idempotencyKey, filename: metadata.filename,
                                       verdict: metadata.verdict, storedAt: now)
             do throws(ReceiverError) {
+                // The sidecar's directory fsync makes both renames durable. A crash in between can
+                // leave the object without a sidecar, which the next start removes: it was never
+                // acknowledged.
                 try Syscalls.rename(stagedPath, objectPath(id))
-                try Syscalls.fsyncDirectory(objectsDirectory)
-                try writeAtomically(try Self.encode(object), to: sidecarPath(id), directory: objectsDirectory)
+                try writeAtomically(try Self.encode(object), to: sidecarPath(id), directory: objectsDirectory, durable: true)
             } catch {
                 // Put the bytes back where the caller expects them (a resumable upload can then be
                 // completed again); never leave an object without its sidecar.
@@ -224,20 +305,21 @@ final class UploadStore: Sendable {
     // MARK: Files
 
     /// Writes `bytes` to `path` so that a reader sees the old or the new content, never a mix:
-    /// a file in `tmp/`, fsync'd, renamed over `path`, then the directory fsync'd.
-    private func writeAtomically(_ bytes: [UInt8], to path: String, directory: String) throws(ReceiverError) {
+    /// a file in `tmp/` renamed over `path`. With `durable` the file is fsync'd before the rename
+    /// and the directory after it, so the new content also survives a machine crash.
+    private func writeAtomically(_ bytes: [UInt8], to path: String, directory: String, durable: Bool) throws(ReceiverError) {
         let staging = temporaryDirectory + "/" + Self.newID() + ".json"
         do {
             let fd = try Syscalls.open(staging, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
             defer { Syscalls.closeDescriptor(fd) }
             try Syscalls.withBytes(bytes) { raw throws(ReceiverError) in try Syscalls.writeAll(fd, raw, context: staging) }
-            try Syscalls.fsync(fd, context: staging)
+            if durable { try Syscalls.fsync(fd, context: staging) }
         } catch {
             try? Syscalls.unlinkIfPresent(staging)
             throw error
         }
         try Syscalls.rename(staging, path)
-        try Syscalls.fsyncDirectory(directory)
+        if durable { try Syscalls.fsyncDirectory(directory) }
     }
 
     private static func encode(_ value: some Encodable) throws(ReceiverError) -> [UInt8] {

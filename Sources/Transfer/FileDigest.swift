@@ -1,8 +1,10 @@
 /// SHA-256 of files and HMAC-SHA256 of bytes, through libcrypto. Files are streamed in chunks,
 /// never read whole, so hashing a large video costs a fixed, small amount of memory.
 public enum FileDigest {
-    /// The chunk size read per step.
-    static let chunkSize = 256 * 1024
+    /// The chunk size read per step. Small enough that the bytes just copied are still in the
+    /// core's cache when they are hashed: 64 KiB took a third less CPU than 256 KiB here (a
+    /// 200 MiB file: 0.20 s against 0.31 s of CPU, pread + OpenSSL SHA-256).
+    static let chunkSize = 64 * 1024
 
     /// The SHA-256 digest (32 bytes) of the file at `path`.
     /// Throws `TransferError` (`file-unreadable`) when the file cannot be opened or read.

@@ -34,7 +34,27 @@ public final class ResumableUploader: Sendable {
                        progress: @escaping (UploadProgress) -> Void = { _ in },
                        checkpoint: @escaping (UploadCheckpoint) throws -> Void = { _ in }) async throws(TransferError) -> UploadReceipt {
         try configuration.validate()
-        let session = try UploadSession(uploader: self, path: path, metadata: metadata,
+        let session = try UploadSession(uploader: self, path: path, filename: metadata.filename, verdictJSON: metadata.verdictJSON,
+                                        digest: .known(metadata.sha256Hex),
+                                        interopVersion: resumeFrom.map(\.interopVersion) ?? configuration.interopVersion,
+                                        progress: progress, checkpoint: checkpoint)
+        return try await session.run(resumeFrom: resumeFrom)
+    }
+
+    /// Uploads the file at `path` while `digest` is still hashing it, so the bytes start flowing
+    /// at once: requests that cannot complete the upload go without `Idempotency-Key` and
+    /// `Repr-Digest`, and the completing one (the whole file for a small file or a plain server;
+    /// the last `UploadSession.deferredDigestTail` bytes of a large one) waits for the digest and
+    /// carries it. The server checks the digest and dedupes when the upload completes. Otherwise
+    /// as `upload(file:metadata:resumeFrom:progress:checkpoint:)`, with `filename` and
+    /// `verdictJSON` as in `UploadMetadata`. Throws `TransferError` (`file-unreadable` when the
+    /// digest could not be computed).
+    public func upload(file path: String, filename: String, verdictJSON: String, digest: BackgroundDigest,
+                       resumeFrom: UploadCheckpoint? = nil, progress: @escaping (UploadProgress) -> Void = { _ in },
+                       checkpoint: @escaping (UploadCheckpoint) throws -> Void = { _ in }) async throws(TransferError) -> UploadReceipt {
+        try configuration.validate()
+        let session = try UploadSession(uploader: self, path: path, filename: filename, verdictJSON: verdictJSON,
+                                        digest: .pending(digest),
                                         interopVersion: resumeFrom.map(\.interopVersion) ?? configuration.interopVersion,
                                         progress: progress, checkpoint: checkpoint)
         return try await session.run(resumeFrom: resumeFrom)

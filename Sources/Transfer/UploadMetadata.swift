@@ -18,7 +18,17 @@ public struct UploadMetadata: Sendable, Equatable {
     /// Metadata for the file at `path`: its last path component as the name and its SHA-256
     /// computed now (streamed). Throws `TransferError` (`file-unreadable`) when it cannot be read.
     public init(file path: String, verdictJSON: String = "{}") throws(TransferError) {
-        let name = path.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? path
-        self.init(filename: name, sha256Hex: try FileDigest.sha256Hex(path: path), verdictJSON: verdictJSON)
+        self.init(file: path, sha256Hex: try FileDigest.sha256Hex(path: path), verdictJSON: verdictJSON)
+    }
+
+    /// Metadata for the file at `path` whose SHA-256 is already known (from the asset store, or a
+    /// `BackgroundDigest`): its last path component as the name.
+    public init(file path: String, sha256Hex: String, verdictJSON: String = "{}") {
+        self.init(filename: Self.filename(of: path), sha256Hex: sha256Hex, verdictJSON: verdictJSON)
+    }
+
+    /// The name sent for the file at `path`: its last path component.
+    public static func filename(of path: String) -> String {
+        path.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? path
     }
 }

@@ -3,12 +3,32 @@ import UploadProtocol
 /// One file's way through the resumable-upload protocol: creation (optimistic for small files,
 /// careful for large ones), appends, offset retrieval after failures, 409 and 413 handling.
 /// Lives inside one `upload` call and is never shared.
+///
+/// The file's SHA-256 (`Idempotency-Key`, `Repr-Digest`) may still be computing when the session
+/// starts (`Digest.pending`): requests that cannot complete the upload go without it, the bytes
+/// of a large file start flowing at once, and the last `deferredDigestTail` bytes wait for it and
+/// go in a completing append that carries it (the receiver checks and dedupes at completion).
 final class UploadSession {
+    /// Where the file's SHA-256 comes from.
+    enum Digest {
+        /// Known before the upload starts (64 hex digits): every request carries it.
+        case known(String)
+        /// Being computed meanwhile.
+        case pending(BackgroundDigest)
+    }
+
+    /// The bytes held back for the completing append while the digest is still being computed.
+    static let deferredDigestTail: Int64 = 1 << 20
+
     private let uploader: ResumableUploader
     private let path: String
     private let size: Int64
     private let interopVersion: Int
-    private let uploadHeaders: [(name: String, value: String)]
+    /// The headers every upload request carries, but the digest ones.
+    private let commonHeaders: [(name: String, value: String)]
+    /// `Idempotency-Key` and `Repr-Digest`, once the digest is known.
+    private var digestHeaders: [(name: String, value: String)]?
+    private let pendingDigest: BackgroundDigest?
     private let progress: (UploadProgress) -> Void
     private let checkpoint: (UploadCheckpoint) throws -> Void
     private var configuration: UploadConfiguration { uploader.configuration }
@@ -27,16 +47,21 @@ final class UploadSession {
 
     /// Reads the file's size and builds the headers every upload request carries.
     /// Throws `TransferError` for an unreadable file or unusable metadata.
-    init(uploader: ResumableUploader, path: String, metadata: UploadMetadata, interopVersion: Int,
-         progress: @escaping (UploadProgress) -> Void,
+    init(uploader: ResumableUploader, path: String, filename: String, verdictJSON: String, digest: Digest,
+         interopVersion: Int, progress: @escaping (UploadProgress) -> Void,
          checkpoint: @escaping (UploadCheckpoint) throws -> Void) throws(TransferError) {
         guard ResumableUpload.supportedInteropVersions.contains(interopVersion) else {
             throw TransferError(.invalidRequest, "interop version \(interopVersion) is not in 3...8")
         }
-        guard let digest = FileDigest.bytes(fromHex: metadata.sha256Hex), digest.count == 32 else {
-            throw TransferError(.invalidRequest, "the content hash is not 64 hex digits")
+        switch digest {
+        case .known(let hex):
+            digestHeaders = try Self.digestHeaders(sha256Hex: hex)
+            pendingDigest = nil
+        case .pending(let background):
+            digestHeaders = nil
+            pendingDigest = background
         }
-        guard Self.isSingleLine(metadata.verdictJSON), Self.isSingleLine(metadata.filename) else {
+        guard Self.isSingleLine(verdictJSON), Self.isSingleLine(filename) else {
             throw TransferError(.invalidRequest, "the verdict or file name contains line breaks or control characters")
         }
         self.uploader = uploader
@@ -47,11 +72,36 @@ final class UploadSession {
         self.checkpoint = checkpoint
         self.resumesLeft = max(0, uploader.configuration.maxResumesPerUpload)
         var headers = uploader.baseHeaders(interopVersion: interopVersion)
-        headers.append((ResumableUpload.Header.idempotencyKey, metadata.sha256Hex.lowercased()))
-        headers.append((ResumableUpload.Header.reprDigest, ResumableUpload.reprDigest(sha256: digest)))
-        headers.append((ResumableUpload.Header.contentDisposition, ResumableUpload.contentDisposition(filename: metadata.filename)))
-        headers.append((ResumableUpload.Header.verdict, metadata.verdictJSON))
-        self.uploadHeaders = headers
+        headers.append((ResumableUpload.Header.contentDisposition, ResumableUpload.contentDisposition(filename: filename)))
+        headers.append((ResumableUpload.Header.verdict, verdictJSON))
+        self.commonHeaders = headers
+    }
+
+    /// `Idempotency-Key` and `Repr-Digest` for a digest given as hex; throws `invalidRequest` when
+    /// it is not 64 hex digits.
+    private static func digestHeaders(sha256Hex: String) throws(TransferError) -> [(name: String, value: String)] {
+        guard let digest = FileDigest.bytes(fromHex: sha256Hex), digest.count == 32 else {
+            throw TransferError(.invalidRequest, "the content hash is not 64 hex digits")
+        }
+        return [(ResumableUpload.Header.idempotencyKey, sha256Hex.lowercased()),
+                (ResumableUpload.Header.reprDigest, ResumableUpload.reprDigest(sha256: digest))]
+    }
+
+    /// The headers for a request that may complete the upload: waits for the digest if needed.
+    private func completingHeaders() async throws(TransferError) -> [(name: String, value: String)] {
+        if let digestHeaders { return commonHeaders + digestHeaders }
+        guard let pendingDigest else { throw TransferError(.invalidRequest, "the upload has no content hash") }
+        let known = try Self.digestHeaders(sha256Hex: try await pendingDigest.sha256Hex())
+        digestHeaders = known
+        return commonHeaders + known
+    }
+
+    /// The headers for a request that will not complete the upload: with the digest if known.
+    private func partialHeaders() throws(TransferError) -> [(name: String, value: String)] {
+        if digestHeaders == nil, let hex = try pendingDigest?.sha256HexIfFinished() {
+            digestHeaders = try Self.digestHeaders(sha256Hex: hex)
+        }
+        return commonHeaders + (digestHeaders ?? [])
     }
 
     /// Runs the upload to completion.
@@ -90,7 +140,7 @@ final class UploadSession {
     /// Sends the whole file with the completion header. Returns the receipt when it completes;
     /// nil when a 104 gave a Location and the transfer then failed, so appending continues there.
     private func optimisticCreation() async throws(TransferError) -> UploadReceipt? {
-        var headers = uploadHeaders + creationHeaders(complete: true)
+        var headers = try await completingHeaders() + creationHeaders(complete: true)
         headers.append((ResumableUpload.Header.contentType, "application/octet-stream"))
         let exchange = await uploader.client.exchange(HTTPRequest(
             method: "POST", url: configuration.endpoint, headers: headers,
@@ -127,7 +177,7 @@ final class UploadSession {
     /// Creates the upload resource with an empty `?0` request and saves its URL before any byte.
     private func carefulCreation() async throws(TransferError) {
         let response = try await uploader.client.send(HTTPRequest(
-            method: "POST", url: configuration.endpoint, headers: uploadHeaders + creationHeaders(complete: false),
+            method: "POST", url: configuration.endpoint, headers: try partialHeaders() + creationHeaders(complete: false),
             body: .empty))
         guard (200...299).contains(response.status) else {
             throw TransferError.forStatus(response.status, creation: true)
@@ -149,7 +199,7 @@ final class UploadSession {
 
     /// The whole file in one request, for servers without the resumable protocol.
     private func plainUpload() async throws(TransferError) -> UploadReceipt {
-        var headers = uploadHeaders
+        var headers = try await completingHeaders()
         headers.append((ResumableUpload.Header.contentType, "application/octet-stream"))
         let response = try await uploader.client.send(HTTPRequest(
             method: configuration.plainUploadMethod, url: configuration.endpoint, headers: headers,
@@ -177,8 +227,17 @@ final class UploadSession {
             let remaining = size - offset
             var length = remaining
             if let cap = appendCap() { length = min(length, cap) }
+            var headers = try partialHeaders()
+            if length == remaining && digestHeaders == nil {
+                // Send what can go without the digest; the completing append waits for it.
+                let tail = max(Self.deferredDigestTail, limits.minAppendSize ?? 0)
+                if length > tail && length - tail >= (limits.minAppendSize ?? 0) {
+                    length -= tail
+                } else {
+                    headers = try await completingHeaders()
+                }
+            }
             let complete = length == remaining
-            var headers = uploadHeaders
             headers.append((ResumableUpload.Header.uploadOffset, String(offset)))
             let completion = ResumableUpload.completionHeader(complete: complete, interopVersion: interopVersion)
             headers.append((completion.name, completion.value))

@@ -15,6 +15,14 @@ enum ServeCommand: Command {
         in a JSON sidecar; a second upload with the same Idempotency-Key returns the first object's
         id and stores nothing. GET /objects lists what arrived. SIGINT or SIGTERM stops it; partial
         uploads survive a restart and expire after --partial-ttl.
+
+        Durability of partial uploads (--sync): every offset the receiver reports survives a kill of
+        the receiver process, whatever the mode. With 'checkpoint' (the default) partial bytes are
+        fsynced every --checkpoint-interval seconds and when a transfer is cut, so a machine crash
+        can take an upload back to its last checkpoint, below an offset already reported; clients
+        then resume from the lower offset. With 'always' every reported offset is fsynced first
+        and survives a machine crash too, at the cost of a few fsyncs per request. Finished objects
+        are fsynced before they are acknowledged in both modes.
         """,
         options: [
             .option("dir", "DIR", "Where objects and upload state are stored (created if missing)."),
@@ -24,6 +32,8 @@ enum ServeCommand: Command {
             .option("max-size", "BYTES", "Largest upload accepted (512M, 2G, ...).", default: "100G"),
             .option("partial-ttl", "SECONDS", "Abandoned partial uploads are removed after this long.", default: "86400"),
             .option("max-connections", "N", "Connections served at once.", default: "64"),
+            .option("sync", "MODE", "When partial uploads are fsynced: checkpoint or always (see above).", default: "checkpoint"),
+            .option("checkpoint-interval", "SECONDS", "With --sync checkpoint: fsync a streaming upload at most this often.", default: "5"),
         ],
         positionals: (0, 0),
         examples: [
@@ -43,6 +53,12 @@ enum ServeCommand: Command {
         configuration.maxSize = Int64(try arguments.bytes("max-size") ?? 107_374_182_400)
         configuration.partialTTL = try arguments.double("partial-ttl", default: 86_400, range: 1...31_536_000)
         configuration.maxConnections = try arguments.int("max-connections", default: 64, range: 1...10_000)
+        let sync = arguments.string("sync") ?? ReceiverConfiguration.SyncMode.checkpoint.rawValue
+        guard let syncMode = ReceiverConfiguration.SyncMode(rawValue: sync) else {
+            throw UsageError("--sync wants checkpoint or always, not '\(sync)'", command: spec.name)
+        }
+        configuration.syncMode = syncMode
+        configuration.checkpointInterval = try arguments.double("checkpoint-interval", default: 5, range: 0...86_400)
         if let tokenFile = arguments.string("token-file") {
             configuration.token = try ReceiverConfiguration.token(fromFile: tokenFile)
         }

@@ -10,7 +10,9 @@ enum UploadCommand: Command {
         discussion: """
         Each file is sent with its SHA-256 as Idempotency-Key and Repr-Digest, so a server that
         dedupes stores it once however often it is sent. Large files are created empty first and
-        then appended, so an interrupted upload resumes from the server's offset.
+        then appended, so an interrupted upload resumes from the server's offset. Hashing overlaps
+        sending: the next file is hashed while one uploads, and a large file's bytes start flowing
+        before its hash is ready (the request that completes the upload carries it).
 
         With --to s3://BUCKET/PREFIX each file becomes the object PREFIX/<sha256>-<name> (one PUT,
         or a multipart upload above 16 MiB), its verdict in x-amz-meta-verdict. Credentials come
@@ -46,12 +48,26 @@ enum UploadCommand: Command {
         let verdict = arguments.string("verdict") ?? "{}"
         let json = arguments.flag("json")
         var permanent = 0, transient = 0, unreadable = 0
-        for file in arguments.positionals {
+        let files = arguments.positionals
+        // Hashing overlaps sending: the next file is hashed while this one uploads (one ahead, on
+        // its own thread), and a resumable upload sends the bytes it can before its digest is
+        // ready (the completing request carries it). S3 names the object after the digest, so
+        // it waits for it.
+        var nextDigest = files.first.map { BackgroundDigest(path: $0) }
+        for (index, file) in files.enumerated() {
             var row = Row(file: file)
+            let digest = nextDigest ?? BackgroundDigest(path: file)
+            nextDigest = index + 1 < files.count ? BackgroundDigest(path: files[index + 1]) : nil
             do {
-                let metadata = try UploadMetadata(file: file, verdictJSON: verdict)
-                let receipt = try await uploader.upload(file: file, metadata: metadata, resumeFrom: nil, progress: { _ in },
+                let receipt: UploadReceipt
+                if let resumable = uploader as? ResumableUploader {
+                    receipt = try await resumable.upload(file: file, filename: UploadMetadata.filename(of: file),
+                                                         verdictJSON: verdict, digest: digest)
+                } else {
+                    let metadata = UploadMetadata(file: file, sha256Hex: try await digest.sha256Hex(), verdictJSON: verdict)
+                    receipt = try await uploader.upload(file: file, metadata: metadata, resumeFrom: nil, progress: { _ in },
                                                         checkpoint: { _ in })
+                }
                 row.serverID = receipt.serverID
                 row.resumable = receipt.resumable
                 row.bytes = receipt.bytesSent

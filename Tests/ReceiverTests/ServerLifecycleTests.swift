@@ -72,17 +72,22 @@ import UploadProtocol
         let directory = TestReceiver.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let body = TestReceiver.bytes(30_000, seed: 8)
+        let bootFile = directory + "-boot_id"
+        defer { try? FileManager.default.removeItem(atPath: bootFile) }
+        try "before-the-crash".write(toFile: bootFile, atomically: true, encoding: .utf8)
+        // Every piece written is checkpointed, so the record's durable offset is 10,000.
+        let configure: (inout ReceiverConfiguration) -> Void = { $0.bootIDPath = bootFile; $0.checkpointInterval = 0 }
         let path: String
         do {
-            let first = try TestReceiver(directory: directory)
+            let first = try TestReceiver(directory: directory, configure: configure)
             defer { first.stop() }
             let created = try first.client().request("POST", "/uploads",
                                                      headers: ResumableUploadTests.creationHeaders(version: 8, complete: false),
                                                      body: Array(body[0..<10_000]))
             path = try ResumableUploadTests.path(of: created["location"])
         }
-        // What a crash can leave: bytes past the recorded offset, a staging file, an object whose
-        // sidecar was never written.
+        // What a machine crash can leave: bytes past the last checkpoint that may be garbage on
+        // disk, a staging file, an object whose sidecar was never written.
         let id = String(path.dropFirst("/uploads/".count))
         let part = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/uploads/\(id).part"))
         try part.seekToEnd()
@@ -92,7 +97,8 @@ import UploadProtocol
         let orphan = "0123456789abcdef0123456789abcdef"
         try Data("orphan".utf8).write(to: URL(fileURLWithPath: directory + "/objects/" + orphan))
 
-        let second = try TestReceiver(directory: directory)
+        try "after-the-reboot".write(toFile: bootFile, atomically: true, encoding: .utf8)
+        let second = try TestReceiver(directory: directory, configure: configure)
         defer { second.stop() }
         #expect(second.files(in: "tmp").isEmpty)
         #expect(second.files(in: "objects").isEmpty)

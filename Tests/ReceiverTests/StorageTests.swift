@@ -65,6 +65,38 @@ import UploadProtocol
         #expect(receiver.files(in: "uploads").isEmpty)
     }
 
+    /// An upload sent in three appends is hashed as it arrives (a restarted receiver reads the
+    /// earlier bytes back instead), and checked against a `Repr-Digest` that came with the
+    /// creation or only with the completing append.
+    @Test(arguments: [(true, false, false), (false, false, false), (true, true, false), (true, false, true),
+                      (false, true, true), (true, true, true)])
+    func digestIsCheckedAcrossAppendsAndRestarts(matching: Bool, restartBetween: Bool, digestLast: Bool) throws {
+        let directory = TestReceiver.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let body = TestReceiver.bytes(150_000, seed: 41)
+        let digest = [("Repr-Digest", Digest.reprDigest(matching ? body : Array(body.dropFirst())))]
+        var receiver = try TestReceiver(directory: directory)
+        defer { receiver.stop() }
+        let created = try receiver.client().request("POST", "/uploads", headers: ResumableUploadTests.creationHeaders(
+            version: 8, complete: false, extra: digestLast ? [] : digest), body: Array(body[0..<50_000]))
+        let path = try ResumableUploadTests.path(of: created["location"])
+        let middle = try receiver.client().request("PATCH", path,
+                                                   headers: ResumableUploadTests.patchHeaders(version: 8, offset: 50_000, complete: false),
+                                                   body: Array(body[50_000..<100_000]))
+        #expect(middle.status == 204)
+        if restartBetween {
+            receiver.stop()
+            receiver = try TestReceiver(directory: directory)
+        }
+        let last = try receiver.client().request("PATCH", path,
+                                                 headers: ResumableUploadTests.patchHeaders(version: 8, offset: 100_000, complete: true)
+                                                    + (digestLast ? digest : []),
+                                                 body: Array(body[100_000...]))
+        #expect(last.status == (matching ? 201 : 400))
+        #expect(try receiver.objects().map(\.sha256) == (matching ? [Digest.hex(Digest.sha256(body))] : []))
+        #expect(receiver.log.lines.contains { $0.contains("digest read back") } == restartBetween)
+    }
+
     /// An upload finished across several requests is verified by reading the stored bytes back.
     @Test(arguments: [true, false])
     func digestIsVerifiedAcrossAppends(matching: Bool) throws {

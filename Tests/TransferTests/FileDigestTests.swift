@@ -31,6 +31,28 @@ import Testing
         }
     }
 
+    @Test func backgroundDigestMatchesTheStreamedOneForEveryWaiter() async throws {
+        let bytes = TemporaryFile.pattern(count: FileDigest.chunkSize * 2 + 5, seed: 9)
+        let path = try TemporaryFile.make(bytes: bytes)
+        defer { TemporaryFile.remove(path) }
+        let digest = BackgroundDigest(path: path)
+        async let first = digest.sha256Hex()
+        async let second = digest.sha256Hex()
+        let expected = try FileDigest.sha256Hex(path: path)
+        #expect(try await first == expected)
+        #expect(try await second == expected)
+        #expect(try await digest.sha256Hex() == expected)  // after it finished
+    }
+
+    @Test func backgroundDigestOfAMissingFileIsUnreadable() async {
+        do {
+            _ = try await BackgroundDigest(path: "/nonexistent/photodrain/file").sha256Hex()
+            Issue.record("a missing file was hashed")
+        } catch {
+            #expect(error.code == .fileUnreadable)
+        }
+    }
+
     @Test func hmacMatchesRFC4231Case2() throws {
         let mac = try FileDigest.hmacSHA256(key: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8))
         #expect(FileDigest.hex(mac) == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")

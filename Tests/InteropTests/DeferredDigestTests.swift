@@ -1,0 +1,72 @@
+import Dispatch
+import Foundation
+import Receiver
+import Testing
+@testable import Transfer
+import UploadProtocol
+
+/// A large file whose SHA-256 is still being computed when its upload starts: the bytes flow at
+/// once without `Idempotency-Key` and `Repr-Digest`, the completing append waits for the digest
+/// and carries it, and the receiver checks and dedupes on it at completion.
+@Suite struct DeferredDigestTests {
+    /// A digest that becomes known only when `release()` is called.
+    final class HeldDigest: Sendable {
+        private let gate = DispatchSemaphore(value: 0)
+        let digest: BackgroundDigest
+
+        init(answer: String) {
+            let gate = gate
+            digest = BackgroundDigest { () throws(TransferError) -> String in
+                // A guard against a hung test, not a timing assertion: the request checks fail instead.
+                _ = gate.wait(timeout: .now() + 60)
+                return answer
+            }
+        }
+
+        func release() { gate.signal() }
+    }
+
+    @Test(arguments: [6, 8])
+    func bytesFlowBeforeTheDigestAndTheCompletingAppendCarriesIt(interopVersion: Int) async throws {
+        let receiver = try LoopbackReceiver()
+        let relay = try HTTPRelay(targetPort: receiver.port)
+        defer { relay.stop() }
+        let file = try TestFile(size: 6 << 20, seed: 51)
+        let sha = try FileDigest.sha256Hex(path: file.path)
+        let held = HeldDigest(answer: sha)
+        let uploader = Interop.uploader(to: relay.uploadURL, interopVersion: interopVersion)
+        // The digest is released only once the server acknowledged bytes sent without it.
+        let receipt = try await uploader.upload(file: file.path, filename: "IMG_0001.jpg", verdictJSON: "{}",
+                                                digest: held.digest, progress: { _ in held.release() })
+
+        #expect(try receiver.holds(object: receipt.serverID, identicalTo: file))
+        let key = ResumableUpload.Header.idempotencyKey
+        #expect(relay.requests("POST").map { $0.head[key] } == [nil])
+        let patches = relay.requests("PATCH")
+        #expect(patches.map { $0.head[key] } == [nil, sha])
+        #expect(patches.last?.head[ResumableUpload.Header.uploadOffset] == String((6 << 20) - UploadSession.deferredDigestTail))
+        #expect(try receiver.objects().map(\.idempotencyKey) == [sha])
+        #expect(!receiver.log.lines.contains { $0.contains("digest read back") })
+
+        // The same file again, digest known at once: deduplicated on the key the last append carried.
+        let again = try await uploader.upload(file: file.path, metadata: UploadMetadata(file: file.path, sha256Hex: sha))
+        #expect(again.serverID == receipt.serverID)
+        #expect(try receiver.objects().count == 1)
+    }
+
+    @Test func aDigestThatDoesNotMatchIsRefusedAtCompletion() async throws {
+        let receiver = try LoopbackReceiver()
+        let file = try TestFile(size: 5 << 20, seed: 52)
+        let held = HeldDigest(answer: String(repeating: "0", count: 64))
+        let uploader = Interop.uploader(to: receiver.uploadURL)
+        do {
+            _ = try await uploader.upload(file: file.path, filename: "IMG_0002.jpg", verdictJSON: "{}",
+                                          digest: held.digest, progress: { _ in held.release() })
+            Issue.record("an upload with a wrong digest succeeded")
+        } catch {
+            #expect(error.classification == .permanent)
+            #expect(error.httpStatus == 400)
+        }
+        #expect(try receiver.objects().isEmpty)
+    }
+}
