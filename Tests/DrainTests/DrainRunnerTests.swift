@@ -5,28 +5,30 @@ import Testing
 import Transfer
 @testable import Drain
 
-/// A destination that plays a script. For `awayFor` after it is made it behaves like a server
-/// restarting behind a proxy: every upload and every reachability check loses its connection.
-/// After that, each upload call takes the next scripted failure, or succeeds when the script is
-/// used up, and reachability checks succeed.
+/// A destination that plays a script. Until it has refused `awayForChecks` reachability checks it
+/// behaves like a server restarting behind a proxy: every upload and every check loses its
+/// connection. After that, each upload call takes the next scripted failure, or succeeds when the
+/// script is used up, and checks succeed.
 final class ScriptedDestination: UploadDestination {
     let endpoint = "http://scripted.invalid/uploads"
     private let uploadFailures: Mutex<[TransferError]>
-    private let backAt: ContinuousClock.Instant
+    private let checksLeftAway: Mutex<Int>
     /// When each upload call started, in order.
     let uploadCalls = Mutex<[ContinuousClock.Instant]>([])
     static let lost = TransferError(.connectionLost, "the connection was lost")
 
-    init(uploads: [TransferError], awayFor: Duration = .zero) {
+    init(uploads: [TransferError], awayForChecks: Int = 0) {
         uploadFailures = Mutex(uploads)
-        backAt = .now + awayFor
+        checksLeftAway = Mutex(awayForChecks)
     }
+
+    private var away: Bool { checksLeftAway.withLock { $0 > 0 } }
 
     func upload(file path: String, metadata: UploadMetadata, resumeFrom: UploadCheckpoint?,
                 progress: @escaping (UploadProgress) -> Void,
                 checkpoint: @escaping (UploadCheckpoint) throws -> Void) async throws(TransferError) -> UploadReceipt {
         uploadCalls.withLock { $0.append(.now) }
-        if ContinuousClock.now < backAt { throw Self.lost }
+        if away { throw Self.lost }
         if let failure = uploadFailures.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { throw failure }
         return UploadReceipt(serverID: "id-\(metadata.filename)", status: 201, headers: [:], bytesSent: 1,
                              location: nil, resumable: false)
@@ -35,7 +37,12 @@ final class ScriptedDestination: UploadDestination {
     func cancel(_ checkpoint: UploadCheckpoint) async throws(TransferError) {}
 
     func checkReachable() async throws(TransferError) {
-        if ContinuousClock.now < backAt { throw Self.lost }
+        let refused = checksLeftAway.withLock { left -> Bool in
+            guard left > 0 else { return false }
+            left -= 1
+            return true
+        }
+        if refused { throw Self.lost }
     }
 
     func checkpoint(restoring stored: String, confirmedOffset: Int64) -> UploadCheckpoint? { nil }
@@ -62,14 +69,14 @@ final class ScriptedDestination: UploadDestination {
     /// upload's and the reachability check's alike. That is the destination being away, not the
     /// photo failing, so no attempt is charged however often it happens.
     @Test func connectionsLostWhileTheDestinationIsAwayChargeNothing() async throws {
-        let destination = ScriptedDestination(uploads: [], awayFor: .milliseconds(800))
+        let destination = ScriptedDestination(uploads: [], awayForChecks: 4)
         let (outcome, store, library) = try await drain(photos: 1, destination: destination)
         defer { withExtendedLifetime(library) {} }
         #expect(outcome == .finished)
         let asset = try #require(try store.asset(path: "p000.jpg"))
         #expect(asset.uploadedAt != nil)
         #expect(asset.attempts == 0 && asset.failed == false)
-        #expect(destination.uploadCalls.withLock { $0.count } >= 2)
+        #expect(destination.uploadCalls.withLock { $0.count } == 2)
     }
 
     /// A destination that answers, but with errors: each failure counts, and uploads pause for
