@@ -46,9 +46,9 @@ final class CascadeScanner {
     private let treeFirstLeaf: Buffer<Int>
     private let nodeLeft: Buffer<Int>
     private let nodeRight: Buffer<Int>
-    /// LBP stumps: for each stump the leaf every one of the 256 codes selects, so a look-up is one
-    /// load instead of a bit test and a choice.
-    private let leafByCode: Buffer<Float>
+    /// LBP stumps: for each stump the leaf every one of the 256 codes selects (widened to double,
+    /// as OpenCV adds it), so a look-up is one load instead of a bit test and a choice.
+    private let leafByCode: Buffer<Double>
     /// Float-sum decision limits per stage: below `low` the window surely fails, at or above
     /// `high` it surely passes; in between the stage is re-added in double.
     private let stageLow: Buffer<Float>
@@ -137,13 +137,13 @@ final class CascadeScanner {
         treeFirstLeaf = Buffer(model.trees.map(\.firstLeaf))
         nodeLeft = Buffer(model.nodes.map(\.left))
         nodeRight = Buffer(model.nodes.map(\.right))
-        var byCode: [Float] = []
+        var byCode: [Double] = []
         if model.featureType == .lbp && model.maxNodesPerTree == 1 {
             byCode.reserveCapacity(model.nodes.count * 256)
             for t in model.nodes.indices {
                 for code in 0..<256 {
                     let word = model.subsets[t * model.subsetSize + (code >> 5)]
-                    byCode.append(word & (1 << Int32(code & 31)) != 0 ? model.leaves[2 * t] : model.leaves[2 * t + 1])
+                    byCode.append(Double(word & (1 << Int32(code & 31)) != 0 ? model.leaves[2 * t] : model.leaves[2 * t + 1]))
                 }
             }
         }
@@ -380,23 +380,22 @@ final class CascadeScanner {
             if vectorStages > 0 {
                 vectorRow(c, rowOrigin: rowOrigin, vectorRow: y * vectorStride, positions: positions, step: step)
             }
-            var x = 0
-            while x < workingWidth {
+            // Window i of the row is at x = i * step.
+            var i = 0
+            while i < positions {
                 let result: Int
                 if vectorStages > 0 {
-                    let i = x / step
                     let code = state[i]
-                    result = code == Self.survived ? finish(c, origin: rowOrigin + x, norm: norm[i], fromStage: vectorStages) : Int(code)
+                    result = code == Self.survived ? finish(c, origin: rowOrigin + i * step, norm: norm[i], fromStage: vectorStages) : Int(code)
                 } else {
-                    result = evaluate(c, origin: rowOrigin + x)
+                    result = evaluate(c, origin: rowOrigin + i * step)
                 }
                 if result > 0 {
-                    out.append(Detection(x: Int((Float(x) * scale).rounded(.toNearestOrEven)),
+                    out.append(Detection(x: Int((Float(i * step) * scale).rounded(.toNearestOrEven)),
                                          y: Int((Float(y) * scale).rounded(.toNearestOrEven)),
                                          width: winW, height: winH))
                 }
-                if result == 0 { x += step }
-                x += step
+                i += result == 0 ? 2 : 1
             }
             y += step
         }
@@ -493,7 +492,7 @@ final class CascadeScanner {
                 let left = haarValue(c, node: t, at: p) * norm < nodeThreshold[t]
                 total += Double(left ? leaves[2 * t] : leaves[2 * t + 1])
             } else {
-                total += Double(leafByCode[t * 256 + lbpCode(c, node: t, at: p)])
+                total += leafByCode[t * 256 + lbpCode(c, node: t, at: p)]
             }
         }
         return total
@@ -817,15 +816,18 @@ final class CascadeScanner {
             }
         }
         let threshold = Double(stageThreshold[stage])
-        let table = leafByCode.base + 256 * first
+        let table = leafByCode.base + 256 &* first
         var rejected: UInt64 = 0
         var remaining = lanes
         while remaining != 0 {
             let k = remaining.trailingZeroBitCount
             remaining &= remaining &- 1
             var total: Double = 0
-            for j in 0..<count {
-                total += Double(table[256 * j + Int(UInt16(bitPattern: codes[16 * j + k]))])
+            var leaf = table, code = codes + k
+            for _ in 0..<count {
+                total += leaf[Int(code.pointee)]
+                leaf += 256
+                code += 16
             }
             if total < threshold { rejected |= 1 &<< UInt64(k) }
         }
