@@ -59,14 +59,26 @@ final class CascadeScanner {
     private let cornerX: [Int]
     private let cornerY: [Int]
     private let cornerTilted: [Bool]
+    /// The vector stages' stump order: within each stage Haar stumps with two rectangles come
+    /// before those with three, so the lane loops need no branch. `vectorNode[j]` is the node
+    /// at position j. Float sums in another order are still within the stage's bound.
+    private let vectorNode: Buffer<Int>
+    /// Per stage, the first vector position whose Haar stump has three rectangles.
+    private let stageThreeRect: Buffer<Int>
+    /// Haar stumps in vector order, six four-lane splats each: the three weights, the
+    /// threshold, the left and the right leaf.
+    private let stumpSplats: Buffer<SIMD4<Float>>
     private let normCorners: [(x: Int, y: Int)]
     private let cornersPerNode: Int
 
     // Per level.
+    /// Corner offsets per node in node order, in the level's sum table (one window at a time).
     private let linearOffsets: Buffer<Int>
+    /// Corner offsets per stump in vector order, in the table the vector stages read.
     private let vectorOffsets: Buffer<Int>
-    /// Nodes whose offsets are computed for the current level.
+    /// Nodes (positions) whose linear (vector) offsets are computed for the current level.
     private var preparedNodes = 0
+    private var preparedVector = 0
     private var levelRows = 0
     private var levelSplit = false
     private var linearNorm = (0, 0, 0, 0)
@@ -204,6 +216,24 @@ final class CascadeScanner {
         cornerX = xs
         cornerY = ys
         cornerTilted = tiltedFlags
+        var order: [Int] = [], threeRect: [Int] = [], splats: [SIMD4<Float>] = []
+        for stage in model.stages {
+            let nodes = Array(stage.firstTree..<(stage.firstTree + stage.treeCount))
+            func three(_ t: Int) -> Bool { model.featureType == .haar && model.haarFeatures[model.nodes[t].feature].rects.count > 2 }
+            order += nodes.filter { !three($0) }
+            threeRect.append(order.count)
+            order += nodes.filter { three($0) }
+        }
+        if isStump && model.featureType == .haar {
+            for t in order {
+                let w = weights[(3 * t)..<(3 * t + 3)].map { SIMD4<Float>(repeating: $0) }
+                splats += w + [SIMD4(repeating: model.nodes[t].threshold),
+                               SIMD4(repeating: model.leaves[2 * t]), SIMD4(repeating: model.leaves[2 * t + 1])]
+            }
+        }
+        vectorNode = Buffer(isStump ? order : [])
+        stageThreeRect = Buffer(threeRect)
+        stumpSplats = Buffer(splats)
         cornersPerNode = isHaar ? 12 : 16
         let w = model.windowWidth, h = model.windowHeight
         normCorners = [(1, 1), (w - 1, 1), (1, h - 1), (w - 1, h - 1)]
@@ -245,6 +275,7 @@ final class CascadeScanner {
         levelRows = rows
         levelSplit = split
         preparedNodes = 0
+        preparedVector = 0
         computeNormOffsets()
     }
 
@@ -326,30 +357,58 @@ final class CascadeScanner {
                          vector(n[2], plane: sumPlane), vector(n[3], plane: sumPlane))
     }
 
-    /// Makes the corner offsets of every node up to the end of stage `s` valid for the level.
+    /// Makes the linear corner offsets of every node up to the end of stage `s` valid for the
+    /// level (levels rarely reach the deep stages, so they are computed only when needed).
     @inline(__always)
     private func prepareOffsets(throughStage s: Int) {
         let end = stageNodeEnd[s]
-        if end > preparedNodes { computeOffsets(nodesBelow: end) }
+        if end > preparedNodes { computeLinearOffsets(nodesBelow: end) }
     }
 
-    private func computeOffsets(nodesBelow end: Int) {
-        let rows = levelRows, split = levelSplit
-        let sumPlane = planes.sum
+    /// The same for the vector offsets (stump cascades: node count = stump count).
+    @inline(__always)
+    private func prepareVectorOffsets(throughStage s: Int) {
+        let end = stageNodeEnd[s]
+        if end > preparedVector { computeVectorOffsets(positionsBelow: end) }
+    }
+
+    private func computeLinearOffsets(nodesBelow end: Int) {
         let tiltedBase = integral.tiltedOffset
-        let stride = self.stride, vectorStride = self.vectorStride
+        let stride = self.stride
         let from = preparedNodes * cornersPerNode, to = end * cornersPerNode
         cornerX.withUnsafeBufferPointer { xs in
         cornerY.withUnsafeBufferPointer { ys in
         cornerTilted.withUnsafeBufferPointer { tiltedFlags in
-            let linear = linearOffsets.base, vector = vectorOffsets.base
+            let linear = linearOffsets.base
             for i in from..<to {
-                let x = xs[i], y = ys[i], t = tiltedFlags[i]
-                linear[i] = (t ? tiltedBase : 0) + y * stride + x
-                vector[i] = split ? (x & 1) * sumPlane + (y + (t ? rows : 0)) * vectorStride + (x >> 1) : linear[i]
+                linear[i] = (tiltedFlags[i] ? tiltedBase : 0) + ys[i] * stride + xs[i]
             }
         }}}
         preparedNodes = end
+    }
+
+    private func computeVectorOffsets(positionsBelow end: Int) {
+        let rows = levelRows, split = levelSplit
+        let sumPlane = planes.sum
+        let tiltedBase = integral.tiltedOffset
+        let stride = self.stride, vectorStride = self.vectorStride
+        let perNode = cornersPerNode
+        cornerX.withUnsafeBufferPointer { xs in
+        cornerY.withUnsafeBufferPointer { ys in
+        cornerTilted.withUnsafeBufferPointer { tiltedFlags in
+            let vector = vectorOffsets.base
+            for j in preparedVector..<end {
+                let node = vectorNode[j]
+                for k in 0..<perNode {
+                    let i = node * perNode + k
+                    let x = xs[i], y = ys[i], t = tiltedFlags[i]
+                    vector[j * perNode + k] = split
+                        ? (x & 1) * sumPlane + (y + (t ? rows : 0)) * vectorStride + (x >> 1)
+                        : (t ? tiltedBase : 0) + y * stride + x
+                }
+            }
+        }}}
+        preparedVector = end
     }
 
     // MARK: Scanning
@@ -588,7 +647,7 @@ final class CascadeScanner {
         }
         var stage = 0
         while stage < vectorStages {
-            prepareOffsets(throughStage: stage)
+            prepareVectorOffsets(throughStage: stage)
             var p = Self.next(alive, from: 0, limit: positions)
             if p == positions { break }
             let code = Int8(-stage)
@@ -692,19 +751,19 @@ final class CascadeScanner {
         }
     }
 
-    /// One Haar stump on four windows: the leaf each selects.
+    /// One Haar stump on four windows: the leaf each selects. `d` is the stump's six splats.
     @inline(__always)
-    private func haarStump4(_ s: UnsafePointer<Int32>, _ o: UnsafePointer<Int>, _ w: UnsafePointer<Float>, three: Bool,
-                            factor: SIMD4<Float>, threshold: Float, left: Float, right: Float) -> SIMD4<Float> {
-        let r0 = Self.load4(s + o[0]) &- Self.load4(s + o[1]) &- Self.load4(s + o[2]) &+ Self.load4(s + o[3])
-        let r1 = Self.load4(s + o[4]) &- Self.load4(s + o[5]) &- Self.load4(s + o[6]) &+ Self.load4(s + o[7])
-        var value = w[0] * SIMD4<Float>(r0) + w[1] * SIMD4<Float>(r1)
+    private static func haarStump4(_ s: UnsafePointer<Int32>, _ o: UnsafePointer<Int>, _ d: UnsafePointer<SIMD4<Float>>,
+                                   three: Bool, factor: SIMD4<Float>) -> SIMD4<Float> {
+        let r0 = load4(s + o[0]) &- load4(s + o[1]) &- load4(s + o[2]) &+ load4(s + o[3])
+        let r1 = load4(s + o[4]) &- load4(s + o[5]) &- load4(s + o[6]) &+ load4(s + o[7])
+        var value = d[0] * SIMD4<Float>(r0) + d[1] * SIMD4<Float>(r1)
         if three {
-            let r2 = Self.load4(s + o[8]) &- Self.load4(s + o[9]) &- Self.load4(s + o[10]) &+ Self.load4(s + o[11])
-            value += w[2] * SIMD4<Float>(r2)
+            let r2 = load4(s + o[8]) &- load4(s + o[9]) &- load4(s + o[10]) &+ load4(s + o[11])
+            value += d[2] * SIMD4<Float>(r2)
         }
         value *= factor
-        return SIMD4<Float>(repeating: right).replacing(with: left, where: value .< threshold)
+        return d[5].replacing(with: d[4], where: value .< d[3])
     }
 
     /// One Haar stage on the windows from position `p`: eight lanes when a live window lies in
@@ -715,17 +774,19 @@ final class CascadeScanner {
                            vectorRow: Int, rowOrigin: Int, step: Int) -> (UInt64, Int) {
         let s = c.vectorSum + vectorRow + p
         let factors = rowNorm.base + p
-        let first = stageFirst[stage], end = first + stageSize[stage]
+        let first = stageFirst[stage], middle = stageThreeRect[stage], end = first + stageSize[stage]
+        let offsets = c.vectorOffsets, splats = stumpSplats.base
         let low = stageLow[stage], high = stageHigh[stage]
         let zero = SIMD4<Int32>(repeating: 0)
         var below: UInt8, sure: UInt8, width: Int
         if lanes & 0xF0 == 0 {
             let factor = UnsafeRawPointer(factors).loadUnaligned(as: SIMD4<Float>.self)
             var total = SIMD4<Float>(repeating: 0)
-            for t in first..<end {
-                let w = nodeWeights.base + 3 * t
-                total += haarStump4(s, c.vectorOffsets + 12 * t, w, three: w[2] != 0, factor: factor,
-                                    threshold: nodeThreshold[t], left: leaves[2 * t], right: leaves[2 * t + 1])
+            for j in first..<middle {
+                total += Self.haarStump4(s, offsets + 12 &* j, splats + 6 &* j, three: false, factor: factor)
+            }
+            for j in middle..<end {
+                total += Self.haarStump4(s, offsets + 12 &* j, splats + 6 &* j, three: true, factor: factor)
             }
             below = UInt8(truncatingIfNeeded: zero.replacing(with: Self.laneBits4, where: total .< low).wrappedSum())
             sure = UInt8(truncatingIfNeeded: zero.replacing(with: Self.laneBits4, where: total .>= high).wrappedSum())
@@ -734,11 +795,15 @@ final class CascadeScanner {
             let factor0 = UnsafeRawPointer(factors).loadUnaligned(as: SIMD4<Float>.self)
             let factor1 = UnsafeRawPointer(factors + 4).loadUnaligned(as: SIMD4<Float>.self)
             var total0 = SIMD4<Float>(repeating: 0), total1 = SIMD4<Float>(repeating: 0)
-            for t in first..<end {
-                let w = nodeWeights.base + 3 * t, o = c.vectorOffsets + 12 * t
-                let three = w[2] != 0, threshold = nodeThreshold[t], left = leaves[2 * t], right = leaves[2 * t + 1]
-                total0 += haarStump4(s, o, w, three: three, factor: factor0, threshold: threshold, left: left, right: right)
-                total1 += haarStump4(s + 4, o, w, three: three, factor: factor1, threshold: threshold, left: left, right: right)
+            for j in first..<middle {
+                let o = offsets + 12 &* j, d = splats + 6 &* j
+                total0 += Self.haarStump4(s, o, d, three: false, factor: factor0)
+                total1 += Self.haarStump4(s + 4, o, d, three: false, factor: factor1)
+            }
+            for j in middle..<end {
+                let o = offsets + 12 &* j, d = splats + 6 &* j
+                total0 += Self.haarStump4(s, o, d, three: true, factor: factor0)
+                total1 += Self.haarStump4(s + 4, o, d, three: true, factor: factor1)
             }
             let below0 = zero.replacing(with: Self.laneBits4, where: total0 .< low).wrappedSum()
             let below1 = zero.replacing(with: Self.laneBits4, where: total1 .< low).wrappedSum()
@@ -759,6 +824,7 @@ final class CascadeScanner {
     /// The lanes among `lanes` (from position `p`) whose exact double stage sum is below the
     /// threshold.
     private func settleUncertain(_ c: Context, stage s: Int, lanes: UInt8, at p: Int, rowOrigin: Int, step: Int) -> UInt8 {
+        prepareOffsets(throughStage: s)
         var rejected: UInt8 = 0
         var remaining = lanes
         while remaining != 0 {
