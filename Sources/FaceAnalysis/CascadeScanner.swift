@@ -28,6 +28,9 @@ final class CascadeScanner {
     /// Stages evaluated row-wide in SIMD before survivors are finished one by one.
     let vectorStages: Int
     private let isStump: Bool
+    /// Haar trees of exactly two nodes (a root and one child), as haarcascade_frontalface_alt2
+    /// has: they run in the vector stages with both nodes evaluated on every lane.
+    private let isPairTree: Bool
     private let isHaar: Bool
     private let normArea: Double
 
@@ -59,14 +62,19 @@ final class CascadeScanner {
     private let cornerX: [Int]
     private let cornerY: [Int]
     private let cornerTilted: [Bool]
-    /// The vector stages' stump order: within each stage Haar stumps with two rectangles come
-    /// before those with three, so the lane loops need no branch. `vectorNode[j]` is the node
-    /// at position j. Float sums in another order are still within the stage's bound.
+    /// The vector stages' tree order: within each stage Haar trees are grouped by how many
+    /// rectangles their nodes have, so the lane loops need no branch. `vectorNode` lists the
+    /// nodes of the trees in that order (one per stump, root and child per pair tree). Float
+    /// sums in another order are still within the stage's bound.
     private let vectorNode: Buffer<Int>
-    /// Per stage, the first vector position whose Haar stump has three rectangles.
-    private let stageThreeRect: Buffer<Int>
-    /// Haar stumps in vector order, six four-lane splats each: the three weights, the
-    /// threshold, the left and the right leaf.
+    /// Per stage, four vector positions: where the trees start whose nodes have (stumps) two,
+    /// three rectangles, or (pair trees: root, child) two and two, two and three, three and two,
+    /// three and three rectangles; each group ends where the next starts or the stage ends.
+    private let stageGroups: Buffer<Int>
+    /// Haar trees in vector order as four-lane splats: for a stump the three weights, the
+    /// threshold, the left and the right leaf (6); for a pair tree the weights and threshold of
+    /// the root and of the child, then the leaves for (root, child) going (right, right),
+    /// (right, left), (left, right), (left, left) (12).
     private let stumpSplats: Buffer<SIMD4<Float>>
     private let normCorners: [(x: Int, y: Int)]
     private let cornersPerNode: Int
@@ -117,7 +125,12 @@ final class CascadeScanner {
         // An LBP block of w x h 8-bit pixels sums to at most 255 w h; the 16-bit path needs that
         // to stay below 2^15.
         narrowLBP = model.lbpFeatures.allSatisfy { 255 * $0.width * $0.height <= Int(Int16.max) }
-        let vectorisable = isStump && (isHaar || narrowLBP)
+        isPairTree = !isStump && isHaar && model.trees.allSatisfy { tree in
+            guard tree.nodeCount == 2 else { return false }
+            let root = model.nodes[tree.firstNode], child = model.nodes[tree.firstNode + 1]
+            return (root.left == 1) != (root.right == 1) && child.left <= 0 && child.right <= 0
+        }
+        let vectorisable = (isStump && (isHaar || narrowLBP)) || isPairTree
         self.vectorStages = vectorisable ? min(vectorStages ?? model.stages.count, model.stages.count) : 0
         normArea = Double((model.windowWidth - 2) * (model.windowHeight - 2))
         tilted = model.hasTiltedFeatures
@@ -164,10 +177,9 @@ final class CascadeScanner {
         var low: [Float] = [], high: [Float] = []
         for stage in model.stages {
             var magnitude = 0.0
-            if model.maxNodesPerTree == 1 {
-                for t in stage.firstTree..<(stage.firstTree + stage.treeCount) {
-                    magnitude += Double(max(abs(model.leaves[2 * t]), abs(model.leaves[2 * t + 1])))
-                }
+            for t in stage.firstTree..<(stage.firstTree + stage.treeCount) {
+                let tree = model.trees[t]
+                magnitude += Double(model.leaves[tree.firstLeaf...(tree.firstLeaf + tree.nodeCount)].map(abs).max() ?? 0)
             }
             // Float and double summation of n terms each stay within n * 2^-24 * sum|terms| of
             // the true sum; twice that, plus a little, separates them.
@@ -216,23 +228,56 @@ final class CascadeScanner {
         cornerX = xs
         cornerY = ys
         cornerTilted = tiltedFlags
-        var order: [Int] = [], threeRect: [Int] = [], splats: [SIMD4<Float>] = []
-        for stage in model.stages {
-            let nodes = Array(stage.firstTree..<(stage.firstTree + stage.treeCount))
-            func three(_ t: Int) -> Bool { model.featureType == .haar && model.haarFeatures[model.nodes[t].feature].rects.count > 2 }
-            order += nodes.filter { !three($0) }
-            threeRect.append(order.count)
-            order += nodes.filter { three($0) }
+        // Vector order: per stage, trees grouped by which of their nodes have three rectangles.
+        var order: [Int] = [], groups: [Int] = [], splats: [SIMD4<Float>] = []
+        func three(_ node: Int) -> Bool {
+            model.featureType == .haar && model.haarFeatures[model.nodes[node].feature].rects.count > 2
         }
-        if isStump && model.featureType == .haar {
-            for t in order {
-                let w = weights[(3 * t)..<(3 * t + 3)].map { SIMD4<Float>(repeating: $0) }
-                splats += w + [SIMD4(repeating: model.nodes[t].threshold),
-                               SIMD4(repeating: model.leaves[2 * t]), SIMD4(repeating: model.leaves[2 * t + 1])]
+        for stage in model.stages {
+            let trees = Array(stage.firstTree..<(stage.firstTree + stage.treeCount))
+            let root = { (t: Int) in model.trees[t].firstNode }
+            if isPairTree {
+                for key in 0..<4 {
+                    groups.append(order.count)
+                    order += trees.filter { (three(root($0)) ? 2 : 0) + (three(root($0) + 1) ? 1 : 0) == key }
+                }
+            } else {
+                groups.append(order.count)
+                order += trees.filter { !three(root($0)) }
+                groups.append(order.count)
+                order += trees.filter { three(root($0)) }
+                groups.append(order.count)
+                groups.append(order.count)
             }
         }
-        vectorNode = Buffer(isStump ? order : [])
-        stageThreeRect = Buffer(threeRect)
+        func splat(_ v: Float) -> SIMD4<Float> { SIMD4(repeating: v) }
+        var nodesInOrder: [Int] = []
+        if isStump && model.featureType == .haar {
+            for t in order {
+                let w = weights[(3 * t)..<(3 * t + 3)].map(splat)
+                splats += w + [splat(model.nodes[t].threshold), splat(model.leaves[2 * t]), splat(model.leaves[2 * t + 1])]
+            }
+            nodesInOrder = order
+        } else if isPairTree {
+            for t in order {
+                let tree = model.trees[t], root = model.nodes[tree.firstNode], child = model.nodes[tree.firstNode + 1]
+                func leaf(_ link: Int) -> Float { model.leaves[tree.firstLeaf - link] }
+                // outcome[g0][g1]: the leaf for root and child decisions (true = left).
+                let onLeft = root.left == 1
+                let childLeft = leaf(child.left), childRight = leaf(child.right)
+                let other = onLeft ? leaf(root.right) : leaf(root.left)
+                let outcomes = onLeft ? [other, other, childRight, childLeft] : [childRight, childLeft, other, other]
+                for n in [tree.firstNode, tree.firstNode + 1] {
+                    splats += weights[(3 * n)..<(3 * n + 3)].map(splat) + [splat(model.nodes[n].threshold)]
+                }
+                splats += outcomes.map(splat)
+                nodesInOrder += [tree.firstNode, tree.firstNode + 1]
+            }
+        } else if isStump {
+            nodesInOrder = order
+        }
+        vectorNode = Buffer(nodesInOrder)
+        stageGroups = Buffer(groups)
         stumpSplats = Buffer(splats)
         cornersPerNode = isHaar ? 12 : 16
         let w = model.windowWidth, h = model.windowHeight
@@ -365,10 +410,10 @@ final class CascadeScanner {
         if end > preparedNodes { computeLinearOffsets(nodesBelow: end) }
     }
 
-    /// The same for the vector offsets (stump cascades: node count = stump count).
+    /// The same for the vector offsets, counted in trees.
     @inline(__always)
     private func prepareVectorOffsets(throughStage s: Int) {
-        let end = stageNodeEnd[s]
+        let end = stageFirst[s] + stageSize[s]
         if end > preparedVector { computeVectorOffsets(positionsBelow: end) }
     }
 
@@ -392,12 +437,12 @@ final class CascadeScanner {
         let sumPlane = planes.sum
         let tiltedBase = integral.tiltedOffset
         let stride = self.stride, vectorStride = self.vectorStride
-        let perNode = cornersPerNode
+        let perNode = cornersPerNode, nodesPerTree = isPairTree ? 2 : 1
         cornerX.withUnsafeBufferPointer { xs in
         cornerY.withUnsafeBufferPointer { ys in
         cornerTilted.withUnsafeBufferPointer { tiltedFlags in
             let vector = vectorOffsets.base
-            for j in preparedVector..<end {
+            for j in (preparedVector * nodesPerTree)..<(end * nodesPerTree) {
                 let node = vectorNode[j]
                 for k in 0..<perNode {
                     let i = node * perNode + k
@@ -766,6 +811,32 @@ final class CascadeScanner {
         return d[5].replacing(with: d[4], where: value .< d[3])
     }
 
+    /// One Haar node's value on four windows, normalised: `d` is its three weight splats.
+    @inline(__always)
+    private static func haarNode4(_ s: UnsafePointer<Int32>, _ o: UnsafePointer<Int>, _ d: UnsafePointer<SIMD4<Float>>,
+                                  three: Bool, factor: SIMD4<Float>) -> SIMD4<Float> {
+        let r0 = load4(s + o[0]) &- load4(s + o[1]) &- load4(s + o[2]) &+ load4(s + o[3])
+        let r1 = load4(s + o[4]) &- load4(s + o[5]) &- load4(s + o[6]) &+ load4(s + o[7])
+        var value = d[0] * SIMD4<Float>(r0) + d[1] * SIMD4<Float>(r1)
+        if three {
+            let r2 = load4(s + o[8]) &- load4(s + o[9]) &- load4(s + o[10]) &+ load4(s + o[11])
+            value += d[2] * SIMD4<Float>(r2)
+        }
+        return value * factor
+    }
+
+    /// One two-node Haar tree on four windows: both nodes are evaluated on every lane and the
+    /// leaf each lane reaches is chosen from the four outcomes. `d` is the tree's twelve splats.
+    @inline(__always)
+    private static func haarPair4(_ s: UnsafePointer<Int32>, _ o: UnsafePointer<Int>, _ d: UnsafePointer<SIMD4<Float>>,
+                                  _ three0: Bool, _ three1: Bool, factor: SIMD4<Float>) -> SIMD4<Float> {
+        let rootLeft = haarNode4(s, o, d, three: three0, factor: factor) .< d[3]
+        let childLeft = haarNode4(s, o + 12, d + 4, three: three1, factor: factor) .< d[7]
+        let ifRootRight = d[8].replacing(with: d[9], where: childLeft)
+        let ifRootLeft = d[10].replacing(with: d[11], where: childLeft)
+        return ifRootRight.replacing(with: ifRootLeft, where: rootLeft)
+    }
+
     /// One Haar stage on the windows from position `p`: eight lanes when a live window lies in
     /// the upper four of `lanes`, else four. Returns the rejected lanes among `lanes` and the
     /// lanes covered.
@@ -774,7 +845,8 @@ final class CascadeScanner {
                            vectorRow: Int, rowOrigin: Int, step: Int) -> (UInt64, Int) {
         let s = c.vectorSum + vectorRow + p
         let factors = rowNorm.base + p
-        let first = stageFirst[stage], middle = stageThreeRect[stage], end = first + stageSize[stage]
+        let g = stageGroups.base + 4 &* stage
+        let first = stageFirst[stage], middle = g[1], end = first + stageSize[stage]
         let offsets = c.vectorOffsets, splats = stumpSplats.base
         let low = stageLow[stage], high = stageHigh[stage]
         let zero = SIMD4<Int32>(repeating: 0)
@@ -782,11 +854,23 @@ final class CascadeScanner {
         if lanes & 0xF0 == 0 {
             let factor = UnsafeRawPointer(factors).loadUnaligned(as: SIMD4<Float>.self)
             var total = SIMD4<Float>(repeating: 0)
-            for j in first..<middle {
-                total += Self.haarStump4(s, offsets + 12 &* j, splats + 6 &* j, three: false, factor: factor)
-            }
-            for j in middle..<end {
-                total += Self.haarStump4(s, offsets + 12 &* j, splats + 6 &* j, three: true, factor: factor)
+            if isStump {
+                for j in first..<middle {
+                    total += Self.haarStump4(s, offsets + 12 &* j, splats + 6 &* j, three: false, factor: factor)
+                }
+                for j in middle..<end {
+                    total += Self.haarStump4(s, offsets + 12 &* j, splats + 6 &* j, three: true, factor: factor)
+                }
+            } else {
+                @inline(__always) func trees(_ range: Range<Int>, _ three0: Bool, _ three1: Bool) {
+                    for j in range {
+                        total += Self.haarPair4(s, offsets + 24 &* j, splats + 12 &* j, three0, three1, factor: factor)
+                    }
+                }
+                trees(first..<g[1], false, false)
+                trees(g[1]..<g[2], false, true)
+                trees(g[2]..<g[3], true, false)
+                trees(g[3]..<end, true, true)
             }
             below = UInt8(truncatingIfNeeded: zero.replacing(with: Self.laneBits4, where: total .< low).wrappedSum())
             sure = UInt8(truncatingIfNeeded: zero.replacing(with: Self.laneBits4, where: total .>= high).wrappedSum())
@@ -795,15 +879,29 @@ final class CascadeScanner {
             let factor0 = UnsafeRawPointer(factors).loadUnaligned(as: SIMD4<Float>.self)
             let factor1 = UnsafeRawPointer(factors + 4).loadUnaligned(as: SIMD4<Float>.self)
             var total0 = SIMD4<Float>(repeating: 0), total1 = SIMD4<Float>(repeating: 0)
-            for j in first..<middle {
-                let o = offsets + 12 &* j, d = splats + 6 &* j
-                total0 += Self.haarStump4(s, o, d, three: false, factor: factor0)
-                total1 += Self.haarStump4(s + 4, o, d, three: false, factor: factor1)
-            }
-            for j in middle..<end {
-                let o = offsets + 12 &* j, d = splats + 6 &* j
-                total0 += Self.haarStump4(s, o, d, three: true, factor: factor0)
-                total1 += Self.haarStump4(s + 4, o, d, three: true, factor: factor1)
+            if isStump {
+                for j in first..<middle {
+                    let o = offsets + 12 &* j, d = splats + 6 &* j
+                    total0 += Self.haarStump4(s, o, d, three: false, factor: factor0)
+                    total1 += Self.haarStump4(s + 4, o, d, three: false, factor: factor1)
+                }
+                for j in middle..<end {
+                    let o = offsets + 12 &* j, d = splats + 6 &* j
+                    total0 += Self.haarStump4(s, o, d, three: true, factor: factor0)
+                    total1 += Self.haarStump4(s + 4, o, d, three: true, factor: factor1)
+                }
+            } else {
+                @inline(__always) func trees(_ range: Range<Int>, _ three0: Bool, _ three1: Bool) {
+                    for j in range {
+                        let o = offsets + 24 &* j, d = splats + 12 &* j
+                        total0 += Self.haarPair4(s, o, d, three0, three1, factor: factor0)
+                        total1 += Self.haarPair4(s + 4, o, d, three0, three1, factor: factor1)
+                    }
+                }
+                trees(first..<g[1], false, false)
+                trees(g[1]..<g[2], false, true)
+                trees(g[2]..<g[3], true, false)
+                trees(g[3]..<end, true, true)
             }
             let below0 = zero.replacing(with: Self.laneBits4, where: total0 .< low).wrappedSum()
             let below1 = zero.replacing(with: Self.laneBits4, where: total1 .< low).wrappedSum()
@@ -831,7 +929,9 @@ final class CascadeScanner {
             let k = remaining.trailingZeroBitCount
             remaining &= remaining - 1
             let window = c.sum + rowOrigin + (p + k) * step
-            if stumpStageSum(c, stage: s, at: window, norm: rowNorm[p + k]) < Double(stageThreshold[s]) {
+            let total = isStump ? stumpStageSum(c, stage: s, at: window, norm: rowNorm[p + k])
+                : treeStageSum(c, stage: s, at: window, norm: rowNorm[p + k])
+            if total < Double(stageThreshold[s]) {
                 rejected |= 1 << UInt8(k)
             }
         }
