@@ -8,6 +8,8 @@ import PhotoDecoding
 /// its own working buffers, so calls on different threads do not interfere.
 public struct CascadeClassifier: Sendable {
     let model: CascadeModel
+    /// The scanner's buffers derived from `model`, built once here and shared by every call.
+    let tables: CascadeTables
     /// A short name for the cascade: the file name without directory or extension.
     public let identifier: String
 
@@ -28,6 +30,7 @@ public struct CascadeClassifier: Sendable {
     public init(xml: [UInt8], identifier: String = "cascade") throws(FaceAnalysisError) {
         let root = try XMLReader.parse(xml)
         model = try CascadeLoader.model(from: root)
+        tables = CascadeTables(model: model)
         self.identifier = identifier
     }
 
@@ -88,7 +91,7 @@ public struct CascadeClassifier: Sendable {
         let gray = image.grayscale()
         let levels = try scales(width: gray.width, height: gray.height, parameters: parameters)
         guard !levels.isEmpty else { return [] }
-        let scanner = CascadeScanner(model: model, vectorStages: vectorStages)
+        let scanner = CascadeScanner(model: model, tables: tables, vectorStages: vectorStages)
         var found: [Detection] = []
         func levelSize(_ scale: Float) -> (width: Int, height: Int) {
             (Int((Float(gray.width) / scale).rounded(.toNearestOrEven)),

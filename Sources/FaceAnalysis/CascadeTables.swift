@@ -1,0 +1,203 @@
+/// What a `CascadeScanner` derives from a cascade before it can scan: flat buffers of the
+/// stages, trees, leaves and feature corners, the vector order and splats, and the float-sum
+/// bounds. Built once when the cascade is loaded and only read afterwards, so every `detect`
+/// call (on any thread) shares it instead of rebuilding it.
+final class CascadeTables: @unchecked Sendable {
+    // Each field is described where CascadeScanner declares its copy.
+    let isStump: Bool
+    let isPairTree: Bool
+    let isHaar: Bool
+    let narrowLBP: Bool
+    let vectorisable: Bool
+    let normArea: Double
+    let tilted: Bool
+    let nodeThreshold: Buffer<Float>
+    let leaves: Buffer<Float>
+    let subsets: Buffer<Int32>
+    let nodeWeights: Buffer<Float>
+    let stageThreshold: Buffer<Float>
+    let stageFirst: Buffer<Int>
+    let stageSize: Buffer<Int>
+    let stageNodeEnd: Buffer<Int>
+    let treeFirstNode: Buffer<Int>
+    let treeFirstLeaf: Buffer<Int>
+    let nodeLeft: Buffer<Int>
+    let nodeRight: Buffer<Int>
+    let leafByCode: Buffer<Double>
+    let stageLow: Buffer<Float>
+    let stageHigh: Buffer<Float>
+    let cornerX: [Int]
+    let cornerY: [Int]
+    let cornerTilted: [Bool]
+    let vectorNode: Buffer<Int>
+    let stageGroups: Buffer<Int>
+    let stumpSplats: Buffer<SIMD4<Float>>
+    let normCorners: [(x: Int, y: Int)]
+    let cornersPerNode: Int
+    /// The largest number of trees in a stage.
+    let maxStageSize: Int
+
+    init(model: CascadeModel) {
+        isStump = model.maxNodesPerTree == 1
+        isHaar = model.featureType == .haar
+        // An LBP block of w x h 8-bit pixels sums to at most 255 w h; the 16-bit path needs that
+        // to stay below 2^15.
+        narrowLBP = model.lbpFeatures.allSatisfy { 255 * $0.width * $0.height <= Int(Int16.max) }
+        isPairTree = !isStump && isHaar && model.trees.allSatisfy { tree in
+            guard tree.nodeCount == 2 else { return false }
+            let root = model.nodes[tree.firstNode], child = model.nodes[tree.firstNode + 1]
+            return (root.left == 1) != (root.right == 1) && child.left <= 0 && child.right <= 0
+        }
+        vectorisable = (isStump && (isHaar || narrowLBP)) || isPairTree
+        normArea = Double((model.windowWidth - 2) * (model.windowHeight - 2))
+        tilted = model.hasTiltedFeatures
+
+        nodeThreshold = Buffer(model.nodes.map(\.threshold))
+        leaves = Buffer(model.leaves)
+        subsets = Buffer(model.subsets)
+        var weights: [Float] = []
+        if model.featureType == .haar {
+            for node in model.nodes {
+                let f = model.haarFeatures[node.feature]
+                for k in 0..<3 { weights.append(k < f.rects.count ? f.rects[k].weight : 0) }
+            }
+        }
+        nodeWeights = Buffer(weights)
+        stageThreshold = Buffer(model.stages.map(\.threshold))
+        stageFirst = Buffer(model.stages.map(\.firstTree))
+        stageSize = Buffer(model.stages.map(\.treeCount))
+        var ends: [Int] = []
+        var end = 0
+        for stage in model.stages {
+            for t in stage.firstTree..<(stage.firstTree + stage.treeCount) {
+                end = max(end, model.trees[t].firstNode + model.trees[t].nodeCount)
+            }
+            ends.append(end)
+        }
+        stageNodeEnd = Buffer(ends)
+        treeFirstNode = Buffer(model.trees.map(\.firstNode))
+        treeFirstLeaf = Buffer(model.trees.map(\.firstLeaf))
+        nodeLeft = Buffer(model.nodes.map(\.left))
+        nodeRight = Buffer(model.nodes.map(\.right))
+        var byCode: [Double] = []
+        if model.featureType == .lbp && model.maxNodesPerTree == 1 {
+            byCode.reserveCapacity(model.nodes.count * 256)
+            for t in model.nodes.indices {
+                for code in 0..<256 {
+                    let word = model.subsets[t * model.subsetSize + (code >> 5)]
+                    byCode.append(Double(word & (1 << Int32(code & 31)) != 0 ? model.leaves[2 * t] : model.leaves[2 * t + 1]))
+                }
+            }
+        }
+        leafByCode = Buffer(byCode)
+        var low: [Float] = [], high: [Float] = []
+        for stage in model.stages {
+            var magnitude = 0.0
+            for t in stage.firstTree..<(stage.firstTree + stage.treeCount) {
+                let tree = model.trees[t]
+                magnitude += Double(model.leaves[tree.firstLeaf...(tree.firstLeaf + tree.nodeCount)].map(abs).max() ?? 0)
+            }
+            // Float and double summation of n terms each stay within n * 2^-24 * sum|terms| of
+            // the true sum; twice that, plus a little, separates them.
+            let bound = 2 * Double(stage.treeCount + 1) * 0x1p-24 * magnitude + 1e-30
+            low.append(Float(Double(stage.threshold) - bound).nextDown)
+            high.append(Float(Double(stage.threshold) + bound).nextUp)
+        }
+        stageLow = Buffer(low)
+        stageHigh = Buffer(high)
+
+        var xs: [Int] = [], ys: [Int] = [], tiltedFlags: [Bool] = []
+        switch model.featureType {
+        case .haar:
+            for node in model.nodes {
+                let feature = model.haarFeatures[node.feature]
+                for k in 0..<3 {
+                    let corners: [(Int, Int)]
+                    if k < feature.rects.count {
+                        let r = feature.rects[k]
+                        if feature.tilted {
+                            corners = [(r.x, r.y), (r.x - r.height, r.y + r.height), (r.x + r.width, r.y + r.width),
+                                       (r.x + r.width - r.height, r.y + r.width + r.height)]
+                        } else {
+                            corners = [(r.x, r.y), (r.x + r.width, r.y), (r.x, r.y + r.height), (r.x + r.width, r.y + r.height)]
+                        }
+                    } else {
+                        corners = [(0, 0), (0, 0), (0, 0), (0, 0)]
+                    }
+                    for (x, y) in corners {
+                        xs.append(x); ys.append(y); tiltedFlags.append(feature.tilted && k < feature.rects.count)
+                    }
+                }
+            }
+        case .lbp:
+            for node in model.nodes {
+                let feature = model.lbpFeatures[node.feature]
+                for gy in 0..<4 {
+                    for gx in 0..<4 {
+                        xs.append(feature.x + gx * feature.width)
+                        ys.append(feature.y + gy * feature.height)
+                        tiltedFlags.append(false)
+                    }
+                }
+            }
+        }
+        cornerX = xs
+        cornerY = ys
+        cornerTilted = tiltedFlags
+        // Vector order: per stage, trees grouped by which of their nodes have three rectangles.
+        var order: [Int] = [], groups: [Int] = [], splats: [SIMD4<Float>] = []
+        func three(_ node: Int) -> Bool {
+            model.featureType == .haar && model.haarFeatures[model.nodes[node].feature].rects.count > 2
+        }
+        for stage in model.stages {
+            let trees = Array(stage.firstTree..<(stage.firstTree + stage.treeCount))
+            let root = { (t: Int) in model.trees[t].firstNode }
+            if isPairTree {
+                for key in 0..<4 {
+                    groups.append(order.count)
+                    order += trees.filter { (three(root($0)) ? 2 : 0) + (three(root($0) + 1) ? 1 : 0) == key }
+                }
+            } else {
+                groups.append(order.count)
+                order += trees.filter { !three(root($0)) }
+                groups.append(order.count)
+                order += trees.filter { three(root($0)) }
+                groups.append(order.count)
+                groups.append(order.count)
+            }
+        }
+        func splat(_ v: Float) -> SIMD4<Float> { SIMD4(repeating: v) }
+        var nodesInOrder: [Int] = []
+        if isStump && model.featureType == .haar {
+            for t in order {
+                let w = weights[(3 * t)..<(3 * t + 3)].map(splat)
+                splats += w + [splat(model.nodes[t].threshold), splat(model.leaves[2 * t]), splat(model.leaves[2 * t + 1])]
+            }
+            nodesInOrder = order
+        } else if isPairTree {
+            for t in order {
+                let tree = model.trees[t], root = model.nodes[tree.firstNode], child = model.nodes[tree.firstNode + 1]
+                func leaf(_ link: Int) -> Float { model.leaves[tree.firstLeaf - link] }
+                // outcome[g0][g1]: the leaf for root and child decisions (true = left).
+                let onLeft = root.left == 1
+                let childLeft = leaf(child.left), childRight = leaf(child.right)
+                let other = onLeft ? leaf(root.right) : leaf(root.left)
+                let outcomes = onLeft ? [other, other, childRight, childLeft] : [childRight, childLeft, other, other]
+                for n in [tree.firstNode, tree.firstNode + 1] {
+                    splats += weights[(3 * n)..<(3 * n + 3)].map(splat) + [splat(model.nodes[n].threshold)]
+                }
+                splats += outcomes.map(splat)
+                nodesInOrder += [tree.firstNode, tree.firstNode + 1]
+            }
+        } else if isStump {
+            nodesInOrder = order
+        }
+        vectorNode = Buffer(nodesInOrder)
+        stageGroups = Buffer(groups)
+        stumpSplats = Buffer(splats)
+        cornersPerNode = isHaar ? 12 : 16
+        let w = model.windowWidth, h = model.windowHeight
+        normCorners = [(1, 1), (w - 1, 1), (1, h - 1), (w - 1, h - 1)]
+        maxStageSize = model.stages.map(\.treeCount).max() ?? 1
+    }
+}
