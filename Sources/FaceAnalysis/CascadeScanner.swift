@@ -343,7 +343,7 @@ final class CascadeScanner {
         let c = Context(sum: integral.sum.baseAddress!, squares: integral.squares.baseAddress!,
                         vectorSum: UnsafePointer(levelSplit ? splitSum.base : integral.sum.baseAddress!),
                         vectorSquares: UnsafePointer(levelSplit ? splitSquares.base : integral.squares.baseAddress!),
-                        narrowSum: UnsafePointer(narrowSum.base),
+                        narrowSum: UnsafePointer(narrowSum.base), rowNorm: rowNorm.base,
                         offsets: linearOffsets.base, vectorOffsets: vectorOffsets.base,
                         norm: linearNorm, vectorNorm: vectorNorm, vectorSumNorm: vectorSumNorm)
         let state = rowState.base, norm = rowNorm.base
@@ -381,6 +381,8 @@ final class CascadeScanner {
         let vectorSum: UnsafePointer<Int32>
         let vectorSquares: UnsafePointer<UInt32>
         let narrowSum: UnsafePointer<Int16>
+        /// The row's norm factors, one per window position.
+        let rowNorm: UnsafeMutablePointer<Float>
         let offsets: UnsafePointer<Int>
         let vectorOffsets: UnsafePointer<Int>
         let norm: (Int, Int, Int, Int)
@@ -713,7 +715,7 @@ final class CascadeScanner {
     private func haarStage(_ c: Context, stage: Int, at p: Int, lanes: UInt8,
                            vectorRow: Int, rowOrigin: Int, step: Int) -> (UInt64, Int) {
         let s = c.vectorSum + vectorRow + p
-        let factors = rowNorm.base + p
+        let factors = c.rowNorm + p
         let g = stageGroups.base + 4 &* stage
         let first = stageFirst[stage], middle = g[1], end = first + stageSize[stage]
         let offsets = c.vectorOffsets, splats = stumpSplats.base
@@ -731,15 +733,18 @@ final class CascadeScanner {
                     total += Self.haarStump4(s, offsets + 12 &* j, splats + 6 &* j, three: true, factor: factor)
                 }
             } else {
-                @inline(__always) func trees(_ range: Range<Int>, _ three0: Bool, _ three1: Bool) {
-                    for j in range {
-                        total += Self.haarPair4(s, offsets + 24 &* j, splats + 12 &* j, three0, three1, factor: factor)
-                    }
+                for j in first..<g[1] {
+                    total += Self.haarPair4(s, offsets + 24 &* j, splats + 12 &* j, false, false, factor: factor)
                 }
-                trees(first..<g[1], false, false)
-                trees(g[1]..<g[2], false, true)
-                trees(g[2]..<g[3], true, false)
-                trees(g[3]..<end, true, true)
+                for j in g[1]..<g[2] {
+                    total += Self.haarPair4(s, offsets + 24 &* j, splats + 12 &* j, false, true, factor: factor)
+                }
+                for j in g[2]..<g[3] {
+                    total += Self.haarPair4(s, offsets + 24 &* j, splats + 12 &* j, true, false, factor: factor)
+                }
+                for j in g[3]..<end {
+                    total += Self.haarPair4(s, offsets + 24 &* j, splats + 12 &* j, true, true, factor: factor)
+                }
             }
             below = UInt8(truncatingIfNeeded: zero.replacing(with: Self.laneBits4, where: total .< low).wrappedSum())
             sure = UInt8(truncatingIfNeeded: zero.replacing(with: Self.laneBits4, where: total .>= high).wrappedSum())
@@ -760,17 +765,26 @@ final class CascadeScanner {
                     total1 += Self.haarStump4(s + 4, o, d, three: true, factor: factor1)
                 }
             } else {
-                @inline(__always) func trees(_ range: Range<Int>, _ three0: Bool, _ three1: Bool) {
-                    for j in range {
-                        let o = offsets + 24 &* j, d = splats + 12 &* j
-                        total0 += Self.haarPair4(s, o, d, three0, three1, factor: factor0)
-                        total1 += Self.haarPair4(s + 4, o, d, three0, three1, factor: factor1)
-                    }
+                for j in first..<g[1] {
+                    let o = offsets + 24 &* j, d = splats + 12 &* j
+                    total0 += Self.haarPair4(s, o, d, false, false, factor: factor0)
+                    total1 += Self.haarPair4(s + 4, o, d, false, false, factor: factor1)
                 }
-                trees(first..<g[1], false, false)
-                trees(g[1]..<g[2], false, true)
-                trees(g[2]..<g[3], true, false)
-                trees(g[3]..<end, true, true)
+                for j in g[1]..<g[2] {
+                    let o = offsets + 24 &* j, d = splats + 12 &* j
+                    total0 += Self.haarPair4(s, o, d, false, true, factor: factor0)
+                    total1 += Self.haarPair4(s + 4, o, d, false, true, factor: factor1)
+                }
+                for j in g[2]..<g[3] {
+                    let o = offsets + 24 &* j, d = splats + 12 &* j
+                    total0 += Self.haarPair4(s, o, d, true, false, factor: factor0)
+                    total1 += Self.haarPair4(s + 4, o, d, true, false, factor: factor1)
+                }
+                for j in g[3]..<end {
+                    let o = offsets + 24 &* j, d = splats + 12 &* j
+                    total0 += Self.haarPair4(s, o, d, true, true, factor: factor0)
+                    total1 += Self.haarPair4(s + 4, o, d, true, true, factor: factor1)
+                }
             }
             let below0 = zero.replacing(with: Self.laneBits4, where: total0 .< low).wrappedSum()
             let below1 = zero.replacing(with: Self.laneBits4, where: total1 .< low).wrappedSum()
@@ -798,8 +812,8 @@ final class CascadeScanner {
             let k = remaining.trailingZeroBitCount
             remaining &= remaining - 1
             let window = c.sum + rowOrigin + (p + k) * step
-            let total = isStump ? stumpStageSum(c, stage: s, at: window, norm: rowNorm[p + k])
-                : treeStageSum(c, stage: s, at: window, norm: rowNorm[p + k])
+            let total = isStump ? stumpStageSum(c, stage: s, at: window, norm: c.rowNorm[p + k])
+                : treeStageSum(c, stage: s, at: window, norm: c.rowNorm[p + k])
             if total < Double(stageThreshold[s]) {
                 rejected |= 1 << UInt8(k)
             }
