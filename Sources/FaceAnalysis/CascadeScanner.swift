@@ -32,6 +32,9 @@ final class CascadeScanner {
     /// has: they run in the vector stages with both nodes evaluated on every lane.
     private let isPairTree: Bool
     private let isHaar: Bool
+    /// Haar weights are all (-1, 2), (-1, 3) or (-1, 2, 2): feature values are computed in
+    /// Int32 lanes, exactly (see CascadeTables).
+    private let integerWeights: Bool
     private let normArea: Double
 
     // Cascade data in flat buffers (stump cascades: one node per tree, so tree index = node index).
@@ -123,6 +126,7 @@ final class CascadeScanner {
         isStump = tables.isStump
         isPairTree = tables.isPairTree
         isHaar = tables.isHaar
+        integerWeights = tables.integerWeights
         narrowLBP = tables.narrowLBP
         normArea = tables.normArea
         tilted = tables.tilted
@@ -670,24 +674,30 @@ final class CascadeScanner {
     /// One Haar stump on four windows: the leaf each selects. `d` is the stump's six splats.
     @inline(__always)
     private static func haarStump4(_ s: UnsafePointer<Int32>, _ o: UnsafePointer<Int>, _ d: UnsafePointer<SIMD4<Float>>,
-                                   three: Bool, factor: SIMD4<Float>) -> SIMD4<Float> {
-        let r0 = load4(s + o[0]) &- load4(s + o[1]) &- load4(s + o[2]) &+ load4(s + o[3])
-        let r1 = load4(s + o[4]) &- load4(s + o[5]) &- load4(s + o[6]) &+ load4(s + o[7])
-        var value = d[0] * SIMD4<Float>(r0) + d[1] * SIMD4<Float>(r1)
-        if three {
-            let r2 = load4(s + o[8]) &- load4(s + o[9]) &- load4(s + o[10]) &+ load4(s + o[11])
-            value += d[2] * SIMD4<Float>(r2)
-        }
-        value *= factor
+                                   three: Bool, integer: Bool, factor: SIMD4<Float>) -> SIMD4<Float> {
+        let value = haarNode4(s, o, d, three: three, integer: integer, factor: factor)
         return d[5].replacing(with: d[4], where: value .< d[3])
     }
 
     /// One Haar node's value on four windows, normalised: `d` is its three weight splats.
+    /// With `integer`, the weights are (-1, 2), (-1, 3) or (-1, 2, 2) and the weighted sum is
+    /// formed exactly in Int32 (shifts and adds), then converted once.
     @inline(__always)
     private static func haarNode4(_ s: UnsafePointer<Int32>, _ o: UnsafePointer<Int>, _ d: UnsafePointer<SIMD4<Float>>,
-                                  three: Bool, factor: SIMD4<Float>) -> SIMD4<Float> {
+                                  three: Bool, integer: Bool, factor: SIMD4<Float>) -> SIMD4<Float> {
         let r0 = load4(s + o[0]) &- load4(s + o[1]) &- load4(s + o[2]) &+ load4(s + o[3])
         let r1 = load4(s + o[4]) &- load4(s + o[5]) &- load4(s + o[6]) &+ load4(s + o[7])
+        if integer {
+            let sum: SIMD4<Int32>
+            if three {
+                let r2 = load4(s + o[8]) &- load4(s + o[9]) &- load4(s + o[10]) &+ load4(s + o[11])
+                sum = (r1 &+ r2) &<< 1 &- r0
+            } else {
+                let thrice = unsafeBitCast(d[2], to: SIMD4<Int32>.self)
+                sum = (r1 &<< 1) &+ (r1 & thrice) &- r0
+            }
+            return SIMD4<Float>(sum) * factor
+        }
         var value = d[0] * SIMD4<Float>(r0) + d[1] * SIMD4<Float>(r1)
         if three {
             let r2 = load4(s + o[8]) &- load4(s + o[9]) &- load4(s + o[10]) &+ load4(s + o[11])
@@ -700,9 +710,9 @@ final class CascadeScanner {
     /// leaf each lane reaches is chosen from the four outcomes. `d` is the tree's twelve splats.
     @inline(__always)
     private static func haarPair4(_ s: UnsafePointer<Int32>, _ o: UnsafePointer<Int>, _ d: UnsafePointer<SIMD4<Float>>,
-                                  _ three0: Bool, _ three1: Bool, factor: SIMD4<Float>) -> SIMD4<Float> {
-        let rootLeft = haarNode4(s, o, d, three: three0, factor: factor) .< d[3]
-        let childLeft = haarNode4(s, o + 12, d + 4, three: three1, factor: factor) .< d[7]
+                                  _ three0: Bool, _ three1: Bool, integer: Bool, factor: SIMD4<Float>) -> SIMD4<Float> {
+        let rootLeft = haarNode4(s, o, d, three: three0, integer: integer, factor: factor) .< d[3]
+        let childLeft = haarNode4(s, o + 12, d + 4, three: three1, integer: integer, factor: factor) .< d[7]
         let ifRootRight = d[8].replacing(with: d[9], where: childLeft)
         let ifRootLeft = d[10].replacing(with: d[11], where: childLeft)
         return ifRootRight.replacing(with: ifRootLeft, where: rootLeft)
@@ -720,6 +730,7 @@ final class CascadeScanner {
         let first = stageFirst[stage], middle = g[1], end = first + stageSize[stage]
         let offsets = c.vectorOffsets, splats = stumpSplats.base
         let low = stageLow[stage], high = stageHigh[stage]
+        let integer = integerWeights
         let zero = SIMD4<Int32>(repeating: 0)
         var below: UInt8, sure: UInt8, width: Int
         if lanes & 0xF0 == 0 {
@@ -727,23 +738,23 @@ final class CascadeScanner {
             var total = SIMD4<Float>(repeating: 0)
             if isStump {
                 for j in first..<middle {
-                    total += Self.haarStump4(s, offsets + 12 &* j, splats + 6 &* j, three: false, factor: factor)
+                    total += Self.haarStump4(s, offsets + 12 &* j, splats + 6 &* j, three: false, integer: integer, factor: factor)
                 }
                 for j in middle..<end {
-                    total += Self.haarStump4(s, offsets + 12 &* j, splats + 6 &* j, three: true, factor: factor)
+                    total += Self.haarStump4(s, offsets + 12 &* j, splats + 6 &* j, three: true, integer: integer, factor: factor)
                 }
             } else {
                 for j in first..<g[1] {
-                    total += Self.haarPair4(s, offsets + 24 &* j, splats + 12 &* j, false, false, factor: factor)
+                    total += Self.haarPair4(s, offsets + 24 &* j, splats + 12 &* j, false, false, integer: integer, factor: factor)
                 }
                 for j in g[1]..<g[2] {
-                    total += Self.haarPair4(s, offsets + 24 &* j, splats + 12 &* j, false, true, factor: factor)
+                    total += Self.haarPair4(s, offsets + 24 &* j, splats + 12 &* j, false, true, integer: integer, factor: factor)
                 }
                 for j in g[2]..<g[3] {
-                    total += Self.haarPair4(s, offsets + 24 &* j, splats + 12 &* j, true, false, factor: factor)
+                    total += Self.haarPair4(s, offsets + 24 &* j, splats + 12 &* j, true, false, integer: integer, factor: factor)
                 }
                 for j in g[3]..<end {
-                    total += Self.haarPair4(s, offsets + 24 &* j, splats + 12 &* j, true, true, factor: factor)
+                    total += Self.haarPair4(s, offsets + 24 &* j, splats + 12 &* j, true, true, integer: integer, factor: factor)
                 }
             }
             below = UInt8(truncatingIfNeeded: zero.replacing(with: Self.laneBits4, where: total .< low).wrappedSum())
@@ -756,34 +767,34 @@ final class CascadeScanner {
             if isStump {
                 for j in first..<middle {
                     let o = offsets + 12 &* j, d = splats + 6 &* j
-                    total0 += Self.haarStump4(s, o, d, three: false, factor: factor0)
-                    total1 += Self.haarStump4(s + 4, o, d, three: false, factor: factor1)
+                    total0 += Self.haarStump4(s, o, d, three: false, integer: integer, factor: factor0)
+                    total1 += Self.haarStump4(s + 4, o, d, three: false, integer: integer, factor: factor1)
                 }
                 for j in middle..<end {
                     let o = offsets + 12 &* j, d = splats + 6 &* j
-                    total0 += Self.haarStump4(s, o, d, three: true, factor: factor0)
-                    total1 += Self.haarStump4(s + 4, o, d, three: true, factor: factor1)
+                    total0 += Self.haarStump4(s, o, d, three: true, integer: integer, factor: factor0)
+                    total1 += Self.haarStump4(s + 4, o, d, three: true, integer: integer, factor: factor1)
                 }
             } else {
                 for j in first..<g[1] {
                     let o = offsets + 24 &* j, d = splats + 12 &* j
-                    total0 += Self.haarPair4(s, o, d, false, false, factor: factor0)
-                    total1 += Self.haarPair4(s + 4, o, d, false, false, factor: factor1)
+                    total0 += Self.haarPair4(s, o, d, false, false, integer: integer, factor: factor0)
+                    total1 += Self.haarPair4(s + 4, o, d, false, false, integer: integer, factor: factor1)
                 }
                 for j in g[1]..<g[2] {
                     let o = offsets + 24 &* j, d = splats + 12 &* j
-                    total0 += Self.haarPair4(s, o, d, false, true, factor: factor0)
-                    total1 += Self.haarPair4(s + 4, o, d, false, true, factor: factor1)
+                    total0 += Self.haarPair4(s, o, d, false, true, integer: integer, factor: factor0)
+                    total1 += Self.haarPair4(s + 4, o, d, false, true, integer: integer, factor: factor1)
                 }
                 for j in g[2]..<g[3] {
                     let o = offsets + 24 &* j, d = splats + 12 &* j
-                    total0 += Self.haarPair4(s, o, d, true, false, factor: factor0)
-                    total1 += Self.haarPair4(s + 4, o, d, true, false, factor: factor1)
+                    total0 += Self.haarPair4(s, o, d, true, false, integer: integer, factor: factor0)
+                    total1 += Self.haarPair4(s + 4, o, d, true, false, integer: integer, factor: factor1)
                 }
                 for j in g[3]..<end {
                     let o = offsets + 24 &* j, d = splats + 12 &* j
-                    total0 += Self.haarPair4(s, o, d, true, true, factor: factor0)
-                    total1 += Self.haarPair4(s + 4, o, d, true, true, factor: factor1)
+                    total0 += Self.haarPair4(s, o, d, true, true, integer: integer, factor: factor0)
+                    total1 += Self.haarPair4(s + 4, o, d, true, true, integer: integer, factor: factor1)
                 }
             }
             let below0 = zero.replacing(with: Self.laneBits4, where: total0 .< low).wrappedSum()

@@ -7,6 +7,7 @@ final class CascadeTables: @unchecked Sendable {
     let isStump: Bool
     let isPairTree: Bool
     let isHaar: Bool
+    let integerWeights: Bool
     let narrowLBP: Bool
     let vectorisable: Bool
     let normArea: Double
@@ -166,12 +167,29 @@ final class CascadeTables: @unchecked Sendable {
                 groups.append(order.count)
             }
         }
+        // Integer weights: every Haar feature of the cascade weighs its rectangles (-1, 2),
+        // (-1, 3) or (-1, 2, 2), and no weighted sum can reach 2^24 (255 per pixel, window area
+        // per rectangle, total weight at most 5). Then OpenCV's float products and sums of
+        // integer rectangle sums are all exact, and the same integer computed in Int32 lanes
+        // converts to the very same float.
+        let patterns: [[Float]] = [[-1, 2], [-1, 3], [-1, 2, 2]]
+        let integer = model.featureType == .haar
+            && 255 * 5 * model.windowWidth * model.windowHeight < 1 << 24
+            && model.haarFeatures.allSatisfy { f in patterns.contains(f.rects.map(\.weight)) }
+        integerWeights = integer
         func splat(_ v: Float) -> SIMD4<Float> { SIMD4(repeating: v) }
+        /// A node's three weight splats; with integer weights the third holds the lane mask
+        /// that adds the second rectangle a third time (weights -1, 3).
+        func weightSplats(_ n: Int) -> [SIMD4<Float>] {
+            let w = weights[(3 * n)..<(3 * n + 3)].map(splat)
+            guard integer else { return w }
+            let mask = SIMD4<UInt32>(repeating: weights[3 * n + 1] == 3 ? ~0 : 0)
+            return [w[0], w[1], unsafeBitCast(mask, to: SIMD4<Float>.self)]
+        }
         var nodesInOrder: [Int] = []
         if isStump && model.featureType == .haar {
             for t in order {
-                let w = weights[(3 * t)..<(3 * t + 3)].map(splat)
-                splats += w + [splat(model.nodes[t].threshold), splat(model.leaves[2 * t]), splat(model.leaves[2 * t + 1])]
+                splats += weightSplats(t) + [splat(model.nodes[t].threshold), splat(model.leaves[2 * t]), splat(model.leaves[2 * t + 1])]
             }
             nodesInOrder = order
         } else if isPairTree {
@@ -184,7 +202,7 @@ final class CascadeTables: @unchecked Sendable {
                 let other = onLeft ? leaf(root.right) : leaf(root.left)
                 let outcomes = onLeft ? [other, other, childRight, childLeft] : [childRight, childLeft, other, other]
                 for n in [tree.firstNode, tree.firstNode + 1] {
-                    splats += weights[(3 * n)..<(3 * n + 3)].map(splat) + [splat(model.nodes[n].threshold)]
+                    splats += weightSplats(n) + [splat(model.nodes[n].threshold)]
                 }
                 splats += outcomes.map(splat)
                 nodesInOrder += [tree.firstNode, tree.firstNode + 1]
