@@ -65,11 +65,16 @@ final class CascadeScanner {
     private let cornerX: [Int]
     private let cornerY: [Int]
     private let cornerTilted: [Bool]
-    /// The vector stages' tree order: within each stage Haar trees are grouped by how many
-    /// rectangles their nodes have, so the lane loops need no branch. `vectorNode` lists the
-    /// nodes of the trees in that order (one per stump, root and child per pair tree). Float
-    /// sums in another order are still within the stage's bound.
-    private let vectorNode: Buffer<Int>
+    /// The corners the vector stages read, per tree in vector order: within each stage Haar
+    /// trees are grouped by kernel (corner shape, or how many rectangles their nodes have), so
+    /// the lane loops need no branch. 12 slots per Haar stump, 24 per pair tree (root, then
+    /// child), 16 per LBP stump. Float sums in another order are still within the stage's bound.
+    private let vectorCornerX: [Int]
+    private let vectorCornerY: [Int]
+    private let vectorCornerTilted: [Bool]
+    /// Haar stumps are evaluated from their distinct corners with integer coefficients (see
+    /// CascadeTables.cornerMode) rather than rectangle by rectangle.
+    private let cornerMode: Bool
     /// Per stage, four vector positions: where the trees start whose nodes have (stumps) two,
     /// three rectangles, or (pair trees: root, child) two and two, two and three, three and two,
     /// three and three rectangles; each group ends where the next starts or the stage ends.
@@ -148,7 +153,10 @@ final class CascadeScanner {
         cornerX = tables.cornerX
         cornerY = tables.cornerY
         cornerTilted = tables.cornerTilted
-        vectorNode = tables.vectorNode
+        vectorCornerX = tables.vectorCornerX
+        vectorCornerY = tables.vectorCornerY
+        vectorCornerTilted = tables.vectorCornerTilted
+        cornerMode = tables.cornerMode
         stageGroups = tables.stageGroups
         stumpSplats = tables.stumpSplats
         normCorners = tables.normCorners
@@ -310,19 +318,20 @@ final class CascadeScanner {
         let sumPlane = planes.sum
         let tiltedBase = integral.tiltedOffset
         let stride = self.stride, vectorStride = self.vectorStride
-        let perNode = cornersPerNode, nodesPerTree = isPairTree ? 2 : 1
-        cornerX.withUnsafeBufferPointer { xs in
-        cornerY.withUnsafeBufferPointer { ys in
-        cornerTilted.withUnsafeBufferPointer { tiltedFlags in
+        let slots = cornersPerNode * (isPairTree ? 2 : 1)
+        vectorCornerX.withUnsafeBufferPointer { xs in
+        vectorCornerY.withUnsafeBufferPointer { ys in
+        vectorCornerTilted.withUnsafeBufferPointer { tiltedFlags in
             let vector = vectorOffsets.base
-            for j in (preparedVector * nodesPerTree)..<(end * nodesPerTree) {
-                let node = vectorNode[j]
-                for k in 0..<perNode {
-                    let i = node * perNode + k
-                    let x = xs[i], y = ys[i], t = tiltedFlags[i]
-                    vector[j * perNode + k] = split
-                        ? (x & 1) * sumPlane + (y + (t ? rows : 0)) * vectorStride + (x >> 1)
-                        : (t ? tiltedBase : 0) + y * stride + x
+            let from = preparedVector * slots, to = end * slots
+            if split {
+                for i in from..<to {
+                    let x = xs[i], y = ys[i] + (tiltedFlags[i] ? rows : 0)
+                    vector[i] = (x & 1) * sumPlane + y * vectorStride + (x >> 1)
+                }
+            } else {
+                for i in from..<to {
+                    vector[i] = (tiltedFlags[i] ? tiltedBase : 0) + ys[i] * stride + xs[i]
                 }
             }
         }}}
@@ -671,6 +680,30 @@ final class CascadeScanner {
         }
     }
 
+    /// One Haar stump on four windows from its distinct corners (slots ordered by coefficient):
+    /// `kind` 0 is an edge (+1 +1 -1 -1 +2 -2), 1 a line (+1 +1 -1 -1 +3 +3 -3 -3), 2 a
+    /// checkerboard (+1 x4, -2 x4, +4, negated when the sign splat `d[2]` is all ones).
+    @inline(__always)
+    private static func haarCorners4(_ s: UnsafePointer<Int32>, _ o: UnsafePointer<Int>, _ d: UnsafePointer<SIMD4<Float>>,
+                                     kind: Int, factor: SIMD4<Float>) -> SIMD4<Float> {
+        @inline(__always) func c(_ k: Int) -> SIMD4<Int32> { load4(s + o[k]) }
+        let ones = c(0) &+ c(1)
+        let sum: SIMD4<Int32>
+        switch kind {
+        case 0:
+            sum = ones &- c(2) &- c(3) &+ ((c(4) &- c(5)) &<< 1)
+        case 1:
+            let threes = c(4) &+ c(5) &- c(6) &- c(7)
+            sum = ones &- c(2) &- c(3) &+ (threes &<< 1) &+ threes
+        default:
+            let sign = unsafeBitCast(d[2], to: SIMD4<Int32>.self)
+            let w = ones &+ c(2) &+ c(3) &- ((c(4) &+ c(5) &+ c(6) &+ c(7)) &<< 1) &+ (c(8) &<< 2)
+            sum = (w ^ sign) &- sign
+        }
+        let value = SIMD4<Float>(sum) * factor
+        return d[5].replacing(with: d[4], where: value .< d[3])
+    }
+
     /// One Haar stump on four windows: the leaf each selects. `d` is the stump's six splats.
     @inline(__always)
     private static func haarStump4(_ s: UnsafePointer<Int32>, _ o: UnsafePointer<Int>, _ d: UnsafePointer<SIMD4<Float>>,
@@ -736,7 +769,17 @@ final class CascadeScanner {
         if lanes & 0xF0 == 0 {
             let factor = UnsafeRawPointer(factors).loadUnaligned(as: SIMD4<Float>.self)
             var total = SIMD4<Float>(repeating: 0)
-            if isStump {
+            if cornerMode {
+                for j in first..<g[1] {
+                    total += Self.haarCorners4(s, offsets + 12 &* j, splats + 6 &* j, kind: 0, factor: factor)
+                }
+                for j in g[1]..<g[2] {
+                    total += Self.haarCorners4(s, offsets + 12 &* j, splats + 6 &* j, kind: 1, factor: factor)
+                }
+                for j in g[2]..<end {
+                    total += Self.haarCorners4(s, offsets + 12 &* j, splats + 6 &* j, kind: 2, factor: factor)
+                }
+            } else if isStump {
                 for j in first..<middle {
                     total += Self.haarStump4(s, offsets + 12 &* j, splats + 6 &* j, three: false, integer: integer, factor: factor)
                 }
@@ -764,7 +807,23 @@ final class CascadeScanner {
             let factor0 = UnsafeRawPointer(factors).loadUnaligned(as: SIMD4<Float>.self)
             let factor1 = UnsafeRawPointer(factors + 4).loadUnaligned(as: SIMD4<Float>.self)
             var total0 = SIMD4<Float>(repeating: 0), total1 = SIMD4<Float>(repeating: 0)
-            if isStump {
+            if cornerMode {
+                for j in first..<g[1] {
+                    let o = offsets + 12 &* j, d = splats + 6 &* j
+                    total0 += Self.haarCorners4(s, o, d, kind: 0, factor: factor0)
+                    total1 += Self.haarCorners4(s + 4, o, d, kind: 0, factor: factor1)
+                }
+                for j in g[1]..<g[2] {
+                    let o = offsets + 12 &* j, d = splats + 6 &* j
+                    total0 += Self.haarCorners4(s, o, d, kind: 1, factor: factor0)
+                    total1 += Self.haarCorners4(s + 4, o, d, kind: 1, factor: factor1)
+                }
+                for j in g[2]..<end {
+                    let o = offsets + 12 &* j, d = splats + 6 &* j
+                    total0 += Self.haarCorners4(s, o, d, kind: 2, factor: factor0)
+                    total1 += Self.haarCorners4(s + 4, o, d, kind: 2, factor: factor1)
+                }
+            } else if isStump {
                 for j in first..<middle {
                     let o = offsets + 12 &* j, d = splats + 6 &* j
                     total0 += Self.haarStump4(s, o, d, three: false, integer: integer, factor: factor0)

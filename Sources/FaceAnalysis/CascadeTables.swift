@@ -30,7 +30,10 @@ final class CascadeTables: @unchecked Sendable {
     let cornerX: [Int]
     let cornerY: [Int]
     let cornerTilted: [Bool]
-    let vectorNode: Buffer<Int>
+    let vectorCornerX: [Int]
+    let vectorCornerY: [Int]
+    let vectorCornerTilted: [Bool]
+    let cornerMode: Bool
     let stageGroups: Buffer<Int>
     let stumpSplats: Buffer<SIMD4<Float>>
     let normCorners: [(x: Int, y: Int)]
@@ -145,28 +148,6 @@ final class CascadeTables: @unchecked Sendable {
         cornerX = xs
         cornerY = ys
         cornerTilted = tiltedFlags
-        // Vector order: per stage, trees grouped by which of their nodes have three rectangles.
-        var order: [Int] = [], groups: [Int] = [], splats: [SIMD4<Float>] = []
-        func three(_ node: Int) -> Bool {
-            model.featureType == .haar && model.haarFeatures[model.nodes[node].feature].rects.count > 2
-        }
-        for stage in model.stages {
-            let trees = Array(stage.firstTree..<(stage.firstTree + stage.treeCount))
-            let root = { (t: Int) in model.trees[t].firstNode }
-            if isPairTree {
-                for key in 0..<4 {
-                    groups.append(order.count)
-                    order += trees.filter { (three(root($0)) ? 2 : 0) + (three(root($0) + 1) ? 1 : 0) == key }
-                }
-            } else {
-                groups.append(order.count)
-                order += trees.filter { !three(root($0)) }
-                groups.append(order.count)
-                order += trees.filter { three(root($0)) }
-                groups.append(order.count)
-                groups.append(order.count)
-            }
-        }
         // Integer weights: every Haar feature of the cascade weighs its rectangles (-1, 2),
         // (-1, 3) or (-1, 2, 2), and no weighted sum can reach 2^24 (255 per pixel, window area
         // per rectangle, total weight at most 5). Then OpenCV's float products and sums of
@@ -186,12 +167,89 @@ final class CascadeTables: @unchecked Sendable {
             let mask = SIMD4<UInt32>(repeating: weights[3 * n + 1] == 3 ? ~0 : 0)
             return [w[0], w[1], unsafeBitCast(mask, to: SIMD4<Float>.self)]
         }
-        var nodesInOrder: [Int] = []
-        if isStump && model.featureType == .haar {
+        // Corner layouts (stumps with integer weights): a feature's rectangles merged into its
+        // distinct corners, each with an integer coefficient. The frontal-face cascades have
+        // four shapes: edges (-1, 2) with six corners, lines (-1, 3) with eight, and the two
+        // checkerboards (-1, 2, 2) with nine. Slots are ordered by coefficient so one kernel
+        // per shape forms the weighted sum from fewer loads than rectangle by rectangle.
+        func cornerLayout(_ node: Int) -> (kind: Int, corners: [(Int, Int)], negative: Bool)? {
+            let feature = model.haarFeatures[model.nodes[node].feature]
+            guard !feature.tilted else { return nil }
+            var coefficient: [Int: Int] = [:]
+            for r in feature.rects {
+                guard r.x >= 0, r.y >= 0, r.x + r.width < 4096 else { return nil }
+                let w = Int(r.weight)
+                for (x, y, sign) in [(r.x, r.y, 1), (r.x + r.width, r.y, -1), (r.x, r.y + r.height, -1),
+                                     (r.x + r.width, r.y + r.height, 1)] {
+                    coefficient[y * 4096 + x, default: 0] += w * sign
+                }
+            }
+            let entries = coefficient.filter { $0.value != 0 }.sorted { $0.key < $1.key }
+            func corners(_ c: Int) -> [(Int, Int)] { entries.filter { $0.value == c }.map { ($0.key % 4096, $0.key / 4096) } }
+            switch entries.map(\.value).sorted() {
+            case [-2, -1, -1, 1, 1, 2]: return (0, corners(1) + corners(-1) + corners(2) + corners(-2), false)
+            case [-3, -3, -1, -1, 1, 1, 3, 3]: return (1, corners(1) + corners(-1) + corners(3) + corners(-3), false)
+            case [-2, -2, -2, -2, 1, 1, 1, 1, 4]: return (2, corners(1) + corners(-2) + corners(4), false)
+            case [-4, -1, -1, -1, -1, 2, 2, 2, 2]: return (2, corners(-1) + corners(2) + corners(-4), true)
+            default: return nil
+            }
+        }
+        let layouts = integer && isStump ? model.nodes.indices.map(cornerLayout) : []
+        let corners = !layouts.isEmpty && layouts.allSatisfy { $0 != nil }
+        cornerMode = corners
+        // Vector order: per stage, trees grouped by kernel (corner shape, or which of their
+        // nodes have three rectangles).
+        var order: [Int] = [], groups: [Int] = [], splats: [SIMD4<Float>] = []
+        func three(_ node: Int) -> Bool {
+            model.featureType == .haar && model.haarFeatures[model.nodes[node].feature].rects.count > 2
+        }
+        for stage in model.stages {
+            let trees = Array(stage.firstTree..<(stage.firstTree + stage.treeCount))
+            let root = { (t: Int) in model.trees[t].firstNode }
+            if isPairTree {
+                for key in 0..<4 {
+                    groups.append(order.count)
+                    order += trees.filter { (three(root($0)) ? 2 : 0) + (three(root($0) + 1) ? 1 : 0) == key }
+                }
+            } else if corners {
+                for kind in 0..<3 {
+                    groups.append(order.count)
+                    order += trees.filter { layouts[$0]?.kind == kind }
+                }
+                groups.append(order.count)
+            } else {
+                groups.append(order.count)
+                order += trees.filter { !three(root($0)) }
+                groups.append(order.count)
+                order += trees.filter { three(root($0)) }
+                groups.append(order.count)
+                groups.append(order.count)
+            }
+        }
+        // Corners per vector slot: 12 per Haar stump, 24 per pair tree, 16 per LBP stump.
+        var slotX: [Int] = [], slotY: [Int] = [], slotTilted: [Bool] = []
+        let perNode = model.featureType == .haar ? 12 : 16
+        func addNodeCorners(_ n: Int) {
+            slotX += xs[(perNode * n)..<(perNode * n + perNode)]
+            slotY += ys[(perNode * n)..<(perNode * n + perNode)]
+            slotTilted += tiltedFlags[(perNode * n)..<(perNode * n + perNode)]
+        }
+        if corners {
             for t in order {
+                guard let layout = layouts[t] else { continue }
+                let padded = layout.corners + Array(repeating: (0, 0), count: 12 - layout.corners.count)
+                slotX += padded.map(\.0)
+                slotY += padded.map(\.1)
+                slotTilted += Array(repeating: false, count: 12)
+                let negative = SIMD4<UInt32>(repeating: layout.negative ? ~0 : 0)
+                splats += [splat(0), splat(0), unsafeBitCast(negative, to: SIMD4<Float>.self), splat(model.nodes[t].threshold),
+                           splat(model.leaves[2 * t]), splat(model.leaves[2 * t + 1])]
+            }
+        } else if isStump && model.featureType == .haar {
+            for t in order {
+                addNodeCorners(t)
                 splats += weightSplats(t) + [splat(model.nodes[t].threshold), splat(model.leaves[2 * t]), splat(model.leaves[2 * t + 1])]
             }
-            nodesInOrder = order
         } else if isPairTree {
             for t in order {
                 let tree = model.trees[t], root = model.nodes[tree.firstNode], child = model.nodes[tree.firstNode + 1]
@@ -205,12 +263,15 @@ final class CascadeTables: @unchecked Sendable {
                     splats += weightSplats(n) + [splat(model.nodes[n].threshold)]
                 }
                 splats += outcomes.map(splat)
-                nodesInOrder += [tree.firstNode, tree.firstNode + 1]
+                addNodeCorners(tree.firstNode)
+                addNodeCorners(tree.firstNode + 1)
             }
         } else if isStump {
-            nodesInOrder = order
+            for t in order { addNodeCorners(t) }
         }
-        vectorNode = Buffer(nodesInOrder)
+        vectorCornerX = slotX
+        vectorCornerY = slotY
+        vectorCornerTilted = slotTilted
         stageGroups = Buffer(groups)
         stumpSplats = Buffer(splats)
         cornersPerNode = isHaar ? 12 : 16
