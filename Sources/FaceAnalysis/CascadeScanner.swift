@@ -111,7 +111,6 @@ final class CascadeScanner {
     private var splitSquares = Buffer<UInt32>(count: 0)
     /// LBP: the level's sum table (split when scanned every second column) truncated to 16 bits.
     private var narrowSum = Buffer<Int16>(count: 0)
-    private var rowState = Buffer<Int8>(count: 0)
     private var rowNorm = Buffer<Float>(count: 0)
     /// One bit per window position of the row: still to be evaluated by the next stage.
     private var aliveBits = Buffer<UInt64>(count: 0)
@@ -119,12 +118,11 @@ final class CascadeScanner {
     private var firstRejectedBits = Buffer<UInt64>(count: 0)
     /// LBP: the codes of one stage's stumps for sixteen windows.
     private let codeScratch: Buffer<Int16>
+    /// LBP: the stage sums of sixteen windows.
+    private let laneTotals = Buffer<Double>(count: 16)
     /// Whether every LBP block sum fits in 15 bits, so the 16-bit path is exact.
     private let narrowLBP: Bool
 
-    /// Codes the vector pass stores per window position.
-    private static let survived: Int8 = 2
-    private static let flat: Int8 = -1
 
     init(model: CascadeModel, tables: CascadeTables, vectorStages: Int? = nil) {
         self.model = model
@@ -183,7 +181,8 @@ final class CascadeScanner {
         }
         let resized = SystemCalls.monotonicNanoseconds()
         levelPixels.withUnsafeBufferPointer { pixels in
-            integral.compute(UnsafeBufferPointer(rebasing: pixels[0..<count]), width: levelWidth, height: levelHeight, tilted: tilted)
+            integral.compute(UnsafeBufferPointer(rebasing: pixels[0..<count]), width: levelWidth, height: levelHeight,
+                             tilted: tilted, squares: isHaar)
         }
         stride = levelWidth + 1
         let rows = levelHeight + 1
@@ -347,8 +346,7 @@ final class CascadeScanner {
         let winW = Int((Float(model.windowWidth) * scale).rounded(.toNearestOrEven))
         let winH = Int((Float(model.windowHeight) * scale).rounded(.toNearestOrEven))
         let positions = (workingWidth + step - 1) / step
-        if rowState.count < positions + 32 {
-            rowState = Buffer(count: positions + 32)
+        if rowNorm.count < positions + 32 {
             rowNorm = Buffer(count: positions + 32)
             aliveBits = Buffer(count: positions / 64 + 3)
             firstRejectedBits = Buffer(count: positions / 64 + 3)
@@ -359,29 +357,36 @@ final class CascadeScanner {
                         narrowSum: UnsafePointer(narrowSum.base), rowNorm: rowNorm.base,
                         offsets: linearOffsets.base, vectorOffsets: vectorOffsets.base,
                         norm: linearNorm, vectorNorm: vectorNorm, vectorSumNorm: vectorSumNorm)
-        let state = rowState.base, norm = rowNorm.base
+        let norm = rowNorm.base, alive = aliveBits.base
+        let wholeCascade = vectorStages == stageThreshold.count
         var y = 0
         while y < workingHeight {
             let rowOrigin = y * stride
             if vectorStages > 0 {
+                // The windows alive after the vector stages are those OpenCV accepts (or has
+                // yet to finish); every window OpenCV skips was dropped after stage 0.
                 vectorRow(c, rowOrigin: rowOrigin, vectorRow: y * vectorStride, positions: positions, step: step)
-            }
-            // Window i of the row is at x = i * step.
-            var i = 0
-            while i < positions {
-                let result: Int
-                if vectorStages > 0 {
-                    let code = state[i]
-                    result = code == Self.survived ? finish(c, origin: rowOrigin + i * step, norm: norm[i], fromStage: vectorStages) : Int(code)
-                } else {
-                    result = evaluate(c, origin: rowOrigin + i * step)
+                var i = Self.next(alive, from: 0, limit: positions)
+                while i < positions {
+                    if wholeCascade || finish(c, origin: rowOrigin + i * step, norm: norm[i], fromStage: vectorStages) > 0 {
+                        out.append(Detection(x: Int((Float(i * step) * scale).rounded(.toNearestOrEven)),
+                                             y: Int((Float(y) * scale).rounded(.toNearestOrEven)),
+                                             width: winW, height: winH))
+                    }
+                    i = Self.next(alive, from: i + 1, limit: positions)
                 }
-                if result > 0 {
-                    out.append(Detection(x: Int((Float(i * step) * scale).rounded(.toNearestOrEven)),
-                                         y: Int((Float(y) * scale).rounded(.toNearestOrEven)),
-                                         width: winW, height: winH))
+            } else {
+                // Window i of the row is at x = i * step.
+                var i = 0
+                while i < positions {
+                    let result = evaluate(c, origin: rowOrigin + i * step)
+                    if result > 0 {
+                        out.append(Detection(x: Int((Float(i * step) * scale).rounded(.toNearestOrEven)),
+                                             y: Int((Float(y) * scale).rounded(.toNearestOrEven)),
+                                             width: winW, height: winH))
+                    }
+                    i += result == 0 ? 2 : 1
                 }
-                i += result == 0 ? 2 : 1
             }
             y += step
         }
@@ -560,17 +565,16 @@ final class CascadeScanner {
     }
 
     /// The first `vectorStages` stages for every window position of a row, stage by stage.
-    /// Records per position: -1 (flat window), 0 or -stage (rejected), `survived` (alive after
-    /// the vector stages when they are not the whole cascade) or 1 (accepted); windows OpenCV
-    /// skips are left as they are.
+    /// Leaves set in `aliveBits` exactly the windows OpenCV visits that pass those stages: flat
+    /// windows are never set, rejected ones are cleared, and after stage 0 so are the windows
+    /// OpenCV skips.
     private func vectorRow(_ c: Context, rowOrigin: Int, vectorRow: Int, positions: Int, step: Int) {
-        let state = rowState.base, alive = aliveBits.base, firstRejected = firstRejectedBits.base
+        let alive = aliveBits.base, firstRejected = firstRejectedBits.base
         let words = positions / 64 + 3
         for w in 0..<words { alive[w] = 0; firstRejected[w] = 0 }
         if isHaar {
             haarNorms(c, vectorRow: vectorRow, positions: positions)
         } else {
-            for i in 0..<positions { state[i] = Self.flat }
             for w in 0..<(positions / 64) { alive[w] = ~0 }
             if positions % 64 != 0 { alive[positions / 64] = (1 &<< UInt64(positions % 64)) &- 1 }
         }
@@ -579,7 +583,6 @@ final class CascadeScanner {
             prepareVectorOffsets(throughStage: stage)
             var p = Self.next(alive, from: 0, limit: positions)
             if p == positions { break }
-            let code = Int8(-stage)
             while p < positions {
                 let lanes = Self.bits(alive, from: p)
                 let rejected: UInt64, width: Int
@@ -597,33 +600,44 @@ final class CascadeScanner {
                         firstRejected[word] |= rejected &<< shift
                         if shift > 48 { firstRejected[word + 1] |= rejected &>> (64 &- shift) }
                     }
-                    var r = rejected
-                    while r != 0 {
-                        state[p + r.trailingZeroBitCount] = code
-                        r &= r &- 1
-                    }
                 }
                 p = Self.next(alive, from: p + width, limit: positions)
             }
-            if stage == 0 {
-                // OpenCV skips the window after one stage 0 rejects, unless that one was skipped.
-                var skipped = -1
-                var i = Self.next(firstRejected, from: 0, limit: positions)
-                while i < positions {
-                    if i != skipped {
-                        skipped = i + 1
-                        Self.clear(alive, 1, from: skipped)
-                    }
-                    i = Self.next(firstRejected, from: i + 1, limit: positions)
-                }
-            }
+            if stage == 0 { dropSkipped(rejected: firstRejected, alive: alive, positions: positions) }
             stage += 1
         }
-        let code = stage == stageThreshold.count ? 1 : Self.survived
-        var i = Self.next(alive, from: 0, limit: positions)
-        while i < positions {
-            state[i] = code
-            i = Self.next(alive, from: i + 1, limit: positions)
+    }
+
+    /// For each byte of stage-0 rejections and whether its first window is skipped: the windows
+    /// of the byte OpenCV skips (low 8 bits) and whether the next byte's first one is (bit 8).
+    private let skipTable: Buffer<UInt16> = {
+        var table: [UInt16] = []
+        for entry in 0..<512 {
+            let rejected = entry & 0xFF
+            var skip = entry >> 8, skipped = 0
+            for k in 0..<8 {
+                skipped |= skip << k
+                skip = (rejected >> k) & 1 & ~skip
+            }
+            table.append(UInt16(skipped | skip << 8))
+        }
+        return Buffer(table)
+    }()
+
+    /// OpenCV skips the window after one stage 0 rejects, unless that one was itself skipped:
+    /// walks the row a byte at a time through `skipTable` and drops the skipped windows.
+    private func dropSkipped(rejected: UnsafeMutablePointer<UInt64>, alive: UnsafeMutablePointer<UInt64>, positions: Int) {
+        let table = skipTable.base
+        var carry = 0
+        for w in 0...(positions &>> 6) {
+            let word = rejected[w]
+            var skipped: UInt64 = 0
+            for b in 0..<8 {
+                let entry = Int(table[carry << 8 | Int((word &>> UInt64(8 * b)) & 0xFF)])
+                skipped |= UInt64(entry & 0xFF) &<< UInt64(8 * b)
+                carry = entry >> 8
+            }
+            alive[w] &= ~skipped
         }
     }
 
@@ -649,9 +663,9 @@ final class CascadeScanner {
     private static let laneBits4 = SIMD4<Int32>(1, 2, 4, 8)
 
     /// The variance normalisation factors of every window position of a row, eight at a time:
-    /// flat windows are marked in the state, the others set alive.
+    /// windows that are not flat are set alive.
     private func haarNorms(_ c: Context, vectorRow: Int, positions: Int) {
-        let state = rowState.base, normOut = rowNorm.base, alive = aliveBits.base
+        let normOut = rowNorm.base, alive = aliveBits.base
         let area = SIMD8<Double>(repeating: normArea)
         var i = 0
         while i < positions {
@@ -669,10 +683,7 @@ final class CascadeScanner {
             let factor = SIMD8<Float>(1 / root)
             let accepted = (nf .> 0) .& (area * SIMD8<Double>(factor) .< 0.1)
             var mask: UInt64 = 0
-            for k in 0..<8 {
-                if accepted[k] { mask |= 1 &<< UInt64(k) }
-                state[i + k] = Self.flat
-            }
+            for k in 0..<8 where accepted[k] { mask |= 1 &<< UInt64(k) }
             UnsafeMutableRawPointer(normOut + i).storeBytes(of: factor, as: SIMD8<Float>.self)
             if i + 8 > positions { mask &= (1 &<< UInt64(positions - i)) &- 1 }
             alive[i &>> 6] |= mask &<< UInt64(i & 63)
@@ -934,13 +945,12 @@ final class CascadeScanner {
                 out.storeBytes(of: Self.lbpCodes8(s + 8, o), toByteOffset: 16, as: SIMD8<Int16>.self)
             }
         }
-        let threshold = Double(stageThreshold[stage])
         let table = leafByCode.base + 256 &* first
-        var rejected: UInt64 = 0
-        var remaining = lanes
-        while remaining != 0 {
-            let k = remaining.trailingZeroBitCount
-            remaining &= remaining &- 1
+        let totals = laneTotals.base
+        let width = wide ? 16 : 8
+        // Each lane's leaves in stump order, in double, as OpenCV adds them. Dense groups run
+        // every lane (dead lanes hold valid codes too) so the loop needs no bit scan.
+        @inline(__always) func add(lane k: Int) {
             var total: Double = 0
             var leaf = table, code = codes + k
             for _ in 0..<count {
@@ -948,9 +958,27 @@ final class CascadeScanner {
                 leaf += 256
                 code += 16
             }
-            if total < threshold { rejected |= 1 &<< UInt64(k) }
+            totals[k] = total
         }
-        return (rejected, wide ? 16 : 8)
+        if lanes.nonzeroBitCount * 2 > width {
+            for k in 0..<width { add(lane: k) }
+        } else {
+            var remaining = lanes
+            while remaining != 0 {
+                add(lane: remaining.trailingZeroBitCount)
+                remaining &= remaining &- 1
+            }
+        }
+        // The decisions two lanes at a time, without a branch per lane (at stage 0 about half
+        // the windows fail, unpredictably).
+        let threshold = SIMD2<Double>(repeating: Double(stageThreshold[stage]))
+        let bits = SIMD2<Int64>(1, 2), none = SIMD2<Int64>(repeating: 0)
+        var below: Int64 = 0
+        for h in 0..<(width / 2) {
+            let pair = UnsafeRawPointer(totals + 2 * h).loadUnaligned(as: SIMD2<Double>.self)
+            below |= none.replacing(with: bits, where: pair .< threshold).wrappedSum() &<< Int64(2 * h)
+        }
+        return (UInt64(bitPattern: below) & UInt64(lanes), width)
     }
 }
 
