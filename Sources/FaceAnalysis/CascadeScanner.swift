@@ -22,8 +22,10 @@ import PhotoDecoding
 ///   OpenCV's double sum; a window whose float sum lies within the bound of the threshold is
 ///   re-added in double, so every decision is OpenCV's.
 ///
-/// All buffers belong to the scanner and are sized once per image; the scan loop never allocates.
-final class CascadeScanner {
+/// All buffers belong to the scanner and grow only when an image needs more; the scan loop never
+/// allocates. A scanner is used by one `detect` call at a time (`ScannerPool` hands it from one
+/// call to the next), which is what makes the unchecked `Sendable` sound.
+final class CascadeScanner: @unchecked Sendable {
     let model: CascadeModel
     /// Stages evaluated row-wide in SIMD before survivors are finished one by one.
     let vectorStages: Int
