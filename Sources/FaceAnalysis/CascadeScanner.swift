@@ -684,8 +684,8 @@ final class CascadeScanner: @unchecked Sendable {
             for k in 0..<8 { root[k] = nf[k].squareRoot() }
             let factor = SIMD8<Float>(1 / root)
             let accepted = (nf .> 0) .& (area * SIMD8<Double>(factor) .< 0.1)
-            var mask: UInt64 = 0
-            for k in 0..<8 where accepted[k] { mask |= 1 &<< UInt64(k) }
+            let bits = SIMD8<Int64>(1, 2, 4, 8, 16, 32, 64, 128)
+            var mask = UInt64(bitPattern: SIMD8<Int64>(repeating: 0).replacing(with: bits, where: accepted).wrappedSum())
             UnsafeMutableRawPointer(normOut + i).storeBytes(of: factor, as: SIMD8<Float>.self)
             if i + 8 > positions { mask &= (1 &<< UInt64(positions - i)) &- 1 }
             alive[i &>> 6] |= mask &<< UInt64(i & 63)
@@ -909,13 +909,10 @@ final class CascadeScanner: @unchecked Sendable {
     /// The LBP codes of one node for the eight windows from `s`, on the 16-bit table.
     @inline(__always)
     private static func lbpCodes8(_ s: UnsafePointer<Int16>, _ o: UnsafePointer<Int>) -> SIMD8<Int16> {
-        @inline(__always) func corner(_ k: Int) -> SIMD8<Int16> {
-            UnsafeRawPointer(s + o[k]).loadUnaligned(as: SIMD8<Int16>.self)
-        }
-        let c0 = corner(0), c1 = corner(1), c2 = corner(2), c3 = corner(3)
-        let c4 = corner(4), c5 = corner(5), c6 = corner(6), c7 = corner(7)
-        let c8 = corner(8), c9 = corner(9), c10 = corner(10), c11 = corner(11)
-        let c12 = corner(12), c13 = corner(13), c14 = corner(14), c15 = corner(15)
+        let c0 = narrow8(s + o[0]), c1 = narrow8(s + o[1]), c2 = narrow8(s + o[2]), c3 = narrow8(s + o[3])
+        let c4 = narrow8(s + o[4]), c5 = narrow8(s + o[5]), c6 = narrow8(s + o[6]), c7 = narrow8(s + o[7])
+        let c8 = narrow8(s + o[8]), c9 = narrow8(s + o[9]), c10 = narrow8(s + o[10]), c11 = narrow8(s + o[11])
+        let c12 = narrow8(s + o[12]), c13 = narrow8(s + o[13]), c14 = narrow8(s + o[14]), c15 = narrow8(s + o[15])
         let center = c5 &- c6 &- c9 &+ c10
         let zero = SIMD8<Int16>(repeating: 0)
         var code = zero.replacing(with: 128, where: c0 &- c1 &- c4 &+ c5 .>= center)
@@ -927,6 +924,36 @@ final class CascadeScanner: @unchecked Sendable {
         code |= zero.replacing(with: 2, where: c8 &- c9 &- c12 &+ c13 .>= center)
         code |= zero.replacing(with: 1, where: c4 &- c5 &- c8 &+ c9 .>= center)
         return code
+    }
+
+    /// `lbpCodes8` for sixteen windows: each corner offset is read once for both halves.
+    @inline(__always)
+    private static func lbpCodes16(_ s: UnsafePointer<Int16>, _ o: UnsafePointer<Int>) -> SIMD16<Int16> {
+        let c0 = narrow16(s + o[0]), c1 = narrow16(s + o[1]), c2 = narrow16(s + o[2]), c3 = narrow16(s + o[3])
+        let c4 = narrow16(s + o[4]), c5 = narrow16(s + o[5]), c6 = narrow16(s + o[6]), c7 = narrow16(s + o[7])
+        let c8 = narrow16(s + o[8]), c9 = narrow16(s + o[9]), c10 = narrow16(s + o[10]), c11 = narrow16(s + o[11])
+        let c12 = narrow16(s + o[12]), c13 = narrow16(s + o[13]), c14 = narrow16(s + o[14]), c15 = narrow16(s + o[15])
+        let center = c5 &- c6 &- c9 &+ c10
+        let zero = SIMD16<Int16>(repeating: 0)
+        var code = zero.replacing(with: 128, where: c0 &- c1 &- c4 &+ c5 .>= center)
+        code |= zero.replacing(with: 64, where: c1 &- c2 &- c5 &+ c6 .>= center)
+        code |= zero.replacing(with: 32, where: c2 &- c3 &- c6 &+ c7 .>= center)
+        code |= zero.replacing(with: 16, where: c6 &- c7 &- c10 &+ c11 .>= center)
+        code |= zero.replacing(with: 8, where: c10 &- c11 &- c14 &+ c15 .>= center)
+        code |= zero.replacing(with: 4, where: c9 &- c10 &- c13 &+ c14 .>= center)
+        code |= zero.replacing(with: 2, where: c8 &- c9 &- c12 &+ c13 .>= center)
+        code |= zero.replacing(with: 1, where: c4 &- c5 &- c8 &+ c9 .>= center)
+        return code
+    }
+
+    @inline(__always)
+    private static func narrow8(_ p: UnsafePointer<Int16>) -> SIMD8<Int16> {
+        UnsafeRawPointer(p).loadUnaligned(as: SIMD8<Int16>.self)
+    }
+
+    @inline(__always)
+    private static func narrow16(_ p: UnsafePointer<Int16>) -> SIMD16<Int16> {
+        UnsafeRawPointer(p).loadUnaligned(as: SIMD16<Int16>.self)
     }
 
     /// One LBP stage on the windows from position `p`: sixteen lanes when a live window lies in
@@ -942,9 +969,10 @@ final class CascadeScanner: @unchecked Sendable {
         for j in 0..<count {
             let o = c.vectorOffsets + 16 * (first + j)
             let out = UnsafeMutableRawPointer(codes + 16 * j)
-            out.storeBytes(of: Self.lbpCodes8(s, o), as: SIMD8<Int16>.self)
             if wide {
-                out.storeBytes(of: Self.lbpCodes8(s + 8, o), toByteOffset: 16, as: SIMD8<Int16>.self)
+                out.storeBytes(of: Self.lbpCodes16(s, o), as: SIMD16<Int16>.self)
+            } else {
+                out.storeBytes(of: Self.lbpCodes8(s, o), as: SIMD8<Int16>.self)
             }
         }
         let table = leafByCode.base + 256 &* first
