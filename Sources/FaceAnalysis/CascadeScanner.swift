@@ -113,6 +113,11 @@ final class CascadeScanner: @unchecked Sendable {
     private var splitSquares = Buffer<UInt32>(count: 0)
     /// LBP: the level's sum table (split when scanned every second column) truncated to 16 bits.
     private var narrowSum = Buffer<Int16>(count: 0)
+    /// The current level has only the 16-bit table (see `prepareLevel`).
+    private var narrowOnly = false
+    /// Stands in for the 32-bit tables in the scan context of a level that has none.
+    private let placeholder = Buffer<Int32>(count: 1)
+    private let placeholderSquares = Buffer<UInt32>(count: 1)
     private var rowNorm = Buffer<Float>(count: 0)
     /// One bit per window position of the row: still to be evaluated by the next stage.
     private var aliveBits = Buffer<UInt64>(count: 0)
@@ -182,15 +187,22 @@ final class CascadeScanner: @unchecked Sendable {
             }
         }
         let resized = SystemCalls.monotonicNanoseconds()
-        levelPixels.withUnsafeBufferPointer { pixels in
-            integral.compute(UnsafeBufferPointer(rebasing: pixels[0..<count]), width: levelWidth, height: levelHeight,
-                             tilted: tilted, squares: isHaar)
-        }
         stride = levelWidth + 1
         let rows = levelHeight + 1
         let split = vectorStages > 0 && step == 2
         vectorStride = split ? (stride + 1) / 2 : stride
-        if vectorStages > 0 {
+        // An LBP cascade whose every stage runs in 16-bit lanes never reads the 32-bit table:
+        // the 16-bit one is built straight from the pixels.
+        narrowOnly = !isHaar && vectorStages > 0 && vectorStages == stageThreshold.count
+        levelPixels.withUnsafeBufferPointer { pixels in
+            let levelPixels = UnsafeBufferPointer(rebasing: pixels[0..<count])
+            if narrowOnly {
+                narrowIntegral(levelPixels, width: levelWidth, height: levelHeight, split: split)
+            } else {
+                integral.compute(levelPixels, width: levelWidth, height: levelHeight, tilted: tilted, squares: isHaar)
+            }
+        }
+        if vectorStages > 0 && !narrowOnly {
             if isHaar {
                 if split { splitColumns(rows: rows) }
             } else {
@@ -259,6 +271,38 @@ final class CascadeScanner: @unchecked Sendable {
                 odd[c] = Int16(truncatingIfNeeded: row[2 * c + 1])
             }
             if stride % 2 == 1 { even[stride / 2] = Int16(truncatingIfNeeded: row[stride - 1]) }
+        }
+    }
+
+    /// The 16-bit sum table of `pixels` (wrapping, as `narrowColumns` truncates the 32-bit one),
+    /// split into even and odd columns when `split`.
+    private func narrowIntegral(_ pixels: UnsafeBufferPointer<UInt8>, width: Int, height: Int, split: Bool) {
+        let rows = height + 1, half = vectorStride
+        let plane = rows * half
+        let needed = (split ? 2 * plane : plane) + IntegralImage.readPadding
+        if narrowSum.count < needed { narrowSum = Buffer(count: needed) }
+        let d = narrowSum.base, source = pixels.baseAddress!
+        for i in 0..<half { d[i] = 0 }
+        if split { for i in 0..<half { d[plane + i] = 0 } }
+        for y in 0..<height {
+            let row = source + y * width
+            let here = d + (y + 1) * half
+            here[0] = 0
+            var run: Int16 = 0
+            if split {
+                // Table column c lives in plane c & 1 at c >> 1.
+                for x in 0..<width {
+                    run &+= Int16(row[x])
+                    let column = x &+ 1
+                    let entry = here + ((column & 1) &* plane &+ (column &>> 1))
+                    entry.pointee = run &+ (entry - half).pointee
+                }
+            } else {
+                for x in 0..<width {
+                    run &+= Int16(row[x])
+                    here[x + 1] = run &+ here[x + 1 - half]
+                }
+            }
         }
     }
 
@@ -353,9 +397,11 @@ final class CascadeScanner: @unchecked Sendable {
             aliveBits = Buffer(count: positions / 64 + 3)
             firstRejectedBits = Buffer(count: positions / 64 + 3)
         }
-        let c = Context(sum: integral.sum.baseAddress!, squares: integral.squares.baseAddress!,
-                        vectorSum: UnsafePointer(levelSplit ? splitSum.base : integral.sum.baseAddress!),
-                        vectorSquares: UnsafePointer(levelSplit ? splitSquares.base : integral.squares.baseAddress!),
+        let sum = UnsafePointer(narrowOnly ? placeholder.base : integral.sum.baseAddress ?? placeholder.base)
+        let squares = UnsafePointer(narrowOnly ? placeholderSquares.base : integral.squares.baseAddress ?? placeholderSquares.base)
+        let c = Context(sum: sum, squares: squares,
+                        vectorSum: levelSplit ? UnsafePointer(splitSum.base) : sum,
+                        vectorSquares: levelSplit ? UnsafePointer(splitSquares.base) : squares,
                         narrowSum: UnsafePointer(narrowSum.base), rowNorm: rowNorm.base,
                         offsets: linearOffsets.base, vectorOffsets: vectorOffsets.base,
                         norm: linearNorm, vectorNorm: vectorNorm, vectorSumNorm: vectorSumNorm)
