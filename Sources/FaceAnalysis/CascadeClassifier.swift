@@ -4,10 +4,15 @@ import PhotoDecoding
 /// objects (faces) the way OpenCV 4's `CascadeClassifier::detectMultiScale` does: the same image
 /// pyramid, window grid, feature arithmetic and neighbour grouping, so it reports the same boxes.
 ///
-/// A classifier is an immutable value and can be shared between tasks; each `detect` call builds
-/// its own working buffers, so calls on different threads do not interfere.
+/// A classifier is an immutable value and can be shared between tasks; each `detect` call works
+/// in its own buffers (taken from a small pool of earlier calls' buffers, so pictures after the
+/// first reuse memory instead of allocating it), so calls on different threads do not interfere.
 public struct CascadeClassifier: Sendable {
     let model: CascadeModel
+    /// The scanner's buffers derived from `model`, built once here and shared by every call.
+    let tables: CascadeTables
+    /// Scanners (and their buffers) reused from one `detect` call to the next.
+    let scanners = ScannerPool()
     /// A short name for the cascade: the file name without directory or extension.
     public let identifier: String
 
@@ -28,6 +33,7 @@ public struct CascadeClassifier: Sendable {
     public init(xml: [UInt8], identifier: String = "cascade") throws(FaceAnalysisError) {
         let root = try XMLReader.parse(xml)
         model = try CascadeLoader.model(from: root)
+        tables = CascadeTables(model: model)
         self.identifier = identifier
     }
 
@@ -88,7 +94,10 @@ public struct CascadeClassifier: Sendable {
         let gray = image.grayscale()
         let levels = try scales(width: gray.width, height: gray.height, parameters: parameters)
         guard !levels.isEmpty else { return [] }
-        let scanner = CascadeScanner(model: model, vectorStages: vectorStages)
+        // The default scanner is reused between calls; a test's choice of vector stages gets its own.
+        let pooled = vectorStages == nil
+        let scanner = (pooled ? scanners.take() : nil) ?? CascadeScanner(model: model, tables: tables, vectorStages: vectorStages)
+        defer { if pooled { scanners.giveBack(scanner) } }
         var found: [Detection] = []
         func levelSize(_ scale: Float) -> (width: Int, height: Int) {
             (Int((Float(gray.width) / scale).rounded(.toNearestOrEven)),

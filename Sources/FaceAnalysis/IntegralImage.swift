@@ -49,6 +49,12 @@ public struct IntegralImage: ~Copyable {
     /// Fills the sum and square-sum tables (and the tilted table when `tilted`) for the
     /// `width` x `height` gray pixels in `pixels`.
     public mutating func compute(_ pixels: UnsafeBufferPointer<UInt8>, width: Int, height: Int, tilted wantTilted: Bool) {
+        compute(pixels, width: width, height: height, tilted: wantTilted, squares: true)
+    }
+
+    /// `compute(_:width:height:tilted:)`, leaving the square-sum table unfilled unless
+    /// `squares` (LBP cascades never read it).
+    mutating func compute(_ pixels: UnsafeBufferPointer<UInt8>, width: Int, height: Int, tilted wantTilted: Bool, squares wantSquares: Bool) {
         precondition(width >= 0 && height >= 0 && pixels.count >= width * height)
         self.width = width
         self.height = height
@@ -67,6 +73,20 @@ public struct IntegralImage: ~Copyable {
         let stride = width + 1
         let s = sum.baseAddress!, q = squares.baseAddress!
         for x in 0..<stride { s[x] = 0; q[x] = 0 }
+        if !wantSquares {
+            for y in 0..<height {
+                let row = pixels.baseAddress! + y * width
+                let above = y * stride, here = (y + 1) * stride
+                s[here] = 0
+                var runSum: Int32 = 0
+                for x in 0..<width {
+                    runSum &+= Int32(row[x])
+                    s[here + x + 1] = runSum &+ s[above + x + 1]
+                }
+            }
+            if wantTilted { computeTilted(pixels, width: width, height: height) }
+            return
+        }
         for y in 0..<height {
             let row = pixels.baseAddress! + y * width
             let above = (y) * stride, here = (y + 1) * stride

@@ -47,18 +47,17 @@ public enum Resize {
     final class Scratch {
         var xOffsets: [Int] = []
         var xWeights: [UInt32] = []
-        var rowA: [UInt32] = []
-        var rowB: [UInt32] = []
+        /// One source-width row blended vertically, 8 fractional bits (at most 255 * 256).
+        var column: [UInt16] = []
         init() {}
     }
 
     /// One axis of the interpolation: for each target index the first source index and the
-    /// weight of the second, and the range [low, high) of targets that interpolate (before it the
-    /// first source pixel is repeated, from it on the last).
-    private static func taps(source: Int, target: Int, offsets: inout [Int], weights: inout [UInt32]) -> (low: Int, high: Int) {
+    /// weight of the second. Before the first source pixel centre and past the last one the
+    /// edge pixel is repeated (weight 0 on an edge index).
+    private static func taps(source: Int, target: Int, offsets: inout [Int], weights: inout [UInt32]) {
         // OpenCV derives the scale from the sizes, through the inverse, in double.
         let scale = 1.0 / (Double(target) / Double(source))
-        var low = 0, high = target
         for d in 0..<target {
             let f = scale * (Double(d) + 0.5) - 0.5
             let i = Int(f.rounded(.down))
@@ -69,18 +68,22 @@ public enum Resize {
                 } else {
                     offsets[d] = source - 1
                     weights[d] = 0
-                    high = min(high, d)
                 }
             } else {
                 offsets[d] = 0
                 weights[d] = 0
-                low = max(low, d + 1)
             }
         }
-        return (low, high)
     }
 
     /// The resize kernel on raw buffers. `dst` must hold `dw * dh` bytes.
+    ///
+    /// OpenCV filters rows horizontally first (8 fractional bits, no rounding) and then blends
+    /// two of them vertically, rounding once from 16 fractional bits. Without intermediate
+    /// rounding the result is the same bilinear form whichever axis goes first, and no term
+    /// exceeds 32 bits, so this kernel blends the two source rows first (a dense SIMD pass in
+    /// 16-bit lanes over the source width) and then interpolates the single blended row
+    /// horizontally, one look-up pair per target pixel instead of two.
     static func bilinear(_ src: UnsafeBufferPointer<UInt8>, width sw: Int, height sh: Int,
                          into dst: UnsafeMutableBufferPointer<UInt8>, width dw: Int, height dh: Int,
                          scratch: Scratch) {
@@ -99,89 +102,61 @@ public enum Resize {
         if scratch.xOffsets.count < dw {
             scratch.xOffsets = [Int](repeating: 0, count: dw)
             scratch.xWeights = [UInt32](repeating: 0, count: dw)
-            scratch.rowA = [UInt32](repeating: 0, count: dw + 8)
-            scratch.rowB = [UInt32](repeating: 0, count: dw + 8)
         }
-        let (xLow, xHigh) = taps(source: sw, target: dw, offsets: &scratch.xOffsets, weights: &scratch.xWeights)
-        var rowAIndex = -1, rowBIndex = -1
+        // One entry past the row: an edge tap reads it with weight 0.
+        if scratch.column.count < sw + 1 { scratch.column = [UInt16](repeating: 0, count: sw + 1) }
+        taps(source: sw, target: dw, offsets: &scratch.xOffsets, weights: &scratch.xWeights)
         scratch.xOffsets.withUnsafeBufferPointer { xofs in
         scratch.xWeights.withUnsafeBufferPointer { xw in
-        scratch.rowA.withUnsafeMutableBufferPointer { bufA in
-        scratch.rowB.withUnsafeMutableBufferPointer { bufB in
-            var a = bufA, b = bufB
-            let horizontalRow = { (row: Int, out: UnsafeMutableBufferPointer<UInt32>) in
-                horizontal(src.baseAddress! + row * sw, width: sw, xofs: xofs, weights: xw,
-                           low: xLow, high: xHigh, into: out, count: dw)
-            }
+        scratch.column.withUnsafeMutableBufferPointer { column in
+            let source = src.baseAddress!, blended = column.baseAddress!
+            let offsets = xofs.baseAddress!, weights = xw.baseAddress!
             for dy in 0..<dh {
-                let out = dst.baseAddress! + dy * dw
                 let f = scaleY * (Double(dy) + 0.5) - 0.5
                 let sy = Int(f.rounded(.down))
+                let row0: UnsafePointer<UInt8>, row1: UnsafePointer<UInt8>, weight1: UInt16
                 if sy < 0 || sh == 1 || sy >= sh - 1 {
-                    // Above the first or past the last row centre: that row, rounded from 8 bits.
-                    let row = (sy < 0 || sh == 1) ? 0 : sh - 1
-                    if rowAIndex != row {
-                        horizontalRow(row, a)
-                        rowAIndex = row
-                    }
-                    for x in 0..<dw { out[x] = UInt8(truncatingIfNeeded: (a[x] &+ 128) &>> 8) }
-                    continue
+                    // Above the first or past the last row centre: that row alone.
+                    row0 = source + ((sy < 0 || sh == 1) ? 0 : sh - 1) * sw
+                    row1 = row0
+                    weight1 = 0
+                } else {
+                    row0 = source + sy * sw
+                    row1 = row0 + sw
+                    weight1 = UInt16(((f - Double(sy)) * Double(weightOne)).rounded(.toNearestOrEven))
                 }
-                let weight1 = UInt32(((f - Double(sy)) * Double(weightOne)).rounded(.toNearestOrEven))
-                let weight0 = weightOne - weight1
-                if rowAIndex != sy {
-                    if rowBIndex == sy {
-                        swap(&a, &b)
-                        swap(&rowAIndex, &rowBIndex)
-                    } else {
-                        horizontalRow(sy, a)
-                        rowAIndex = sy
-                    }
-                }
-                if rowBIndex != sy + 1 {
-                    horizontalRow(sy + 1, b)
-                    rowBIndex = sy + 1
-                }
-                vertical(a.baseAddress!, b.baseAddress!, w0: weight0, w1: weight1, into: out, count: dw)
+                vertical(row0, row1, w0: UInt16(weightOne) &- weight1, w1: weight1, into: blended, count: sw)
+                horizontal(blended, offsets: offsets, weights: weights, into: dst.baseAddress! + dy * dw, count: dw)
             }
-        }}}}
+        }}}
     }
 
-    /// One source row filtered horizontally, with 8 fractional bits.
+    /// Two source rows blended: 8 fractional bits, exact in 16 bits (at most 255 * 256).
     @inline(__always)
-    private static func horizontal(_ s: UnsafePointer<UInt8>, width sw: Int, xofs: UnsafeBufferPointer<Int>,
-                                   weights: UnsafeBufferPointer<UInt32>, low: Int, high: Int,
-                                   into out: UnsafeMutableBufferPointer<UInt32>, count dw: Int) {
-        let first = UInt32(s[0]) &* weightOne
-        for dx in 0..<min(low, dw) { out[dx] = first }
-        if low < high {
-            for dx in low..<high {
-                let sx = xofs[dx]
-                let w1 = weights[dx]
-                out[dx] = UInt32(s[sx]) &* (weightOne &- w1) &+ UInt32(s[sx + 1]) &* w1
-            }
-        }
-        let last = UInt32(s[xofs[dw - 1]]) &* weightOne
-        for dx in max(high, low)..<dw { out[dx] = last }
-    }
-
-    /// Two filtered rows blended vertically: 16 fractional bits, rounded once.
-    @inline(__always)
-    private static func vertical(_ r0: UnsafePointer<UInt32>, _ r1: UnsafePointer<UInt32>, w0: UInt32, w1: UInt32,
-                                 into out: UnsafeMutablePointer<UInt8>, count dw: Int) {
-        let v0 = SIMD8<UInt32>(repeating: w0), v1 = SIMD8<UInt32>(repeating: w1)
-        let round = SIMD8<UInt32>(repeating: 1 << 15)
+    private static func vertical(_ r0: UnsafePointer<UInt8>, _ r1: UnsafePointer<UInt8>, w0: UInt16, w1: UInt16,
+                                 into out: UnsafeMutablePointer<UInt16>, count sw: Int) {
+        let v0 = SIMD8<UInt16>(repeating: w0), v1 = SIMD8<UInt16>(repeating: w1)
         var x = 0
-        while x + 8 <= dw {
-            let a = UnsafeRawPointer(r0 + x).loadUnaligned(as: SIMD8<UInt32>.self)
-            let b = UnsafeRawPointer(r1 + x).loadUnaligned(as: SIMD8<UInt32>.self)
-            let v = (a &* v0 &+ b &* v1 &+ round) &>> 16
-            for k in 0..<8 { out[x + k] = UInt8(truncatingIfNeeded: v[k]) }
+        while x + 8 <= sw {
+            let a = SIMD8<UInt16>(truncatingIfNeeded: UnsafeRawPointer(r0 + x).loadUnaligned(as: SIMD8<UInt8>.self))
+            let b = SIMD8<UInt16>(truncatingIfNeeded: UnsafeRawPointer(r1 + x).loadUnaligned(as: SIMD8<UInt8>.self))
+            UnsafeMutableRawPointer(out + x).storeBytes(of: a &* v0 &+ b &* v1, as: SIMD8<UInt16>.self)
             x += 8
         }
-        while x < dw {
-            out[x] = UInt8(truncatingIfNeeded: (r0[x] &* w0 &+ r1[x] &* w1 &+ (1 << 15)) &>> 16)
+        while x < sw {
+            out[x] = UInt16(r0[x]) &* w0 &+ UInt16(r1[x]) &* w1
             x += 1
+        }
+    }
+
+    /// The blended row interpolated horizontally and rounded once from 16 fractional bits.
+    @inline(__always)
+    private static func horizontal(_ row: UnsafePointer<UInt16>, offsets: UnsafePointer<Int>, weights: UnsafePointer<UInt32>,
+                                   into out: UnsafeMutablePointer<UInt8>, count dw: Int) {
+        for dx in 0..<dw {
+            let sx = offsets[dx], w1 = weights[dx]
+            let value = UInt32(row[sx]) &* (weightOne &- w1) &+ UInt32(row[sx &+ 1]) &* w1 &+ (1 << 15)
+            out[dx] = UInt8(truncatingIfNeeded: value &>> 16)
         }
     }
 
