@@ -6,60 +6,36 @@ import Foundation
 enum KillScenarios {
     /// `analyze` killed `kills` times, then run to its end, then drained.
     static func analyze(_ context: MatrixContext) throws -> ScenarioResult {
-        var result = ScenarioResult(name: "SIGKILL analyze")
-        var random = SeededRandom.forScenario(result.name, seed: context.seed)
-        for run in 0..<context.runs {
+        try ScenarioResult.repeated("SIGKILL analyze", context) { run, random, result in
             let rig = try Rig(context: context, name: "kill-analyze-\(run)")
             try rig.library.addPhotos(context.photos, samples: context.samples, random: &random)
             let arguments = ["analyze", rig.library.folder, "--store", rig.library.store] + Rig.analysis
-            for _ in 0..<context.kills {
-                let child = try rig.tool.start(arguments, name: "analyze")
-                usleep(random.micros(0.1, 1.5))
-                if child.signal(SIGKILL) { result.faults += 1 }
-                child.wait()
-            }
+            try rig.killRepeatedly(arguments, name: "analyze", times: context.kills, window: (0.1, 1.5), random: &random, into: &result)
             var status: Int32 = -1
             for _ in 0..<5 where status != 0 {
                 status = try rig.tool.run(arguments, name: "analyze").status
             }
             if status != 0 { result.failures.append("analyze never exited 0 (last \(status))") }
-            let statuses = try rig.drainUntilDone()
-            if statuses.last != 0 { result.failures.append("drain statuses \(statuses)") }
-            result.add(rig.audit(), photos: context.photos, fileBytes: rig.library.fileBytes,
-                       uploadBytes: Int64(rig.proxy.bytesForwarded(.upstream)))
-            rig.finish(keep: context.keep)
+            try rig.drainUntilDone(into: &result)
+            rig.conclude(&result, photos: context.photos)
         }
-        return result
     }
 
     /// `drain` killed `kills` times mid-run, then rerun until it exits 0.
     static func drain(_ context: MatrixContext) throws -> ScenarioResult {
-        var result = ScenarioResult(name: "SIGKILL drain")
-        var random = SeededRandom.forScenario(result.name, seed: context.seed)
-        for run in 0..<context.runs {
+        try ScenarioResult.repeated("SIGKILL drain", context) { run, random, result in
             let rig = try Rig(context: context, name: "kill-drain-\(run)")
             try rig.library.addPhotos(context.photos, samples: context.samples, random: &random)
-            for _ in 0..<context.kills {
-                let child = try rig.tool.start(rig.drainArguments(), name: "drain")
-                usleep(random.micros(0.1, 2.0))
-                if child.signal(SIGKILL) { result.faults += 1 }
-                child.wait()
-            }
-            let statuses = try rig.drainUntilDone()
-            if statuses.last != 0 { result.failures.append("drain statuses \(statuses)") }
-            result.add(rig.audit(), photos: context.photos, fileBytes: rig.library.fileBytes,
-                       uploadBytes: Int64(rig.proxy.bytesForwarded(.upstream)))
-            rig.finish(keep: context.keep)
+            try rig.killRepeatedly(rig.drainArguments(), name: "drain", times: context.kills, window: (0.1, 2.0), random: &random, into: &result)
+            try rig.drainUntilDone(into: &result)
+            rig.conclude(&result, photos: context.photos)
         }
-        return result
     }
 
     /// `wake` killed at random points while an `agent` performs the jobs; wake is invoked again
     /// (as the system would) until it reports everything completed.
     static func wake(_ context: MatrixContext) throws -> ScenarioResult {
-        var result = ScenarioResult(name: "SIGKILL wake")
-        var random = SeededRandom.forScenario(result.name, seed: context.seed)
-        for run in 0..<context.runs {
+        try ScenarioResult.repeated("SIGKILL wake", context) { run, random, result in
             let rig = try Rig(context: context, name: "kill-wake-\(run)")
             try rig.library.addPhotos(context.photos, samples: context.samples, random: &random)
             let agent = try rig.tool.start(["agent", rig.library.folder, "--store", rig.library.store, "--slots", "2"], name: "agent")
@@ -83,19 +59,14 @@ enum KillScenarios {
             agent.wait(seconds: 30)
             if statuses.last != 0 { result.failures.append("wake never exited 0 (\(statuses.count) invocations)") }
             result.notes.append("wake run \(run): \(statuses.count) invocations")
-            result.add(rig.audit(), photos: context.photos, fileBytes: rig.library.fileBytes,
-                       uploadBytes: Int64(rig.proxy.bytesForwarded(.upstream)))
-            rig.finish(keep: context.keep)
+            rig.conclude(&result, photos: context.photos)
         }
-        return result
     }
 
     /// `agent` killed mid-upload (a slow link, so the kills land inside transfers); `wake` runs
     /// between agents; a last agent runs until idle.
     static func agent(_ context: MatrixContext) throws -> ScenarioResult {
-        var result = ScenarioResult(name: "SIGKILL agent")
-        var random = SeededRandom.forScenario(result.name, seed: context.seed)
-        for run in 0..<context.runs {
+        try ScenarioResult.repeated("SIGKILL agent", context) { run, random, result in
             let rig = try Rig(context: context, name: "kill-agent-\(run)", plan: FaultPlan { _ in .delay(milliseconds: 10) })
             let photos = context.quick ? 4 : 8
             // About 1 MiB each: a transfer takes long enough over the slow link to be interrupted.
@@ -108,28 +79,20 @@ enum KillScenarios {
                 last = try rig.tool.run(wake, name: "wake", seconds: 120).status
                 if last == 0 { break }
                 if kills < context.kills {
-                    let child = try rig.tool.start(agent, name: "agent")
-                    usleep(random.micros(0.3, 1.5))
-                    if child.signal(SIGKILL) { result.faults += 1 }
-                    child.wait()
+                    try rig.killRepeatedly(agent, name: "agent", times: 1, window: (0.3, 1.5), random: &random, into: &result)
                     kills += 1
                 } else {
                     try rig.tool.run(agent + ["--exit-when-idle", "1"], name: "agent", seconds: 240)
                 }
             }
             if last != 0 { result.failures.append("wake never exited 0") }
-            result.add(rig.audit(), photos: photos, fileBytes: rig.library.fileBytes,
-                       uploadBytes: Int64(rig.proxy.bytesForwarded(.upstream)))
-            rig.finish(keep: context.keep)
+            rig.conclude(&result, photos: photos)
         }
-        return result
     }
 
     /// The receiver SIGKILLed and restarted (same directory, same port) while `drain` runs.
     static func receiver(_ context: MatrixContext) throws -> ScenarioResult {
-        var result = ScenarioResult(name: "receiver killed and restarted")
-        var random = SeededRandom.forScenario(result.name, seed: context.seed)
-        for run in 0..<context.runs {
+        try ScenarioResult.repeated("receiver killed and restarted", context) { run, random, result in
             let rig = try Rig(context: context, name: "kill-receiver-\(run)")
             // Some large photos too, so a kill can land inside an append.
             try rig.library.addPhotos(context.photos, samples: context.samples, random: &random)
@@ -143,12 +106,8 @@ enum KillScenarios {
                 try rig.serve.start()
             }
             drain.wait(seconds: 240)
-            let statuses = try rig.drainUntilDone()
-            if statuses.last != 0 { result.failures.append("drain statuses \(statuses)") }
-            result.add(rig.audit(), photos: context.photos + 2, fileBytes: rig.library.fileBytes,
-                       uploadBytes: Int64(rig.proxy.bytesForwarded(.upstream)))
-            rig.finish(keep: context.keep)
+            try rig.drainUntilDone(into: &result)
+            rig.conclude(&result, photos: context.photos + 2)
         }
-        return result
     }
 }

@@ -41,9 +41,7 @@ enum NetworkScenarios {
     }
 
     static func run(_ phase: Phase, _ context: MatrixContext) throws -> ScenarioResult {
-        var result = ScenarioResult(name: "proxy faults: \(phase.rawValue)")
-        var random = SeededRandom.forScenario(result.name, seed: context.seed)
-        for run in 0..<context.runs {
+        try ScenarioResult.repeated("proxy faults: \(phase.rawValue)", context) { run, random, result in
             let plan = plan(phase, seed: random.next(), budget: context.quick ? 30 : 60)
             let rig = try Rig(context: context, name: "proxy-\(phase)-\(run)".replacingOccurrences(of: " ", with: "-"), plan: plan)
             var photos = context.photos
@@ -53,14 +51,10 @@ enum NetworkScenarios {
             } else {
                 try rig.library.addPhotos(photos, samples: context.samples, random: &random)
             }
-            let statuses = try rig.drainUntilDone(runs: 12, extra: ["--max-attempts", "10"])
-            if statuses.last != 0 { result.failures.append("drain statuses \(statuses)") }
+            try rig.drainUntilDone(runs: 12, extra: ["--max-attempts", "10"], into: &result)
             result.faults += rig.proxy.injectedFaults.count
-            result.add(rig.audit(), photos: photos, fileBytes: rig.library.fileBytes,
-                       uploadBytes: Int64(rig.proxy.bytesForwarded(.upstream)))
-            rig.finish(keep: context.keep)
+            rig.conclude(&result, photos: photos)
         }
-        return result
     }
 }
 
@@ -68,9 +62,7 @@ enum NetworkScenarios {
 /// or redone, and the receiver must never keep an object whose bytes are not what it claims.
 enum SourceChangeScenarios {
     static func run(removing: Bool, _ context: MatrixContext) throws -> ScenarioResult {
-        var result = ScenarioResult(name: removing ? "source removed mid-upload" : "source modified mid-upload")
-        var random = SeededRandom.forScenario(result.name, seed: context.seed)
-        for run in 0..<context.runs {
+        try ScenarioResult.repeated(removing ? "source removed mid-upload" : "source modified mid-upload", context) { run, random, result in
             // A slow link: the large photo's upload takes a few seconds.
             let rig = try Rig(context: context, name: "source-\(removing ? "removed" : "modified")-\(run)",
                               plan: FaultPlan { _ in .delay(milliseconds: 15) })
@@ -90,15 +82,10 @@ enum SourceChangeScenarios {
             }
             result.faults += 1
             drain.wait(seconds: 240)
-            let statuses = try rig.drainUntilDone()
-            if statuses.last != 0 { result.failures.append("drain statuses \(statuses)") }
-            let audit = rig.audit()
-            result.add(audit, photos: 3, fileBytes: rig.library.fileBytes,
-                       uploadBytes: Int64(rig.proxy.bytesForwarded(.upstream)))
+            try rig.drainUntilDone(into: &result)
             let digestRefusals = rig.serve.log.split(separator: "\n").filter { $0.contains("digest mismatch") }.count
             if digestRefusals > 0 { result.notes.append("run \(run): receiver refused \(digestRefusals) mismatched upload(s) (400)") }
-            rig.finish(keep: context.keep)
+            rig.conclude(&result, photos: 3)
         }
-        return result
     }
 }

@@ -7,9 +7,7 @@ enum ResourceScenarios {
     /// tmpfs can be mounted (not root), the receiver's own disk-full injection stands in
     /// (`PHOTODRAIN_SERVE_DISK_FULL_AFTER`, test-only) and "space comes back" is a restart without it.
     static func diskFull(_ context: MatrixContext) throws -> ScenarioResult {
-        var result = ScenarioResult(name: "receiver disk full")
-        var random = SeededRandom.forScenario(result.name, seed: context.seed)
-        for run in 0..<context.runs {
+        try ScenarioResult.repeated("receiver disk full", context) { run, random, result in
             var mounted = false
             let rig = try Rig(context: context, name: "disk-full-\(run)") { library in
                 // Room for the receiver's bookkeeping and a few photos.
@@ -56,13 +54,9 @@ enum ResourceScenarios {
                 result.failures.append("run \(run): drain reported a failure that does not name the storage error: \(reported.prefix(2))")
             }
             result.notes.append("run \(run): drain reported \(reported.count) failure line(s) while full")
-            let statuses = try rig.drainUntilDone()
-            if statuses.last != 0 { result.failures.append("drain statuses \(statuses)") }
-            result.add(rig.audit(), photos: context.photos, fileBytes: rig.library.fileBytes,
-                       uploadBytes: Int64(rig.proxy.bytesForwarded(.upstream)))
-            rig.finish(keep: context.keep)
+            try rig.drainUntilDone(into: &result)
+            rig.conclude(&result, photos: context.photos)
         }
-        return result
     }
 
     /// `wake` in a memory-capped cgroup (v1 memory controller or v2, whichever is writable here;
@@ -114,9 +108,7 @@ enum ResourceScenarios {
             } else {
                 result.notes.append("run \(run): no writable cgroup; --memory-limit 128M (the resident set counts); \(statuses.count) wake invocations")
             }
-            result.add(rig.audit(), photos: context.photos + 3, fileBytes: rig.library.fileBytes,
-                       uploadBytes: Int64(rig.proxy.bytesForwarded(.upstream)))
-            rig.finish(keep: context.keep)
+            rig.conclude(&result, photos: context.photos + 3)
         }
         return result
     }

@@ -8,11 +8,14 @@ final class Rig {
     let tool: Tool
     let serve: ServeInstance
     let proxy: FaultProxy
+    /// Keep the run's folder afterwards (`--keep`).
+    let keep: Bool
     static let analysis = ["--analysis-size", "96"]
 
     init(context: MatrixContext, name: String, plan: FaultPlan = .none,
          beforeServe: (Library) throws -> [String: String] = { _ in [:] }) throws {
         library = try Library(root: context.workRoot + "/" + name)
+        keep = context.keep
         tool = Tool(binary: context.binary, logs: library.logs)
         let environment = try beforeServe(library)
         serve = try ServeInstance(tool: tool, directory: library.received, environment: environment)
@@ -27,9 +30,9 @@ final class Rig {
         ["drain", library.folder, "--store", library.store, "--to", url, "--json", "--offline-timeout", "2"] + Rig.analysis + extra
     }
 
-    /// Runs `drain` until it exits 0 (at most `runs` times); returns the statuses.
-    @discardableResult
-    func drainUntilDone(runs: Int = 8, extra: [String] = []) throws -> [Int32] {
+    /// Runs `drain` until it exits 0 (at most `runs` times); a run that never gets there is a
+    /// failure of `result`'s scenario.
+    func drainUntilDone(runs: Int = 8, extra: [String] = [], into result: inout ScenarioResult) throws {
         var statuses: [Int32] = []
         for _ in 0..<runs {
             let (status, _) = try tool.run(drainArguments(extra), name: "drain", seconds: 240)
@@ -37,7 +40,25 @@ final class Rig {
             if status == 0 { break }
             usleep(200_000)
         }
-        return statuses
+        if statuses.last != 0 { result.failures.append("drain statuses \(statuses)") }
+    }
+
+    /// Starts `arguments` and SIGKILLs it after a seeded pause in `window` seconds, `times` times.
+    func killRepeatedly(_ arguments: [String], name: String, times: Int, window: (Double, Double),
+                        random: inout SeededRandom, into result: inout ScenarioResult) throws {
+        for _ in 0..<times {
+            let child = try tool.start(arguments, name: name)
+            usleep(random.micros(window.0, window.1))
+            if child.signal(SIGKILL) { result.faults += 1 }
+            child.wait()
+        }
+    }
+
+    /// Audits the receiver, adds the run's photos and bytes to `result`, then stops the rig.
+    func conclude(_ result: inout ScenarioResult, photos: Int) {
+        result.add(audit(), photos: photos, fileBytes: library.fileBytes,
+                   uploadBytes: Int64(proxy.bytesForwarded(.upstream)))
+        finish()
     }
 
     func audit(expectAll: Bool = true) -> Audit {
@@ -57,7 +78,7 @@ final class Rig {
     }
 
     /// Stops the proxy and the receiver; removes the folder unless `keep`.
-    func finish(keep: Bool) {
+    func finish() {
         proxy.stop()
         serve.stop()
         if !keep { library.remove() }

@@ -16,6 +16,16 @@ struct ScenarioResult {
 
     init(name: String) { self.name = name }
 
+    /// Runs `run` once per run of `context` (0, 1, ...) with the scenario's seeded random source,
+    /// collecting into one result.
+    static func repeated(_ name: String, _ context: MatrixContext,
+                         _ run: (Int, inout SeededRandom, inout ScenarioResult) throws -> Void) rethrows -> ScenarioResult {
+        var result = ScenarioResult(name: name)
+        var random = SeededRandom.forScenario(name, seed: context.seed)
+        for index in 0..<context.runs { try run(index, &random, &result) }
+        return result
+    }
+
     var passed: Bool { lost == 0 && duplicates == 0 && corrupted == 0 && failures.isEmpty }
 
     /// Bytes re-sent over file bytes: (bytes sent - file bytes) / file bytes.
