@@ -312,8 +312,12 @@ private final class CurlTransferState {
     }
 
     func finish(status: Int) -> HTTPExchange {
-        guard let final = blocks.last(where: { !(100...199).contains($0.status) }), final.status == status,
-              (200...599).contains(status) else {
+        guard let final = blocks.last(where: { !(100...199).contains($0.status) }), (200...599).contains(status) else {
+            // Interim answers at most, then the connection ended (libcurl can call that a
+            // success): the final response was lost on the way, as with any dropped connection.
+            return failure(TransferError(.connectionLost, "the connection closed before a final response arrived"))
+        }
+        guard final.status == status else {
             return failure(TransferError(.badServerResponse, "the server sent no parseable final response"))
         }
         guard final.complete else {

@@ -7,13 +7,21 @@ import Testing
 /// itself must notice that the head never ended: a half answer is a lost connection, never an
 /// offset or a Location to act on.
 @Suite struct TruncatedResponseTests {
-    /// Serves one connection: reads the request head, writes `reply`, closes. Returns the port.
-    private static func serveOnce(_ reply: String) throws -> UInt16 {
+    /// Serves one connection: reads the request head, writes `interim` (if any), reads
+    /// `bodyBytes` of the body, writes `reply`, closes. Returns the port.
+    private static func serveOnce(_ reply: String, interim: String = "", bodyBytes: Int = 0) throws -> UInt16 {
         guard let (listener, port) = TestSocket.listenOnLoopback() else { throw FixtureError.noLoopbackSocket }
         Thread {
             if let connection = listener.accept() {
                 var reader = RequestReader(socket: connection)
                 _ = reader.readHead()
+                if !interim.isEmpty { _ = connection.write(Array(interim.utf8)) }
+                var read = 0
+                while read < bodyBytes {
+                    let chunk = reader.readBody(maxCount: bodyBytes - read)
+                    if chunk.isEmpty { break }
+                    read += chunk.count
+                }
                 _ = connection.write(Array(reply.utf8))
                 connection.close()
             }
@@ -44,6 +52,32 @@ import Testing
         let response = try await HTTPClient().send(HTTPRequest(method: "HEAD", url: "http://127.0.0.1:\(port)/files/u1"))
         #expect(response.status == 204)
         #expect(response.headers["upload-offset"] == "7000")
+    }
+
+    /// The reliability matrix's "final response" faults cut the reply after a whole 104: no final
+    /// response ever came, so the connection was lost (transient; the 104's Location resumes it),
+    /// not a bad server answer that fails the photo for good.
+    @Test(arguments: [
+        "",
+        "HTTP/1.1 2",
+        "HTTP/1.1 201 Created\r\nLocation: /files/u",
+    ])
+    func connectionClosedAfterAWhole104IsALostConnection(finalPart: String) async throws {
+        let interim = "HTTP/1.1 104 Upload Resumption Supported\r\nUpload-Draft-Interop-Version: 6\r\nLocation: /files/u\r\n\r\n"
+        // The 104 goes out while the body is still arriving, as the receiver sends it.
+        let body = [UInt8](repeating: 7, count: 300_000)
+        let port = try Self.serveOnce(finalPart, interim: interim, bodyBytes: body.count)
+        let exchange = await HTTPClient().exchange(HTTPRequest(
+            method: "POST", url: "http://127.0.0.1:\(port)/files",
+            headers: [("Upload-Draft-Interop-Version", "6"), ("Upload-Complete", "?1")], body: .bytes(body)))
+        #expect(exchange.interimResponses.map(\.status) == [104])
+        switch exchange.result {
+        case .success(let response):
+            Issue.record("a reply without a final head was taken for a \(response.status)")
+        case .failure(let error):
+            #expect(error.code == .connectionLost)
+            #expect(error.isTransient)
+        }
     }
 
     @Test func interimResponseCutInsideItsHeadIsNotOffered() async throws {
