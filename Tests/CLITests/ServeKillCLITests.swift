@@ -9,8 +9,7 @@ import Testing
         let ws = try Workspace()
         let storage = ws.root.appendingPathComponent("received").path
         let size = 4_000_000
-        var generator = SplitMix(seed: 77)
-        let content = (0..<size).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+        let content = [UInt8](try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/urandom")).readData(ofLength: size))
         let file = ws.root.appendingPathComponent("video.bin").path
         try Data(content).write(to: URL(fileURLWithPath: file))
         let version = ["-H", "Upload-Draft-Interop-Version: 8"]
@@ -72,18 +71,5 @@ import Testing
         let data = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return String(decoding: data, as: UTF8.self)
-    }
-}
-
-/// Deterministic pseudo-random numbers for test content.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

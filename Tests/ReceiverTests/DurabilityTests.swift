@@ -87,10 +87,7 @@ import UploadProtocol
         do {
             let first = try TestReceiver(directory: directory, clock: clock, configure: configure)
             defer { first.stop() }
-            let created = try first.client().request("POST", "/uploads",
-                                                     headers: ResumableUploadTests.creationHeaders(version: 8, complete: false),
-                                                     body: Array(body[0..<100_000]))
-            path = try ResumableUploadTests.path(of: created["location"])
+            path = try first.createPartialUpload(body[0..<100_000], version: 8)
             clock.advance(by: 6)  // due: the first piece of the next append is checkpointed
             for (start, end) in [(100_000, 100_001), (100_001, 200_000)] {
                 let appended = try first.client().request("PATCH", path,
@@ -124,10 +121,7 @@ import UploadProtocol
         do {
             let first = try TestReceiver(directory: directory, configure: configure)
             defer { first.stop() }
-            let created = try first.client().request("POST", "/uploads",
-                                                     headers: ResumableUploadTests.creationHeaders(version: 6, complete: false),
-                                                     body: Array(body[0..<120_000]))
-            path = try ResumableUploadTests.path(of: created["location"])
+            path = try first.createPartialUpload(body[0..<120_000], version: 6)
         }
         try "second-boot".write(toFile: bootFile, atomically: true, encoding: .utf8)
         let second = try TestReceiver(directory: directory, configure: configure)
@@ -159,11 +153,7 @@ import UploadProtocol
         do {
             let first = try TestReceiver(directory: directory, configure: configure)
             defer { first.stop() }
-            let created = try first.client().request("POST", "/uploads",
-                                                     headers: ResumableUploadTests.creationHeaders(
-                                                        version: 8, complete: false, extra: [("Upload-Length", "50000")]),
-                                                     body: Array(body[0..<10_000]))
-            path = try ResumableUploadTests.path(of: created["location"])
+            path = try first.createPartialUpload(body[0..<10_000], version: 8, extra: [("Upload-Length", "50000")])
             partFile = directory + "/uploads/" + path.dropFirst("/uploads/".count) + ".part"
         }
         let handle = try #require(FileHandle(forWritingAtPath: partFile))

@@ -81,10 +81,7 @@ import UploadProtocol
         do {
             let first = try TestReceiver(directory: directory, configure: configure)
             defer { first.stop() }
-            let created = try first.client().request("POST", "/uploads",
-                                                     headers: ResumableUploadTests.creationHeaders(version: 8, complete: false),
-                                                     body: Array(body[0..<10_000]))
-            path = try ResumableUploadTests.path(of: created["location"])
+            path = try first.createPartialUpload(body[0..<10_000], version: 8)
         }
         // What a machine crash can leave: bytes past the last checkpoint that may be garbage on
         // disk, a staging file, an object whose sidecar was never written.

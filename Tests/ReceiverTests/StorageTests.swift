@@ -173,10 +173,7 @@ import UploadProtocol
         let path: String
         do {
             let first = try TestReceiver(directory: directory)
-            let created = try first.client().request("POST", "/uploads",
-                                                     headers: ResumableUploadTests.creationHeaders(version: 6, complete: false),
-                                                     body: Array(body[0..<150_000]))
-            path = try ResumableUploadTests.path(of: created["location"])
+            path = try first.createPartialUpload(body[0..<150_000], version: 6)
             // A PATCH in flight when the receiver stops keeps its durable prefix.
             let client = try first.client()
             var head = "PATCH \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 250000\r\nExpect: 100-continue\r\n"

@@ -43,6 +43,15 @@ final class TestReceiver: Sendable {
 
     func client() throws -> RawHTTPClient { try RawHTTPClient(port: port) }
 
+    /// Creates an upload that is not complete, holding `bytes` (interop `version`), and returns its
+    /// path (`/uploads/ID`); throws when the answer has no usable Location.
+    func createPartialUpload(_ bytes: ArraySlice<UInt8>, version: Int, extra: [(String, String)] = []) throws -> String {
+        let created = try client().request("POST", "/uploads",
+                                           headers: ResumableUploadTests.creationHeaders(version: version, complete: false, extra: extra),
+                                           body: Array(bytes))
+        return try ResumableUploadTests.path(of: created["location"])
+    }
+
     func stop() { server.stop() }
 
     func removeDirectory() { try? FileManager.default.removeItem(atPath: directory) }
