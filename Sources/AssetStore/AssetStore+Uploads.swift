@@ -148,6 +148,14 @@ extension AssetStore {
         }
     }
 
+    /// The job with `id` as it stands now, or nil when it is gone.
+    public func job(id: Int64) throws(StoreError) -> UploadJob? {
+        try withDatabase { (db) throws(StoreError) in
+            try db.query("SELECT \(UploadJob.columns) FROM upload_jobs WHERE id = ?", [.integer(id)])
+                .first.map(UploadJob.init(row:))
+        }
+    }
+
     /// Jobs for an action (see `UploadJob.Action`). For `.retry`, `maxAttempts` bounds the photo's
     /// counted failures: a job whose next failure would pass it is acknowledged instead.
     public func jobs(for action: UploadJob.Action, maxAttempts: Int = 5) throws(StoreError) -> [UploadJob] {

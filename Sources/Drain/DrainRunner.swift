@@ -298,7 +298,7 @@ public final class DrainRunner: Sendable {
                 try settle(job, path: path, events: events)
                 return .worked(.upload)
             case .finished(.failed(_, _, let failure)):
-                let current = try store.jobs(for: .acknowledge).first { $0.id == job.id } ?? job
+                let current = try store.job(id: job.id) ?? job
                 let unreachable = failure.code == TransferError.Code.connectionFailed.rawValue
                     || failure.code == TransferError.Code.hostNotFound.rawValue
                 // A connection lost because the destination went away (a restart, a crash) is
@@ -333,7 +333,7 @@ public final class DrainRunner: Sendable {
     /// repeat: the store only settles a job that is still finished.
     private func settle(_ performed: UploadJob, path: String, events: @escaping @Sendable (DrainEvent) -> Void) throws(StoreError) {
         // The row as it stands now (the caller's copy predates the outcome the performer recorded).
-        guard let job = try store.jobs(for: .acknowledge).first(where: { $0.id == performed.id }) else { return }
+        guard let job = try store.job(id: performed.id), job.state == .succeeded || job.state == .failed else { return }
         let policy = options.retryPolicy
         if job.state == .succeeded {
             var serverID: String?
