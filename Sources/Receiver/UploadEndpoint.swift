@@ -427,7 +427,7 @@ struct UploadEndpoint: Sendable {
         let completion: UploadStore.Completion
         do throws(ReceiverError) {
             completion = try store.complete(stagedPath: stagedPath, size: size, metadata: metadata, sha256: sha256,
-                                            now: configuration.now())
+                                            reservedID: upload?.reservedObjectID, now: configuration.now())
         } catch {
             return .failure(error)
         }
@@ -447,7 +447,11 @@ struct UploadEndpoint: Sendable {
             exchange.notes.append("duplicate")
         }
         if location != nil { status = 201 }
-        if var upload {
+        // A new object stored under the upload's reserved id makes the record read as complete
+        // as it is; a duplicate leaves the reservation unused, so the record names the object.
+        var storedUnderReservation = false
+        if case .stored(let stored) = completion, stored.id == upload?.reservedObjectID { storedUnderReservation = true }
+        if var upload, !storedUnderReservation {
             upload.complete = true
             upload.objectID = object.id
             upload.durableOffset = size

@@ -9,7 +9,9 @@ import Synchronization
 ///     objects/<id>          finished objects (renamed in whole, so never seen partial)
 ///     objects/<id>.json     their sidecars (StoredObject); an object is listed only once this exists
 ///     uploads/<id>.part     bytes of a resumable upload so far (its length is the upload's offset)
-///     uploads/<id>.json     its UploadRecord
+///     uploads/<id>.json     its UploadRecord (written at creation and at checkpoints; completing the
+///                           upload stores the object under the record's reserved id and leaves
+///                           the record as it is, so the hot path creates files and deletes none)
 ///     tmp/                  staging for plain uploads and metadata writes; emptied at start
 ///
 /// Ids are generated here (32 hex digits) and every id from a request is checked against that
@@ -87,10 +89,11 @@ final class UploadStore: Sendable {
         }
         for name in uploadNames where name.hasSuffix(".json") {
             let id = String(name.dropLast(5))
-            guard Self.isValidID(id), let record = try? Self.decode(UploadRecord.self, at: uploadsDirectory + "/" + name) else {
+            guard Self.isValidID(id), let decoded = try? Self.decode(UploadRecord.self, at: uploadsDirectory + "/" + name) else {
                 try Syscalls.unlinkIfPresent(uploadsDirectory + "/" + name)
                 continue
             }
+            let record = settled(decoded)
             if record.complete { continue }
             let part = partPath(id)
             guard Syscalls.exists(part) else {
@@ -147,8 +150,8 @@ final class UploadStore: Sendable {
         defer { Syscalls.closeDescriptor(fd) }
         if syncsEveryWrite { try Syscalls.fsync(fd, context: partPath(id)) }
         let record = UploadRecord(id: id, interopVersion: interopVersion, durableOffset: 0, length: length, complete: false,
-                                  objectID: nil, createdAt: now, updatedAt: now, metadata: metadata, checkpointedAt: nil,
-                                  bootID: bootID)
+                                  objectID: nil, reservedObjectID: Self.newID(), createdAt: now, updatedAt: now,
+                                  metadata: metadata, checkpointedAt: nil, bootID: bootID)
         try save(record)
         return record
     }
@@ -191,7 +194,7 @@ final class UploadStore: Sendable {
         guard Self.isValidID(id), Syscalls.exists(recordPath(id)) else { return nil }
         let record: UploadRecord
         do {
-            record = try Self.decode(UploadRecord.self, at: recordPath(id))
+            record = settled(try Self.decode(UploadRecord.self, at: recordPath(id)))
         } catch {
             throw ReceiverError(code: .corruptMetadata, message: "upload record \(id) is unreadable")
         }
@@ -200,6 +203,20 @@ final class UploadStore: Sendable {
             return nil
         }
         return record
+    }
+
+    /// `record` as it stands: complete when its reserved object was stored (completion does not
+    /// rewrite the record, see `UploadRecord.reservedObjectID`), counting its age from then.
+    private func settled(_ record: UploadRecord) -> UploadRecord {
+        guard !record.complete, let reserved = record.reservedObjectID, Self.isValidID(reserved),
+              !Syscalls.exists(partPath(record.id)), let object = object(reserved) else { return record }
+        var complete = record
+        complete.complete = true
+        complete.objectID = object.id
+        complete.length = object.size
+        complete.durableOffset = object.size
+        complete.updatedAt = max(record.updatedAt, object.storedAt)
+        return complete
     }
 
     /// Writes a record atomically (temporary file, rename), stamped with the current boot. With
@@ -229,7 +246,7 @@ final class UploadStore: Sendable {
             let id = String(name.dropLast(5))
             guard Self.isValidID(id), claim(id) else { continue }
             defer { unclaim(id) }
-            guard let record = try? Self.decode(UploadRecord.self, at: recordPath(id)),
+            guard let record = (try? Self.decode(UploadRecord.self, at: recordPath(id))).map(settled),
                   now.timeIntervalSince(record.updatedAt) > partialTTL else { continue }
             try removeUpload(id)
             removed += 1
@@ -246,8 +263,9 @@ final class UploadStore: Sendable {
     /// key, renames the bytes into `objects/`, then writes the sidecar. The staged file is gone
     /// afterwards unless an error is thrown (then it is left in place for the caller).
     /// `sha256` is the digest computed while the bytes streamed in, when they all came in one
-    /// request; otherwise the file is read back to compute it.
-    func complete(stagedPath: String, size: Int64, metadata: ObjectMetadata, sha256: [UInt8]?,
+    /// request; otherwise the file is read back to compute it. A new object is stored under
+    /// `reservedID` when one is given (a resumable upload's, see `UploadRecord.reservedObjectID`).
+    func complete(stagedPath: String, size: Int64, metadata: ObjectMetadata, sha256: [UInt8]?, reservedID: String? = nil,
                   now: Date) throws(ReceiverError) -> Completion {
         let digest: [UInt8]
         if let sha256 { digest = sha256 } else { digest = try SHA256Hasher.digest(ofFileAt: stagedPath) }
@@ -261,7 +279,12 @@ final class UploadStore: Sendable {
                 try Syscalls.unlinkIfPresent(stagedPath)
                 return .deduplicated(object)
             }
-            let id = Self.newID()
+            let id: String
+            if let reservedID, Self.isValidID(reservedID), !Syscalls.exists(objectPath(reservedID)) {
+                id = reservedID
+            } else {
+                id = Self.newID()
+            }
             let object = StoredObject(id: id, size: size, sha256: SHA256Hasher.hex(digest),
                                       idempotencyKey: metadata.idempotencyKey, filename: metadata.filename,
                                       verdict: metadata.verdict, storedAt: now)

@@ -214,6 +214,91 @@ import UploadProtocol
         #expect(try second.objects().count == 1)
     }
 
+    /// The inode number of `path` (tells a file rewritten in place from one replaced by a rename).
+    private static func inode(_ path: String) throws -> UInt64 {
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        return try #require((attributes[.systemFileNumber] as? NSNumber)?.uint64Value)
+    }
+
+    /// Completing an upload leaves its record file as it is (replacing it would delete a file on
+    /// every upload, which slows the next file creations on ext4), yet HEAD reports the upload
+    /// complete with the object's id, also after a restart.
+    @Test func completionKeepsTheRecordFileAndHeadStillSaysComplete() throws {
+        let directory = TestReceiver.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let body = TestReceiver.bytes(70_000, seed: 31)
+        let path: String
+        let objectID: String
+        do {
+            let receiver = try TestReceiver(directory: directory)
+            defer { receiver.stop() }
+            path = try receiver.createPartialUpload(body[0..<30_000], version: 8)
+            let record = directory + "/uploads/" + path.dropFirst("/uploads/".count) + ".json"
+            let before = try Self.inode(record)
+            let last = try receiver.client().request("PATCH", path,
+                                                     headers: ResumableUploadTests.patchHeaders(version: 8, offset: 30_000, complete: true),
+                                                     body: Array(body[30_000...]))
+            #expect(last.status == 201)
+            objectID = try #require(last["x-server-resource-id"])
+            #expect(try Self.inode(record) == before, "the record was replaced")
+            #expect(try receiver.content(of: objectID) == body)
+        }
+        let restarted = try TestReceiver(directory: directory)
+        defer { restarted.stop() }
+        let head = try restarted.client().request("HEAD", path, headers: [("Upload-Draft-Interop-Version", "8")])
+        #expect(head.status == 204)
+        #expect(head["upload-complete"] == "?1")
+        #expect(head["upload-offset"] == "70000")
+        #expect(head["upload-length"] == "70000")
+        #expect(head["x-server-resource-id"] == objectID)
+        let again = try restarted.client().request("PATCH", path,
+                                                   headers: ResumableUploadTests.patchHeaders(version: 8, offset: 70_000, complete: true),
+                                                   body: Array("more".utf8))
+        #expect(again.status == 400)
+        #expect(try restarted.objects().count == 1)
+    }
+
+    /// A resumable upload whose content was already stored under its idempotency key reports the
+    /// first object, not the id it had reserved for itself.
+    @Test func completedDuplicateUploadReportsTheFirstObject() throws {
+        let receiver = try TestReceiver()
+        defer { receiver.stop(); receiver.removeDirectory() }
+        let body = TestReceiver.bytes(5_000, seed: 12)
+        let key = [("Idempotency-Key", "same-photo")]
+        let first = try receiver.client().request("POST", "/uploads",
+                                                  headers: ResumableUploadTests.creationHeaders(version: 6, complete: true, extra: key),
+                                                  body: body)
+        let second = try receiver.client().request("POST", "/uploads",
+                                                   headers: ResumableUploadTests.creationHeaders(version: 6, complete: true, extra: key),
+                                                   body: body)
+        let firstID = try #require(first["x-server-resource-id"])
+        #expect(second.status == 201)
+        #expect(second["x-server-resource-id"] == firstID)
+        let head = try receiver.client().request("HEAD", try ResumableUploadTests.path(of: second["location"]))
+        #expect(head.status == 204)
+        #expect(head["upload-complete"] == "?1")
+        #expect(head["x-server-resource-id"] == firstID)
+        #expect(try receiver.objects().map(\.id) == [firstID])
+    }
+
+    /// A completed upload's URL answers HEAD for the partial TTL counted from its completion.
+    @Test func completedUploadsExpireCountingFromCompletion() throws {
+        let receiver = try TestReceiver { $0.partialTTL = 600 }
+        defer { receiver.stop(); receiver.removeDirectory() }
+        let body = TestReceiver.bytes(2_000, seed: 5)
+        let path = try receiver.createPartialUpload(body[0..<1_000], version: 8)
+        receiver.clock.advance(by: 500)
+        let last = try receiver.client().request("PATCH", path,
+                                                 headers: ResumableUploadTests.patchHeaders(version: 8, offset: 1_000, complete: true),
+                                                 body: Array(body[1_000...]))
+        #expect(last.status == 201)
+        receiver.clock.advance(by: 500)  // 1000 s after creation, 500 s after completion
+        #expect(try receiver.client().request("HEAD", path).status == 204)
+        receiver.clock.advance(by: 200)
+        #expect(try receiver.client().request("HEAD", path).status == 404)
+        #expect(try receiver.objects().count == 1, "expiry removes the upload, never the object")
+    }
+
     @Test func abandonedPartialsExpire() throws {
         let receiver = try TestReceiver { $0.partialTTL = 600 }
         defer { receiver.stop(); receiver.removeDirectory() }
