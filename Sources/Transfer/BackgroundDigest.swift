@@ -1,33 +1,54 @@
 import Foundation
 import Synchronization
 
-/// The SHA-256 of a file, computed on a thread of its own from the moment this is created, so the
-/// hashing overlaps other work (typically the upload of the file before it). Hashing is blocking
-/// file I/O, so it never runs on the cooperative pool.
+/// The SHA-256 of a file, computed on a thread of its own, so the hashing overlaps other work
+/// (typically the upload of the file before it). Hashing is blocking file I/O, so it never runs on
+/// the cooperative pool.
+///
+/// It starts when created, or with `startingNow: false` when `start()` is called (or when the
+/// digest is first awaited, so waiting never stalls). `photodrain upload` starts the next file's
+/// digest when the current file's body has been sent: while the server stores that file, the
+/// client's cores are idle, whereas hashing while the body streams competes with sending and
+/// receiving it on the same cores (measured in BENCHMARKS.md).
 ///
 /// ```swift
-/// let next = BackgroundDigest(path: nextFile)          // starts hashing now
-/// ...                                                  // upload the current file meanwhile
+/// let next = BackgroundDigest(path: nextFile, startingNow: false)
+/// ...                                                  // upload the current file, calling
+/// ...                                                  // next.start() once its body is sent
 /// let metadata = UploadMetadata(file: nextFile, sha256Hex: try await next.sha256Hex())
 /// ```
 public final class BackgroundDigest: Sendable {
     private typealias Outcome = Result<String, TransferError>
 
     private enum State {
+        case notStarted
         case running(waiters: [CheckedContinuation<Outcome, Never>])
         case finished(Outcome)
     }
 
-    private let state = Mutex<State>(.running(waiters: []))
+    private let state = Mutex<State>(.notStarted)
+    private let compute: @Sendable () throws(TransferError) -> String
 
-    /// Starts hashing the file at `path`.
-    public convenience init(path: String) {
-        self.init { () throws(TransferError) -> String in try FileDigest.sha256Hex(path: path) }
+    /// Hashes the file at `path`: from now, or from `start()` when `startingNow` is false.
+    public convenience init(path: String, startingNow: Bool = true) {
+        self.init(startingNow: startingNow) { () throws(TransferError) -> String in try FileDigest.sha256Hex(path: path) }
     }
 
-    /// Starts `compute` (which returns 64 hex digits) on a thread of its own; tests pass one that
+    /// Runs `compute` (which returns 64 hex digits) on a thread of its own; tests pass one that
     /// waits for a signal, to decide when the digest becomes known.
-    init(computing compute: @escaping @Sendable () throws(TransferError) -> String) {
+    init(startingNow: Bool = true, computing compute: @escaping @Sendable () throws(TransferError) -> String) {
+        self.compute = compute
+        if startingNow { start() }
+    }
+
+    /// Starts the hashing if it has not started yet; returns at once. Safe from any thread.
+    public func start() {
+        let starts = state.withLock { state -> Bool in
+            guard case .notStarted = state else { return false }
+            state = .running(waiters: [])
+            return true
+        }
+        guard starts else { return }
         let thread = Thread { [self] in
             let outcome: Outcome
             do throws(TransferError) {
@@ -46,8 +67,8 @@ public final class BackgroundDigest: Sendable {
         thread.start()
     }
 
-    /// The digest as 64 lowercase hex digits if the hashing has finished, else nil (never waits).
-    /// Throws `TransferError` (`file-unreadable`) when the file could not be read.
+    /// The digest as 64 lowercase hex digits if the hashing has finished, else nil (never waits,
+    /// never starts it). Throws `TransferError` (`file-unreadable`) when the file could not be read.
     public func sha256HexIfFinished() throws(TransferError) -> String? {
         let outcome = state.withLock { state -> Outcome? in
             if case .finished(let outcome) = state { return outcome }
@@ -56,9 +77,10 @@ public final class BackgroundDigest: Sendable {
         return try outcome?.get()
     }
 
-    /// The digest as 64 lowercase hex digits, waiting for the hashing to finish. Throws
-    /// `TransferError` (`file-unreadable`) when the file could not be read.
+    /// The digest as 64 lowercase hex digits, starting the hashing if needed and waiting for it.
+    /// Throws `TransferError` (`file-unreadable`) when the file could not be read.
     public func sha256Hex() async throws(TransferError) -> String {
+        start()
         let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
             let ready = state.withLock { state -> Outcome? in
                 switch state {
@@ -68,6 +90,8 @@ public final class BackgroundDigest: Sendable {
                     waiters.append(continuation)
                     state = .running(waiters: waiters)
                     return nil
+                case .notStarted:
+                    preconditionFailure("start() leaves the digest running or finished")
                 }
             }
             if let ready { continuation.resume(returning: ready) }

@@ -26,14 +26,20 @@ public struct HTTPRequest: Sendable {
     /// requests set it false, so a broken body surfaces as `connection-lost` and the protocol
     /// resumes from the server's offset instead of resending everything.
     public var mayResendPartialBody: Bool
+    /// Called once, on the transfer's thread, when libcurl has taken the last byte of the body:
+    /// from then on the client only waits for the server's answer, so it is a good moment to
+    /// start work that would otherwise compete with sending (hashing the next file). It must
+    /// return quickly.
+    public var onBodySent: (@Sendable () -> Void)?
 
     /// Creates a request.
     public init(method: String, url: String, headers: [(name: String, value: String)] = [], body: Body = .none,
-                mayResendPartialBody: Bool = true) {
+                mayResendPartialBody: Bool = true, onBodySent: (@Sendable () -> Void)? = nil) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.mayResendPartialBody = mayResendPartialBody
+        self.onBodySent = onBodySent
     }
 }

@@ -42,6 +42,7 @@ final class CurlEasy: @unchecked Sendable {
     func perform(_ request: HTTPRequest, settings: CurlSettings, cancellation: CancellationFlag) -> HTTPExchange {
         curl_easy_reset(handle)
         let state = CurlTransferState(cancellation: cancellation, settings: settings)
+        state.onBodySent = request.onBodySent
         if case .file(let path, let offset, let length) = request.body {
             guard offset >= 0, length >= 0 else {
                 return state.failure(TransferError(.invalidRequest, "a negative body range was requested"))
@@ -208,6 +209,8 @@ private final class CurlTransferState {
     var bodyStart: Int64 = 0
     var bodyLength: Int64 = 0
     var mayResendPartialBody = true
+    /// `HTTPRequest.onBodySent`, cleared once called.
+    var onBodySent: (@Sendable () -> Void)?
     var readOffset: Int64 = 0
     var remaining: Int64 = 0
     var bytesSent: Int64 = 0
@@ -236,6 +239,7 @@ private final class CurlTransferState {
             }
             readOffset += Int64(count)
             remaining -= Int64(count)
+            if remaining == 0 { reportBodySent() }
             return count
         }
         guard let file else {
@@ -249,7 +253,15 @@ private final class CurlTransferState {
         }
         readOffset += Int64(count)
         remaining -= Int64(count)
+        if remaining == 0 { reportBodySent() }
         return count
+    }
+
+    /// Calls `onBodySent` the first time the whole body has been handed to libcurl.
+    private func reportBodySent() {
+        guard let callback = onBodySent else { return }
+        onBodySent = nil
+        callback()
     }
 
     /// Moves the body back to `position` bytes from its start, when libcurl re-sends it on a new

@@ -47,16 +47,19 @@ public final class ResumableUploader: Sendable {
     /// the last `UploadSession.deferredDigestTail` bytes of a large one) waits for the digest and
     /// carries it. The server checks the digest and dedupes when the upload completes. Otherwise
     /// as `upload(file:metadata:resumeFrom:progress:checkpoint:)`, with `filename` and
-    /// `verdictJSON` as in `UploadMetadata`. Throws `TransferError` (`file-unreadable` when the
-    /// digest could not be computed).
+    /// `verdictJSON` as in `UploadMetadata`. `onBodySent` is called (on a transfer thread) each
+    /// time a request has handed its whole body to the connection; `photodrain upload` starts
+    /// hashing the next file then. Throws `TransferError` (`file-unreadable` when the digest could
+    /// not be computed).
     public func upload(file path: String, filename: String, verdictJSON: String, digest: BackgroundDigest,
                        resumeFrom: UploadCheckpoint? = nil, progress: @escaping (UploadProgress) -> Void = { _ in },
-                       checkpoint: @escaping (UploadCheckpoint) throws -> Void = { _ in }) async throws(TransferError) -> UploadReceipt {
+                       checkpoint: @escaping (UploadCheckpoint) throws -> Void = { _ in },
+                       onBodySent: (@Sendable () -> Void)? = nil) async throws(TransferError) -> UploadReceipt {
         try configuration.validate()
         let session = try UploadSession(uploader: self, path: path, filename: filename, verdictJSON: verdictJSON,
                                         digest: .pending(digest),
                                         interopVersion: resumeFrom.map(\.interopVersion) ?? configuration.interopVersion,
-                                        progress: progress, checkpoint: checkpoint)
+                                        progress: progress, checkpoint: checkpoint, onBodySent: onBodySent)
         return try await session.run(resumeFrom: resumeFrom)
     }
 

@@ -31,6 +31,8 @@ final class UploadSession {
     private let pendingDigest: BackgroundDigest?
     private let progress: (UploadProgress) -> Void
     private let checkpoint: (UploadCheckpoint) throws -> Void
+    /// Passed to every request that carries file bytes (`HTTPRequest.onBodySent`).
+    private let onBodySent: (@Sendable () -> Void)?
     private var configuration: UploadConfiguration { uploader.configuration }
 
     /// The upload resource, once the server named one.
@@ -49,7 +51,7 @@ final class UploadSession {
     /// Throws `TransferError` for an unreadable file or unusable metadata.
     init(uploader: ResumableUploader, path: String, filename: String, verdictJSON: String, digest: Digest,
          interopVersion: Int, progress: @escaping (UploadProgress) -> Void,
-         checkpoint: @escaping (UploadCheckpoint) throws -> Void) throws(TransferError) {
+         checkpoint: @escaping (UploadCheckpoint) throws -> Void, onBodySent: (@Sendable () -> Void)? = nil) throws(TransferError) {
         guard ResumableUpload.supportedInteropVersions.contains(interopVersion) else {
             throw TransferError(.invalidRequest, "interop version \(interopVersion) is not in 3...8")
         }
@@ -70,6 +72,7 @@ final class UploadSession {
         self.interopVersion = interopVersion
         self.progress = progress
         self.checkpoint = checkpoint
+        self.onBodySent = onBodySent
         self.resumesLeft = max(0, uploader.configuration.maxResumesPerUpload)
         var headers = uploader.baseHeaders(interopVersion: interopVersion)
         headers.append((ResumableUpload.Header.contentDisposition, ResumableUpload.contentDisposition(filename: filename)))
@@ -144,7 +147,7 @@ final class UploadSession {
         headers.append((ResumableUpload.Header.contentType, "application/octet-stream"))
         let exchange = await uploader.client.exchange(HTTPRequest(
             method: "POST", url: configuration.endpoint, headers: headers,
-            body: .file(path: path, offset: 0, length: size), mayResendPartialBody: false))
+            body: .file(path: path, offset: 0, length: size), mayResendPartialBody: false, onBodySent: onBodySent))
         bytesSent += exchange.bytesSent
         let interimLocation = resumptionLocation(in: exchange.interimResponses)
         switch exchange.result {
@@ -203,7 +206,7 @@ final class UploadSession {
         headers.append((ResumableUpload.Header.contentType, "application/octet-stream"))
         let response = try await uploader.client.send(HTTPRequest(
             method: configuration.plainUploadMethod, url: configuration.endpoint, headers: headers,
-            body: .file(path: path, offset: 0, length: size)))
+            body: .file(path: path, offset: 0, length: size), onBodySent: onBodySent))
         bytesSent += response.bytesSent
         guard (200...299).contains(response.status) else {
             throw TransferError.forStatus(response.status, creation: true)
@@ -246,7 +249,7 @@ final class UploadSession {
             }
             let exchange = await uploader.client.exchange(HTTPRequest(
                 method: "PATCH", url: target, headers: headers, body: .file(path: path, offset: offset, length: length),
-                mayResendPartialBody: false))
+                mayResendPartialBody: false, onBodySent: onBodySent))
             bytesSent += exchange.bytesSent
             let response: HTTPResponse
             switch exchange.result {

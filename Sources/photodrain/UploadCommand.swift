@@ -11,8 +11,9 @@ enum UploadCommand: Command {
         Each file is sent with its SHA-256 as Idempotency-Key and Repr-Digest, so a server that
         dedupes stores it once however often it is sent. Large files are created empty first and
         then appended, so an interrupted upload resumes from the server's offset. Hashing overlaps
-        sending: the next file is hashed while one uploads, and a large file's bytes start flowing
-        before its hash is ready (the request that completes the upload carries it).
+        the uploads: the next file is hashed while the server stores the one before, and a large
+        file's bytes start flowing before its hash is ready (the request that completes the
+        upload carries it).
 
         With --to s3://BUCKET/PREFIX each file becomes the object PREFIX/<sha256>-<name> (one PUT,
         or a multipart upload above 16 MiB), its verdict in x-amz-meta-verdict. Credentials come
@@ -49,20 +50,24 @@ enum UploadCommand: Command {
         let json = arguments.flag("json")
         var permanent = 0, transient = 0, unreadable = 0
         let files = arguments.positionals
-        // Hashing overlaps sending: the next file is hashed while this one uploads (one ahead, on
-        // its own thread), and a resumable upload sends the bytes it can before its digest is
-        // ready (the completing request carries it). S3 names the object after the digest, so
-        // it waits for it.
+        // Hashing overlaps the upload of the file before: the next file is hashed (one ahead, on
+        // its own thread) from the moment this one's body has been sent, while the server stores
+        // it and the client's cores would be idle; hashing while a body streams slows the stream.
+        // A resumable upload sends the bytes it can before its digest is ready (the completing
+        // request carries it). S3 names the object after the digest, so it waits for it, and the
+        // next digest starts at once.
+        let resumable = uploader as? ResumableUploader
         var nextDigest = files.first.map { BackgroundDigest(path: $0) }
         for (index, file) in files.enumerated() {
             var row = Row(file: file)
             let digest = nextDigest ?? BackgroundDigest(path: file)
-            nextDigest = index + 1 < files.count ? BackgroundDigest(path: files[index + 1]) : nil
+            let next = index + 1 < files.count ? BackgroundDigest(path: files[index + 1], startingNow: resumable == nil) : nil
+            nextDigest = next
             do {
                 let receipt: UploadReceipt
-                if let resumable = uploader as? ResumableUploader {
+                if let resumable {
                     receipt = try await resumable.upload(file: file, filename: UploadMetadata.filename(of: file),
-                                                         verdictJSON: verdict, digest: digest)
+                                                         verdictJSON: verdict, digest: digest, onBodySent: { next?.start() })
                 } else {
                     let metadata = UploadMetadata(file: file, sha256Hex: try await digest.sha256Hex(), verdictJSON: verdict)
                     receipt = try await uploader.upload(file: file, metadata: metadata, resumeFrom: nil, progress: { _ in },

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Receiver
+import Synchronization
 import Testing
 @testable import Transfer
 import UploadProtocol
@@ -52,6 +53,29 @@ import UploadProtocol
         let again = try await uploader.upload(file: file.path, metadata: UploadMetadata(file: file.path, sha256Hex: sha))
         #expect(again.serverID == receipt.serverID)
         #expect(try receiver.objects().count == 1)
+    }
+
+    /// `onBodySent` (where `photodrain upload` starts hashing the next file) fires once for every
+    /// request that carried file bytes, never for the empty creation or HEAD.
+    @Test func onBodySentFiresOncePerRequestCarryingFileBytes() async throws {
+        let receiver = try LoopbackReceiver()
+        let relay = try HTTPRelay(targetPort: receiver.port)
+        defer { relay.stop() }
+        let small = try TestFile(size: 200_000, seed: 61)
+        let large = try TestFile(size: 6 << 20, seed: 62)
+        let uploader = Interop.uploader(to: relay.uploadURL)
+        let calls = Mutex(0)
+        for file in [small, large] {
+            let receipt = try await uploader.upload(file: file.path, filename: "IMG_0003.jpg", verdictJSON: "{}",
+                                                    digest: BackgroundDigest(path: file.path),
+                                                    onBodySent: { calls.withLock { $0 += 1 } })
+            #expect(try receiver.holds(object: receipt.serverID, identicalTo: file))
+        }
+        let posts = relay.requests("POST")
+        #expect(posts.map { $0.head["content-length"] } == ["200000", "0"])
+        let patches = relay.requests("PATCH").count
+        #expect(patches >= 1)
+        #expect(calls.withLock { $0 } == 1 + patches)
     }
 
     @Test func aDigestThatDoesNotMatchIsRefusedAtCompletion() async throws {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import Transfer
 
@@ -42,6 +43,29 @@ import Testing
         #expect(try await first == expected)
         #expect(try await second == expected)
         #expect(try await digest.sha256Hex() == expected)  // after it finished
+    }
+
+    @Test func deferredDigestStartsWhenToldOrAwaitedAndOnlyOnce() async throws {
+        let runs = Mutex(0)
+        let digest = BackgroundDigest(startingNow: false) { () throws(TransferError) -> String in
+            runs.withLock { $0 += 1 }
+            return String(repeating: "ab", count: 32)
+        }
+        // Not a timing assertion: an eager start would almost surely have run in this time.
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(runs.withLock { $0 } == 0)
+        #expect(try digest.sha256HexIfFinished() == nil)
+        #expect(try await digest.sha256Hex() == String(repeating: "ab", count: 32))  // awaiting starts it
+        digest.start()
+        #expect(try await digest.sha256Hex() == String(repeating: "ab", count: 32))
+        #expect(runs.withLock { $0 } == 1)
+
+        let bytes = TemporaryFile.pattern(count: 1_000, seed: 3)
+        let path = try TemporaryFile.make(bytes: bytes)
+        defer { TemporaryFile.remove(path) }
+        let told = BackgroundDigest(path: path, startingNow: false)
+        told.start()
+        #expect(try await told.sha256Hex() == FileDigest.sha256Hex(path: path))
     }
 
     @Test func backgroundDigestOfAMissingFileIsUnreadable() async {
