@@ -16,8 +16,15 @@ public enum FileDigest {
     /// the file when `length` is nil), streamed. Throws `TransferError` (`file-unreadable`) when the
     /// file cannot be read or ends before the range does.
     public static func sha256(path: String, offset start: Int64, length: Int64?) throws(TransferError) -> [UInt8] {
-        let file = try OpenFile(path: path)
         let hasher = try SHA256Hasher()
+        try feed(hasher, path: path, offset: start, length: length)
+        return try hasher.finish()
+    }
+
+    /// Feeds `length` bytes of the file at `path` from byte `offset` (to the end of the file when
+    /// `length` is nil) to `hasher`, streamed. Throws as `sha256(path:offset:length:)`.
+    static func feed(_ hasher: SHA256Hasher, path: String, offset start: Int64, length: Int64?) throws(TransferError) {
+        let file = try OpenFile(path: path)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
         defer { buffer.deallocate() }
         var offset = start
@@ -35,7 +42,6 @@ public enum FileDigest {
             offset += Int64(count)
             remaining -= Int64(count)
         }
-        return try hasher.finish()
     }
 
     /// The SHA-256 of the file at `path` as 64 lowercase hex digits (the asset's content hash and

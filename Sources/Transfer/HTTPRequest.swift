@@ -31,15 +31,21 @@ public struct HTTPRequest: Sendable {
     /// start work that would otherwise compete with sending (hashing the next file). It must
     /// return quickly.
     public var onBodySent: (@Sendable () -> Void)?
+    /// Sees every piece of a `.file` body as libcurl takes it, with the file offset of its first
+    /// byte, on the transfer's thread (a piece may be seen again if libcurl rewinds the body).
+    /// The bytes are valid only during the call.
+    public var bodyObserver: (@Sendable (UnsafeRawBufferPointer, Int64) -> Void)?
 
     /// Creates a request.
     public init(method: String, url: String, headers: [(name: String, value: String)] = [], body: Body = .none,
-                mayResendPartialBody: Bool = true, onBodySent: (@Sendable () -> Void)? = nil) {
+                mayResendPartialBody: Bool = true, onBodySent: (@Sendable () -> Void)? = nil,
+                bodyObserver: (@Sendable (UnsafeRawBufferPointer, Int64) -> Void)? = nil) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.mayResendPartialBody = mayResendPartialBody
         self.onBodySent = onBodySent
+        self.bodyObserver = bodyObserver
     }
 }

@@ -43,6 +43,7 @@ final class CurlEasy: @unchecked Sendable {
         curl_easy_reset(handle)
         let state = CurlTransferState(cancellation: cancellation, settings: settings)
         state.onBodySent = request.onBodySent
+        state.bodyObserver = request.bodyObserver
         if case .file(let path, let offset, let length) = request.body {
             guard offset >= 0, length >= 0 else {
                 return state.failure(TransferError(.invalidRequest, "a negative body range was requested"))
@@ -211,6 +212,8 @@ private final class CurlTransferState {
     var mayResendPartialBody = true
     /// `HTTPRequest.onBodySent`, cleared once called.
     var onBodySent: (@Sendable () -> Void)?
+    /// `HTTPRequest.bodyObserver`.
+    var bodyObserver: (@Sendable (UnsafeRawBufferPointer, Int64) -> Void)?
     var readOffset: Int64 = 0
     var remaining: Int64 = 0
     var bytesSent: Int64 = 0
@@ -251,6 +254,7 @@ private final class CurlTransferState {
             fileFailed = true  // a read error, or the file shrank since its size was taken
             return pd_curl_readfunc_abort()
         }
+        bodyObserver?(UnsafeRawBufferPointer(start: buffer, count: count), readOffset)
         readOffset += Int64(count)
         remaining -= Int64(count)
         if remaining == 0 { reportBodySent() }

@@ -45,7 +45,10 @@ public final class ResumableUploader: Sendable {
     /// at once: requests that cannot complete the upload go without `Idempotency-Key` and
     /// `Repr-Digest`, and the completing one (the whole file for a small file or a plain server;
     /// the last `UploadSession.deferredDigestTail` bytes of a large one) waits for the digest and
-    /// carries it. The server checks the digest and dedupes when the upload completes. Otherwise
+    /// carries it. The server checks the digest and dedupes when the upload completes. The bytes
+    /// the appends send are hashed on the way, so a `digest` created with `startingNow: false`
+    /// runs only if that cannot give the digest (a small file sent whole, a plain server, a resume
+    /// from a saved checkpoint). Otherwise
     /// as `upload(file:metadata:resumeFrom:progress:checkpoint:)`, with `filename` and
     /// `verdictJSON` as in `UploadMetadata`. `onBodySent` is called (on a transfer thread) each
     /// time a request has handed its whole body to the connection; `photodrain upload` starts

@@ -7,7 +7,9 @@ import UploadProtocol
 /// The file's SHA-256 (`Idempotency-Key`, `Repr-Digest`) may still be computing when the session
 /// starts (`Digest.pending`): requests that cannot complete the upload go without it, the bytes
 /// of a large file start flowing at once, and the last `deferredDigestTail` bytes wait for it and
-/// go in a completing append that carries it (the receiver checks and dedupes at completion).
+/// go in a completing append that carries it (the receiver checks and dedupes at completion). The
+/// appends' bytes are hashed on their way out (`SendingDigest`), so the digest is ready once they
+/// are sent; a `BackgroundDigest` nobody started is then never run, and the file is read once.
 final class UploadSession {
     /// Where the file's SHA-256 comes from.
     enum Digest {
@@ -29,6 +31,9 @@ final class UploadSession {
     /// `Idempotency-Key` and `Repr-Digest`, once the digest is known.
     private var digestHeaders: [(name: String, value: String)]?
     private let pendingDigest: BackgroundDigest?
+    /// While the digest is pending: the file hashed from the bytes the appends send, which spares
+    /// a large file a second read (`pendingDigest` is then awaited only if this cannot finish).
+    private let sendingDigest: SendingDigest?
     private let progress: (UploadProgress) -> Void
     private let checkpoint: (UploadCheckpoint) throws -> Void
     /// Passed to every request that carries file bytes (`HTTPRequest.onBodySent`).
@@ -59,9 +64,11 @@ final class UploadSession {
         case .known(let hex):
             digestHeaders = try Self.digestHeaders(sha256Hex: hex)
             pendingDigest = nil
+            sendingDigest = nil
         case .pending(let background):
             digestHeaders = nil
             pendingDigest = background
+            sendingDigest = SendingDigest()
         }
         guard Self.isSingleLine(verdictJSON), Self.isSingleLine(filename) else {
             throw TransferError(.invalidRequest, "the verdict or file name contains line breaks or control characters")
@@ -90,11 +97,17 @@ final class UploadSession {
                 (ResumableUpload.Header.reprDigest, ResumableUpload.reprDigest(sha256: digest))]
     }
 
-    /// The headers for a request that may complete the upload: waits for the digest if needed.
+    /// The headers for a request that may complete the upload: waits for the digest if needed
+    /// (finished by the hasher, or from the bytes the appends sent plus the held-back rest, or by
+    /// waiting for the hasher, in that order of preference).
     private func completingHeaders() async throws(TransferError) -> [(name: String, value: String)] {
         if let digestHeaders { return commonHeaders + digestHeaders }
         guard let pendingDigest else { throw TransferError(.invalidRequest, "the upload has no content hash") }
-        let known = try Self.digestHeaders(sha256Hex: try await pendingDigest.sha256Hex())
+        var hex = try pendingDigest.sha256HexIfFinished()
+        if hex == nil { hex = try sendingDigest?.sha256Hex(path: path, size: size) }
+        if hex == nil { hex = try await pendingDigest.sha256Hex() }
+        guard let hex else { throw TransferError(.invalidRequest, "the upload has no content hash") }
+        let known = try Self.digestHeaders(sha256Hex: hex)
         digestHeaders = known
         return commonHeaders + known
     }
@@ -247,9 +260,16 @@ final class UploadSession {
             if interopVersion >= 6 {
                 headers.append((ResumableUpload.Header.contentType, ResumableUpload.partialUploadMediaType))
             }
+            // While the digest is unknown, the bytes going out are hashed on the way.
+            let observer: (@Sendable (UnsafeRawBufferPointer, Int64) -> Void)?
+            if digestHeaders == nil, let sendingDigest {
+                observer = { bytes, at in sendingDigest.observe(bytes, at: at) }
+            } else {
+                observer = nil
+            }
             let exchange = await uploader.client.exchange(HTTPRequest(
                 method: "PATCH", url: target, headers: headers, body: .file(path: path, offset: offset, length: length),
-                mayResendPartialBody: false, onBodySent: onBodySent))
+                mayResendPartialBody: false, onBodySent: onBodySent, bodyObserver: observer))
             bytesSent += exchange.bytesSent
             let response: HTTPResponse
             switch exchange.result {

@@ -50,24 +50,31 @@ enum UploadCommand: Command {
         let json = arguments.flag("json")
         var permanent = 0, transient = 0, unreadable = 0
         let files = arguments.positionals
-        // Hashing overlaps the upload of the file before: the next file is hashed (one ahead, on
-        // its own thread) from the moment this one's body has been sent, while the server stores
-        // it and the client's cores would be idle; hashing while a body streams slows the stream.
-        // A resumable upload sends the bytes it can before its digest is ready (the completing
-        // request carries it). S3 names the object after the digest, so it waits for it, and the
-        // next digest starts at once.
+        // Hashing stays off the path of the bytes. A file sent whole is hashed one ahead, on its
+        // own thread, from the moment the previous file's body has been sent: the server is then
+        // storing it and the client's cores would be idle (hashing while a body streams slows the
+        // stream). A larger file is hashed from the bytes its appends send, and its last piece,
+        // which carries the digest, goes once they are sent. S3 names the object after the
+        // digest, so there every file is hashed ahead at once.
         let resumable = uploader as? ResumableUploader
-        var nextDigest = files.first.map { BackgroundDigest(path: $0) }
+        func hashedAhead(_ path: String) -> Bool {
+            guard let resumable else { return true }
+            let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
+            return size <= resumable.configuration.optimisticCreationLimit
+        }
+        var nextDigest = files.first.map { BackgroundDigest(path: $0, startingNow: hashedAhead($0)) }
         for (index, file) in files.enumerated() {
             var row = Row(file: file)
             let digest = nextDigest ?? BackgroundDigest(path: file)
             let next = index + 1 < files.count ? BackgroundDigest(path: files[index + 1], startingNow: resumable == nil) : nil
+            let startNextWhenSent = index + 1 < files.count && resumable != nil && hashedAhead(files[index + 1])
             nextDigest = next
             do {
                 let receipt: UploadReceipt
                 if let resumable {
                     receipt = try await resumable.upload(file: file, filename: UploadMetadata.filename(of: file),
-                                                         verdictJSON: verdict, digest: digest, onBodySent: { next?.start() })
+                                                         verdictJSON: verdict, digest: digest,
+                                                         onBodySent: { if startNextWhenSent { next?.start() } })
                 } else {
                     let metadata = UploadMetadata(file: file, sha256Hex: try await digest.sha256Hex(), verdictJSON: verdict)
                     receipt = try await uploader.upload(file: file, metadata: metadata, resumeFrom: nil, progress: { _ in },

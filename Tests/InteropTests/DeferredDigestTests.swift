@@ -1,3 +1,4 @@
+import FaultProxy
 import Dispatch
 import Foundation
 import Receiver
@@ -76,6 +77,40 @@ import UploadProtocol
         let patches = relay.requests("PATCH").count
         #expect(patches >= 1)
         #expect(calls.withLock { $0 } == 1 + patches)
+    }
+
+    /// A large file whose digest nobody started is hashed from the bytes its appends send, also
+    /// when the network cuts them and they are resumed: the file is never read a second time by a
+    /// hasher of its own, and the completing append carries the right digest.
+    @Test func aLargeFileIsHashedFromTheBytesItsAppendsSendEvenWhenCut() async throws {
+        let receiver = try LoopbackReceiver()
+        let relay = try HTTPRelay(targetPort: receiver.port)
+        defer { relay.stop() }
+        let plan = FaultPlan { connection in
+            connection == 0 ? .cut(afterBytes: 3_000_000, direction: .upstream) : nil
+        }
+        let proxy = try FaultProxy(targetPort: relay.port, plan: plan)
+        defer { proxy.stop() }
+        let file = try TestFile(size: 9 << 20, seed: 53)
+        let sha = try FileDigest.sha256Hex(path: file.path)
+        let hashedOnItsOwn = Mutex(false)
+        let path = file.path
+        let digest = BackgroundDigest(startingNow: false) { () throws(TransferError) -> String in
+            hashedOnItsOwn.withLock { $0 = true }
+            return try FileDigest.sha256Hex(path: path)
+        }
+        let uploader = Interop.uploader(to: "http://127.0.0.1:\(proxy.port)/uploads")
+        let receipt = try await uploader.upload(file: file.path, filename: "IMG_0004.jpg", verdictJSON: "{}", digest: digest)
+
+        #expect(try receiver.holds(object: receipt.serverID, identicalTo: file))
+        #expect(proxy.connectionCount >= 2, "the plan's cut did not happen")
+        #expect(!hashedOnItsOwn.withLock { $0 })
+        let key = ResumableUpload.Header.idempotencyKey
+        let patches = relay.requests("PATCH")
+        #expect(patches.count >= 3)  // cut, resumed, completing
+        #expect(patches.last?.head[key] == sha)
+        #expect(patches.dropLast().allSatisfy { $0.head[key] == nil })
+        #expect(try receiver.objects().map(\.idempotencyKey) == [sha])
     }
 
     @Test func aDigestThatDoesNotMatchIsRefusedAtCompletion() async throws {
