@@ -382,6 +382,28 @@ final class OpenFile {
         return Int64(info.st_size)
     }
 
+    /// What tells one version of the file from another: inode, size, modification and change
+    /// times. Two equal stamps taken around a read mean the read saw one version.
+    struct Stamp: Equatable {
+        var inode: UInt64
+        var size: Int64
+        var modified: timespec
+        var changed: timespec
+
+        static func == (a: Stamp, b: Stamp) -> Bool {
+            a.inode == b.inode && a.size == b.size && a.modified.tv_sec == b.modified.tv_sec
+                && a.modified.tv_nsec == b.modified.tv_nsec && a.changed.tv_sec == b.changed.tv_sec
+                && a.changed.tv_nsec == b.changed.tv_nsec
+        }
+    }
+
+    /// The file's current `Stamp`.
+    func stamp() throws(TransferError) -> Stamp {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw TransferError(.fileUnreadable, "the file could not be examined") }
+        return Stamp(inode: UInt64(info.st_ino), size: Int64(info.st_size), modified: info.st_mtim, changed: info.st_ctim)
+    }
+
     /// Reads up to `count` bytes at `offset`; nil on error, 0 at end of file.
     func read(into buffer: UnsafeMutableRawPointer, count: Int, at offset: Int64) -> Int? {
         while true {

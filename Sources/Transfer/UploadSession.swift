@@ -25,6 +25,9 @@ final class UploadSession {
     private let uploader: ResumableUploader
     private let path: String
     private let size: Int64
+    /// The file as the session found it; a digest made from the bytes sent is used only if the
+    /// file is still the same when it is finished.
+    private let stamp: OpenFile.Stamp
     private let interopVersion: Int
     /// The headers every upload request carries, but the digest ones.
     private let commonHeaders: [(name: String, value: String)]
@@ -75,7 +78,9 @@ final class UploadSession {
         }
         self.uploader = uploader
         self.path = path
-        self.size = try OpenFile(path: path).size()
+        let file = try OpenFile(path: path)
+        self.size = try file.size()
+        self.stamp = try file.stamp()
         self.interopVersion = interopVersion
         self.progress = progress
         self.checkpoint = checkpoint
@@ -104,7 +109,14 @@ final class UploadSession {
         if let digestHeaders { return commonHeaders + digestHeaders }
         guard let pendingDigest else { throw TransferError(.invalidRequest, "the upload has no content hash") }
         var hex = try pendingDigest.sha256HexIfFinished()
-        if hex == nil { hex = try sendingDigest?.sha256Hex(path: path, size: size) }
+        if hex == nil, let sent = try sendingDigest?.sha256Hex(path: path, size: size) {
+            // The bytes hashed went out over time: a file rewritten meanwhile would make the
+            // digest describe a mix of versions, which the server would accept.
+            guard try OpenFile(path: path).stamp() == stamp else {
+                throw TransferError(.fileUnreadable, "the file changed while it was being sent")
+            }
+            hex = sent
+        }
         if hex == nil { hex = try await pendingDigest.sha256Hex() }
         guard let hex else { throw TransferError(.invalidRequest, "the upload has no content hash") }
         let known = try Self.digestHeaders(sha256Hex: hex)

@@ -26,6 +26,16 @@ import UploadProtocol
         }
 
         func release() { gate.signal() }
+
+        /// Releases the digest and waits until it is known, so the request after this sees it
+        /// finished (a guard against a hung test, not a timing assertion).
+        func releaseAndWait() {
+            release()
+            let deadline = ContinuousClock.now + .seconds(60)
+            while (try? digest.sha256HexIfFinished()) == nil && ContinuousClock.now < deadline {
+                Thread.sleep(forTimeInterval: 0.001)
+            }
+        }
     }
 
     @Test(arguments: [6, 8])
@@ -113,6 +123,8 @@ import UploadProtocol
         #expect(try receiver.objects().map(\.idempotencyKey) == [sha])
     }
 
+    /// The hasher's digest, once it finished, is what the completing append carries: one that does
+    /// not match the bytes (a file changed after it was hashed) is refused and nothing is stored.
     @Test func aDigestThatDoesNotMatchIsRefusedAtCompletion() async throws {
         let receiver = try LoopbackReceiver()
         let file = try TestFile(size: 5 << 20, seed: 52)
@@ -120,12 +132,42 @@ import UploadProtocol
         let uploader = Interop.uploader(to: receiver.uploadURL)
         do {
             _ = try await uploader.upload(file: file.path, filename: "IMG_0002.jpg", verdictJSON: "{}",
-                                          digest: held.digest, progress: { _ in held.release() })
+                                          digest: held.digest, progress: { _ in held.releaseAndWait() })
             Issue.record("an upload with a wrong digest succeeded")
         } catch {
             #expect(error.classification == .permanent)
             #expect(error.httpStatus == 400)
         }
+        #expect(try receiver.objects().isEmpty)
+    }
+
+    /// A file rewritten while its appends were being sent (and hashed on the way) fails with a
+    /// clear error instead of completing with a digest of a mix of versions; nothing is stored.
+    @Test func aFileRewrittenWhileItsBytesAreSentFailsAndStoresNothing() async throws {
+        let receiver = try LoopbackReceiver()
+        let file = try TestFile(size: 6 << 20, seed: 54)
+        let path = file.path
+        let uploader = Interop.uploader(to: receiver.uploadURL)
+        let rewritten = Mutex(false)
+        do {
+            _ = try await uploader.upload(
+                file: path, filename: "IMG_0005.jpg", verdictJSON: "{}", digest: BackgroundDigest(path: path, startingNow: false),
+                progress: { _ in
+                    // After the first append was acknowledged: change a byte it sent, in place.
+                    rewritten.withLock { done in
+                        guard !done, let handle = FileHandle(forUpdatingAtPath: path) else { return }
+                        handle.seek(toFileOffset: 1_000)
+                        handle.write(Data([0x5A]))
+                        try? handle.close()
+                        done = true
+                    }
+                })
+            Issue.record("an upload of a file rewritten mid-way succeeded")
+        } catch {
+            #expect(error.code == .fileUnreadable)
+            #expect(error.message.contains("changed"))
+        }
+        #expect(rewritten.withLock { $0 })
         #expect(try receiver.objects().isEmpty)
     }
 }

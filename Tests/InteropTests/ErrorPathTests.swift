@@ -108,12 +108,17 @@ import UploadProtocol
         let uploader: ResumableUploader
         let relay: HTTPRelay
         if let interopVersion {
-            // Discovery happens while the receiver takes 100 GiB; then it restarts with 1 MiB.
+            // Discovery happens while the receiver takes 100 GiB; then it restarts with 1 MiB. The
+            // upload goes through an uploader sharing the cached discovery but not the connection,
+            // which led to the stopped receiver: reused, it could die under the request (seen once
+            // in about ten runs as connection-lost).
             receiver = try LoopbackReceiver()
             relay = try HTTPRelay(targetPort: receiver.port)
-            uploader = Interop.uploader(to: relay.uploadURL, interopVersion: interopVersion)
-            #expect(try await uploader.discover() != .plain)
+            let cache = DiscoveryCache()
+            let discovering = Interop.uploader(to: relay.uploadURL, interopVersion: interopVersion, discoveryCache: cache)
+            #expect(try await discovering.discover() != .plain)
             try receiver.restart { $0.maxSize = 1 << 20 }
+            uploader = Interop.uploader(to: relay.uploadURL, interopVersion: interopVersion, discoveryCache: cache)
         } else {
             receiver = try LoopbackReceiver { $0.maxSize = 1 << 20 }
             relay = try HTTPRelay(targetPort: receiver.port, behaviour: .optionsNotImplemented)
