@@ -35,11 +35,16 @@ public struct HTTPRequest: Sendable {
     /// byte, on the transfer's thread (a piece may be seen again if libcurl rewinds the body).
     /// The bytes are valid only during the call.
     public var bodyObserver: (@Sendable (UnsafeRawBufferPointer, Int64) -> Void)?
+    /// Called on the transfer's thread with each interim (1xx) response as soon as its headers
+    /// have ended, while the request may still be sending: a 104's upload URL can be saved before
+    /// the body is through. It must return quickly.
+    public var onInterimResponse: (@Sendable (HTTPInterimResponse) -> Void)?
 
     /// Creates a request.
     public init(method: String, url: String, headers: [(name: String, value: String)] = [], body: Body = .none,
                 mayResendPartialBody: Bool = true, onBodySent: (@Sendable () -> Void)? = nil,
-                bodyObserver: (@Sendable (UnsafeRawBufferPointer, Int64) -> Void)? = nil) {
+                bodyObserver: (@Sendable (UnsafeRawBufferPointer, Int64) -> Void)? = nil,
+                onInterimResponse: (@Sendable (HTTPInterimResponse) -> Void)? = nil) {
         self.method = method
         self.url = url
         self.headers = headers
@@ -47,5 +52,6 @@ public struct HTTPRequest: Sendable {
         self.mayResendPartialBody = mayResendPartialBody
         self.onBodySent = onBodySent
         self.bodyObserver = bodyObserver
+        self.onInterimResponse = onInterimResponse
     }
 }

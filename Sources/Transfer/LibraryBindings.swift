@@ -44,6 +44,7 @@ final class CurlEasy: @unchecked Sendable {
         let state = CurlTransferState(cancellation: cancellation, settings: settings)
         state.onBodySent = request.onBodySent
         state.bodyObserver = request.bodyObserver
+        state.onInterimResponse = request.onInterimResponse
         if case .file(let path, let offset, let length) = request.body {
             guard offset >= 0, length >= 0 else {
                 return state.failure(TransferError(.invalidRequest, "a negative body range was requested"))
@@ -214,6 +215,8 @@ private final class CurlTransferState {
     var onBodySent: (@Sendable () -> Void)?
     /// `HTTPRequest.bodyObserver`.
     var bodyObserver: (@Sendable (UnsafeRawBufferPointer, Int64) -> Void)?
+    /// `HTTPRequest.onInterimResponse`.
+    var onInterimResponse: (@Sendable (HTTPInterimResponse) -> Void)?
     var readOffset: Int64 = 0
     var remaining: Int64 = 0
     var bytesSent: Int64 = 0
@@ -297,6 +300,9 @@ private final class CurlTransferState {
         }
         if line.isEmpty && terminated && !blocks.isEmpty {
             blocks[blocks.count - 1].complete = true
+            if let onInterimResponse, let block = blocks.last, (100...199).contains(block.status) {
+                onInterimResponse(HTTPInterimResponse(status: block.status, headers: block.headers))
+            }
             return true
         }
         guard !line.isEmpty, !blocks.isEmpty, let colon = line.firstIndex(of: ":") else { return true }

@@ -170,9 +170,23 @@ final class UploadSession {
     private func optimisticCreation() async throws(TransferError) -> UploadReceipt? {
         var headers = try await completingHeaders() + creationHeaders(complete: true)
         headers.append((ResumableUpload.Header.contentType, "application/octet-stream"))
-        let exchange = await uploader.client.exchange(HTTPRequest(
+        // The 104's upload URL is saved the moment it arrives, while the body is still going out:
+        // a process killed mid-body then resumes from the server's offset instead of starting over.
+        let (interims, sink) = AsyncStream.makeStream(of: HTTPInterimResponse.self)
+        let request = HTTPRequest(
             method: "POST", url: configuration.endpoint, headers: headers,
-            body: .file(path: path, offset: 0, length: size), mayResendPartialBody: false, onBodySent: onBodySent))
+            body: .file(path: path, offset: 0, length: size), mayResendPartialBody: false, onBodySent: onBodySent,
+            onInterimResponse: { sink.yield($0) })
+        let client = uploader.client
+        async let finished = Self.exchange(request, on: client, then: sink)
+        for await interim in interims where location == nil {
+            if let early = resumptionLocation(in: [interim]) {
+                location = early
+                offset = 0
+                try? save()  // best effort: a failure to save here is retried when adopting it below
+            }
+        }
+        let exchange = await finished
         bytesSent += exchange.bytesSent
         let interimLocation = resumptionLocation(in: exchange.interimResponses)
         switch exchange.result {
@@ -200,6 +214,14 @@ final class UploadSession {
             try await recover(from: error)
             return try await retrieveOffsetAfterRecovery()
         }
+    }
+
+    /// Runs `request` and ends `sink` (the stream of its interim responses) when it is over.
+    private static func exchange(_ request: HTTPRequest, on client: HTTPClient,
+                                 then sink: AsyncStream<HTTPInterimResponse>.Continuation) async -> HTTPExchange {
+        let exchange = await client.exchange(request)
+        sink.finish()
+        return exchange
     }
 
     /// Creates the upload resource with an empty `?0` request and saves its URL before any byte.

@@ -70,6 +70,11 @@ import UploadProtocol
         #expect(fixture.server.requests.map(\.method) == ["OPTIONS", "POST"])
         #expect(receipt.bytesSent == 20_000)
         #expect(receipt.headers["upload-offset"] == "20000")  // names lowercased
+        // The 104's upload URL was saved as a checkpoint at offset 0 (a process killed before
+        // the 201 resumes there).
+        let saved = try #require(log.all.first)
+        #expect(saved.checkpoint.offset == 0)
+        #expect(saved.checkpoint.location == receipt.location)
     }
 
     @Test func clientCapturesThe104BeforeTheFinalResponse() async throws {
