@@ -11,6 +11,12 @@ public struct AgentOptions: Sendable {
     public var pollInterval: Duration = .seconds(1)
     /// Exit when no job has been seen for this long (nil: run until signalled, as a service does).
     public var exitWhenIdleFor: Duration?
+    /// After a job found its destination away (no answer, and none to a reachability check
+    /// either), the agent puts the job back uncharged and takes no job for this long; the pause
+    /// doubles while the destination stays away, up to `maxProbeInterval`.
+    public var probeInterval: Duration = .seconds(1)
+    /// The longest pause while the destination is away.
+    public var maxProbeInterval: Duration = .seconds(30)
     /// The destination for a job's destination URL (tokens and S3 credentials come from here,
     /// never the store). A destination that cannot be built fails its jobs with the reason.
     public var destination: @Sendable (String) throws(TransferError) -> any UploadDestination
@@ -33,11 +39,16 @@ public struct AgentOptions: Sendable {
 public enum AgentEvent: Sendable {
     case started(jobID: Int64, path: String?)
     case performed(jobID: Int64, outcome: PerformOutcome)
+    /// The job's destination did not answer: the job went back to pending, uncharged, and the
+    /// agent pauses for `pause` before taking jobs again.
+    case destinationAway(jobID: Int64, message: String, pause: Duration)
 }
 
 /// The transfer service (the seeds' system daemon): performs registered jobs a few at a time,
 /// moves them through pending to succeeded or failed, and after its own restart resumes unfinished
-/// uploads from the server's offset. It never analyses and never acknowledges: `wake` does.
+/// uploads from the server's offset. It never analyses and never acknowledges: `wake` does. A job
+/// that fails because its destination is away (as `drain` tells it, `Reachability`) goes back to
+/// pending instead, so `wake` charges the photo nothing for an outage however long it lasts.
 public final class AgentRunner: Sendable {
     private let store: AssetStore
     private let options: AgentOptions
@@ -71,20 +82,32 @@ public final class AgentRunner: Sendable {
         var finished = 0
         var idleSince = ContinuousClock.now
         var storeError: StoreError?
-        await withTaskGroup(of: PerformOutcome.self) { group in
+        let store = self.store
+        await withTaskGroup(of: (jobID: Int64, outcome: PerformOutcome, away: String?).self) { group in
             var running = 0
+            // While a destination is away: no new job before `pausedUntil`; the pause doubles.
+            var pausedUntil: ContinuousClock.Instant?
+            var pause = options.probeInterval
             while !stopFlag.isCompleted && !Task.isCancelled {
-                if running < options.slots {
+                if running < options.slots && pausedUntil.map({ ContinuousClock.now >= $0 }) ?? true {
                     do {
                         for job in try store.claimJobsToPerform(limit: options.slots - running) {
                             running += 1
                             idleSince = .now
-                            let performer = JobPerformer(store: store, uploader: uploader(for: job.destination))
+                            let destination = uploader(for: job.destination)
+                            let performer = JobPerformer(store: store, uploader: destination)
                             events(.started(jobID: job.id, path: (try? store.asset(for: job))?.path))
                             group.addTask {
                                 let outcome = await performer.perform(job)
-                                events(.performed(jobID: job.id, outcome: outcome))
-                                return outcome
+                                guard case .finished(.failed(_, _, let failure)) = outcome,
+                                      await Reachability.destinationIsAway(after: failure, destination: destination),
+                                      let failed = try? store.job(id: job.id),
+                                      (try? store.retryJob(failed, update: .unchanged, inflightLimit: .max)) != nil else {
+                                    events(.performed(jobID: job.id, outcome: outcome))
+                                    return (job.id, outcome, nil)
+                                }
+                                // Reported by the loop as `destinationAway`, with the pause.
+                                return (job.id, outcome, "\(failure.code): \(failure.message)")
                             }
                         }
                     } catch {
@@ -98,14 +121,21 @@ public final class AgentRunner: Sendable {
                     continue
                 }
                 // One in for each one out. A stop cancels this task, which cancels the uploads.
-                if let outcome = await group.next() {
+                if let (jobID, outcome, away) = await group.next() {
                     running -= 1
                     idleSince = .now
-                    if case .finished = outcome { finished += 1 }
+                    if let away {
+                        pausedUntil = .now + pause
+                        events(.destinationAway(jobID: jobID, message: away, pause: pause))
+                        pause = min(pause * 2, options.maxProbeInterval)
+                    } else if case .finished = outcome {
+                        finished += 1
+                        if case .finished(.succeeded) = outcome { pause = options.probeInterval }
+                    }
                 }
             }
             group.cancelAll()
-            for await outcome in group {
+            for await (_, outcome, away) in group where away == nil {
                 if case .finished = outcome { finished += 1 }
             }
         }

@@ -225,23 +225,10 @@ public final class DrainRunner: Sendable {
     }
 
     /// Can the destination be reached? (A discovery request; any HTTP answer counts.)
-    private func reachable() async -> Bool {
-        do {
-            try await uploader.checkReachable()
-            return true
-        } catch {
-            return !Self.isUnreachable(error)
-        }
-    }
+    private func reachable() async -> Bool { await Reachability.isReachable(uploader) }
 
-    /// True when a reachability check got no HTTP answer at all. A lost connection counts: a
-    /// proxy or load balancer in front of a stopped server accepts the connection and closes it.
-    static func isUnreachable(_ error: TransferError) -> Bool {
-        switch error.code {
-        case .connectionFailed, .hostNotFound, .connectionLost, .timedOut: true
-        default: false
-        }
-    }
+    /// True when a reachability check got no HTTP answer at all (`Reachability.isUnreachable`).
+    static func isUnreachable(_ error: TransferError) -> Bool { Reachability.isUnreachable(error) }
 
     /// The pause after `failures` counted upload failures in a row: `base`, doubling, at most `ceiling`.
     static func backoff(after failures: Int, base: Duration, ceiling: Duration) -> Duration {
@@ -299,12 +286,9 @@ public final class DrainRunner: Sendable {
                 return .worked(.upload)
             case .finished(.failed(_, _, let failure)):
                 let current = try store.job(id: job.id) ?? job
-                let unreachable = failure.code == TransferError.Code.connectionFailed.rawValue
-                    || failure.code == TransferError.Code.hostNotFound.rawValue
                 // A connection lost because the destination went away (a restart, a crash) is
                 // the destination's fault, not the photo's: if it no longer answers, defer.
-                let gone = failure.transient && !unreachable ? !(await reachable()) : unreachable
-                if failure.transient, gone {
+                if await Reachability.destinationIsAway(after: failure, destination: uploader) {
                     // Unreachable: a deferral. The job goes back as it was, nothing is charged.
                     _ = try store.retryJob(current, update: .unchanged, inflightLimit: .max)
                     return .offline("\(failure.code): \(failure.message)")

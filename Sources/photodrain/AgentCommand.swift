@@ -13,8 +13,10 @@ enum AgentCommand: Command {
         Performs registered jobs --slots at a time with resumable uploads, saving each upload's URL
         and confirmed offset before any byte is sent, and moves them to succeeded or failed for the
         next wake to acknowledge. After a restart it resumes unfinished uploads from the server's
-        offset. SIGTERM cancels uploads in flight (they stay resumable) and exits 0. Run it as a
-        service; --exit-when-idle makes it stop on its own.
+        offset. A job whose destination does not answer (not even a reachability check) is put
+        back, uncharged, and the agent waits before the next job: 1 s, doubling up to 30 s while the
+        destination stays away. SIGTERM cancels uploads in flight (they stay resumable) and exits 0.
+        Run it as a service; --exit-when-idle makes it stop on its own.
         """,
         options: [LibraryOptions.store, TransferOptions.tokenFile, TransferOptions.interopVersion] + TransferOptions.s3 + [
                   .option("slots", "N", "Uploads at once.", default: "3"),
@@ -47,7 +49,19 @@ enum AgentCommand: Command {
         let json = arguments.flag("json")
         let console = Console.shared
         let finished = try await runner.run { event in
-            guard case .performed(let id, let outcome) = event else { return }
+            let id: Int64, outcome: PerformOutcome
+            switch event {
+            case .started:
+                return
+            case .performed(let job, let performed):
+                (id, outcome) = (job, performed)
+            case .destinationAway(let job, let message, let pause):
+                let seconds = Double(pause.components.seconds) + Double(pause.components.attoseconds) / 1e18
+                let line = Line(job: job, outcome: "deferred",
+                                message: "destination away (\(message)); job kept, uncharged; next try in \(String(format: "%.1f", seconds)) s")
+                if json { console.json(line) } else { console.err("job \(job): \(line.outcome) \(line.message ?? "")") }
+                return
+            }
             let line: Line
             switch outcome {
             case .finished(.succeeded(let status, let headers)):

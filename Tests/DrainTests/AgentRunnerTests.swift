@@ -1,0 +1,70 @@
+import AssetStore
+import Drain
+import Foundation
+import Synchronization
+import Testing
+import Transfer
+
+@Suite struct AgentRunnerTests {
+    /// One analysed photo with a registered upload job to `destination`, as `wake` leaves it.
+    private func libraryWithAJob(destination: ScriptedDestination) throws -> (Library, AssetStore, UploadJob) {
+        let library = try Library(photos: 1)
+        let store = try library.store()
+        _ = try store.scan()
+        for asset in try store.claimUnanalyzed(limit: 1) {
+            _ = try store.bankVerdict(BankedVerdict(json: "{}", label: "no-faces", faceCount: 0, score: 0), for: asset)
+        }
+        let claimed = try #require(try store.claimForUpload(limit: 1).first)
+        let job = try #require(try store.createJob(for: claimed, destination: destination.endpoint, inflightLimit: .max))
+        return (library, store, job)
+    }
+
+    private func runAgent(_ store: AssetStore, destination: ScriptedDestination) async throws -> [AgentEvent] {
+        var options = AgentOptions(slots: 1) { (_: String) throws(TransferError) -> any UploadDestination in destination }
+        options.exitWhenIdleFor = .seconds(1)
+        options.probeInterval = .milliseconds(50)
+        let events = Mutex<[AgentEvent]>([])
+        _ = try await AgentRunner(store: store, options: options).run { event in events.withLock { $0.append(event) } }
+        return events.withLock { $0 }
+    }
+
+    /// A destination that is away (connections lost, reachability checks too) for a while: the
+    /// agent puts the job back each time, uncharged, pauses 50, 100, 200 ms, and uploads once it
+    /// answers; `wake`'s acknowledgement then finds a photo uploaded with no attempt counted.
+    @Test func aDestinationAwayCostsThePhotoNothingAndTheAgentBacksOff() async throws {
+        let destination = ScriptedDestination(uploads: [], awayForChecks: 3)
+        let (library, store, job) = try libraryWithAJob(destination: destination)
+        defer { withExtendedLifetime(library) {} }
+        let events = try await runAgent(store, destination: destination)
+
+        let away = events.compactMap { event -> Duration? in
+            if case .destinationAway(_, _, let pause) = event { return pause }
+            return nil
+        }
+        #expect(away == [.milliseconds(50), .milliseconds(100), .milliseconds(200)])
+        let finished = try #require(try store.job(id: job.id))
+        #expect(finished.state == .succeeded)
+        let calls = destination.uploadCalls.withLock { $0 }
+        #expect(calls.count == 4)
+        let gaps = zip(calls.dropFirst(), calls).map { $0 - $1 }
+        for (gap, least) in zip(gaps, [50, 100, 200]) { #expect(gap >= .milliseconds(least)) }  // lower bounds only
+        _ = try store.acknowledgeJob(finished) { job, asset in RetryPolicy().update(for: job, asset: asset) }
+        let asset = try #require(try store.asset(path: "p000.jpg"))
+        #expect(asset.uploadedAt != nil && asset.attempts == 0 && !asset.failed)
+    }
+
+    /// A destination that answers with an error is the photo's failure: the job ends failed, for
+    /// `wake` to count and retry, and nothing is deferred.
+    @Test func aDestinationThatAnswersWithAnErrorFailsTheJob() async throws {
+        let destination = ScriptedDestination(uploads: [TransferError.forStatus(503)])
+        let (library, store, job) = try libraryWithAJob(destination: destination)
+        defer { withExtendedLifetime(library) {} }
+        let events = try await runAgent(store, destination: destination)
+
+        #expect(!events.contains { if case .destinationAway = $0 { true } else { false } })
+        let failed = try #require(try store.job(id: job.id))
+        #expect(failed.state == .failed)
+        #expect(failed.failure?.code == TransferError.Code.serverError.rawValue && failed.failure?.transient == true)
+        #expect(destination.uploadCalls.withLock { $0.count } == 1)
+    }
+}
