@@ -10,10 +10,10 @@ enum UploadCommand: Command {
         discussion: """
         Each file is sent with its SHA-256 as Idempotency-Key and Repr-Digest, so a server that
         dedupes stores it once however often it is sent. Large files are created empty first and
-        then appended, so an interrupted upload resumes from the server's offset. Hashing overlaps
-        the uploads: the next file is hashed while the server stores the one before, and a large
-        file's bytes start flowing before its hash is ready (the request that completes the
-        upload carries it).
+        then appended, so an interrupted upload resumes from the server's offset. Hashing stays off
+        the path of the bytes: a small file is hashed while the server stores the one before it; a
+        large file is hashed from its bytes as they are sent, and the request that completes the
+        upload carries the hash (a file changed meanwhile fails, exit 65, and is not stored).
 
         With --to s3://BUCKET/PREFIX each file becomes the object PREFIX/<sha256>-<name> (one PUT,
         or a multipart upload above 16 MiB), its verdict in x-amz-meta-verdict. Credentials come
