@@ -123,7 +123,7 @@ public final class DrainRunner: Sendable {
             while !Task.isCancelled {
                 // Offline: check reachability now and then, backing off.
                 if !online && ContinuousClock.now >= nextProbe {
-                    if await reachable() {
+                    if await Reachability.isReachable(uploader) {
                         online = true
                         offlineSince = nil
                         probeInterval = options.probeInterval
@@ -223,12 +223,6 @@ public final class DrainRunner: Sendable {
             return .finished
         }
     }
-
-    /// Can the destination be reached? (A discovery request; any HTTP answer counts.)
-    private func reachable() async -> Bool { await Reachability.isReachable(uploader) }
-
-    /// True when a reachability check got no HTTP answer at all (`Reachability.isUnreachable`).
-    static func isUnreachable(_ error: TransferError) -> Bool { Reachability.isUnreachable(error) }
 
     /// The pause after `failures` counted upload failures in a row: `base`, doubling, at most `ceiling`.
     static func backoff(after failures: Int, base: Duration, ceiling: Duration) -> Duration {

@@ -133,10 +133,10 @@ final class ScriptedDestination: UploadDestination {
     }
 
     @Test func onlyFailuresWithoutAnHTTPAnswerMeanUnreachable() {
-        #expect(DrainRunner.isUnreachable(TransferError(.connectionFailed, "x")))
-        #expect(DrainRunner.isUnreachable(TransferError(.connectionLost, "x")))
-        #expect(DrainRunner.isUnreachable(TransferError(.timedOut, "x")))
-        #expect(!DrainRunner.isUnreachable(TransferError.forStatus(503)))
-        #expect(!DrainRunner.isUnreachable(TransferError.forStatus(401)))
+        #expect(Reachability.isUnreachable(TransferError(.connectionFailed, "x")))
+        #expect(Reachability.isUnreachable(TransferError(.connectionLost, "x")))
+        #expect(Reachability.isUnreachable(TransferError(.timedOut, "x")))
+        #expect(!Reachability.isUnreachable(TransferError.forStatus(503)))
+        #expect(!Reachability.isUnreachable(TransferError.forStatus(401)))
     }
 }

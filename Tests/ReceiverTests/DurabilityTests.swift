@@ -65,11 +65,7 @@ import UploadProtocol
         #expect(probe.status == 204)
         #expect(probe["upload-offset"] == String(scenario.expectedOffset))
         let offset = scenario.expectedOffset
-        let rest = try second.client().request("PATCH", path,
-                                               headers: ResumableUploadTests.patchHeaders(version: 8, offset: offset, complete: true),
-                                               body: Array(body[offset...]))
-        #expect(rest.status == 201)
-        #expect(try second.content(of: try #require(rest["x-server-resource-id"])) == body)
+        try second.completeUpload(path, body: body, from: offset, version: 8)
     }
 
     /// An upload sent in short appends is checkpointed once the interval has passed since its
@@ -100,11 +96,7 @@ import UploadProtocol
         let second = try TestReceiver(directory: directory, clock: clock, configure: configure)
         defer { second.stop() }
         #expect(try second.client().request("HEAD", path)["upload-offset"] == "100001")
-        let rest = try second.client().request("PATCH", path,
-                                               headers: ResumableUploadTests.patchHeaders(version: 8, offset: 100_001, complete: true),
-                                               body: Array(body[100_001...]))
-        #expect(rest.status == 201)
-        #expect(try second.content(of: try #require(rest["x-server-resource-id"])) == body)
+        try second.completeUpload(path, body: body, from: 100_001, version: 8)
     }
 
     /// An offset the client was told before a reboot and the receiver no longer has is refused
@@ -131,11 +123,7 @@ import UploadProtocol
                                                 body: Array(body[120_000...]))
         #expect(stale.status == 409)
         #expect(stale["upload-offset"] == "0")
-        let again = try second.client().request("PATCH", path,
-                                                headers: ResumableUploadTests.patchHeaders(version: 6, offset: 0, complete: true),
-                                                body: body)
-        #expect(again.status == 201)
-        #expect(try second.content(of: try #require(again["x-server-resource-id"])) == body)
+        try second.completeUpload(path, body: body, from: 0, version: 6)
     }
 
     /// A partial file longer than the length its upload announced (bytes from a client that

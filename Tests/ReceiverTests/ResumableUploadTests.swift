@@ -201,11 +201,7 @@ import UploadProtocol
         #expect(probe.status == 204)
         let offset = try #require(Int(probe["upload-offset"] ?? ""))
         #expect(offset == 100_000)
-        let rest = try receiver.client().request("PATCH", path,
-                                                 headers: Self.patchHeaders(version: version, offset: offset, complete: true),
-                                                 body: Array(body[offset...]))
-        #expect(rest.status == 201)
-        #expect(try receiver.content(of: try #require(rest["x-server-resource-id"])) == body)
+        try receiver.completeUpload(path, body: body, from: offset, version: version)
     }
 
     @Test func interruptedCreationIsResumableFromThe104Location() throws {
@@ -228,10 +224,7 @@ import UploadProtocol
         let offset = try #require(Int(probe["upload-offset"] ?? ""))
         #expect(offset == 90_000)
         #expect(probe["upload-length"] == String(body.count))
-        let rest = try receiver.client().request("PATCH", path, headers: Self.patchHeaders(version: 6, offset: offset, complete: true),
-                                                 body: Array(body[offset...]))
-        #expect(rest.status == 201)
-        #expect(try receiver.content(of: try #require(rest["x-server-resource-id"])) == body)
+        try receiver.completeUpload(path, body: body, from: offset, version: 6)
     }
 
     @Test func newerRequestEndsTheOlderTransfer() throws {
@@ -253,10 +246,7 @@ import UploadProtocol
         let offset = try #require(Int(probe["upload-offset"] ?? ""))
         #expect(offset <= 20_000)
         #expect(older.isClosedByServer())
-        let rest = try receiver.client().request("PATCH", path, headers: Self.patchHeaders(version: 8, offset: offset, complete: true),
-                                                 body: Array(body[offset...]))
-        #expect(rest.status == 201)
-        #expect(try receiver.content(of: try #require(rest["x-server-resource-id"])) == body)
+        try receiver.completeUpload(path, body: body, from: offset, version: 8)
     }
 
     @Test func deleteCancelsAnUpload() throws {

@@ -1,6 +1,7 @@
 import Foundation
 import Receiver
 import Synchronization
+import Testing
 import UploadProtocol
 
 /// A receiver on an ephemeral loopback port over a fresh temporary directory, for one test.
@@ -72,6 +73,18 @@ final class TestReceiver: Sendable {
     /// An object's bytes as the receiver serves them.
     func content(of id: String) throws -> [UInt8] {
         try client().request("GET", "/objects/\(id)/content", headers: authorization).body
+    }
+
+    /// Sends the rest of `body` from `offset` in a completing PATCH (interop `version`) to the
+    /// upload at `path`, and checks that the receiver answers 201 and stores `body` byte for byte.
+    func completeUpload(_ path: String, body: [UInt8], from offset: Int, version: Int,
+                        sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let rest = try client().request("PATCH", path,
+                                        headers: ResumableUploadTests.patchHeaders(version: version, offset: offset, complete: true),
+                                        body: Array(body[offset...]))
+        #expect(rest.status == 201, sourceLocation: sourceLocation)
+        let id = try #require(rest["x-server-resource-id"], sourceLocation: sourceLocation)
+        #expect(try content(of: id) == body, sourceLocation: sourceLocation)
     }
 
     /// Headers that authorise requests when the receiver has a token.

@@ -30,6 +30,18 @@ import Testing
         return port
     }
 
+    /// Checks that `exchange` ended as a lost connection (transient, so the upload resumes), not
+    /// as a response made of whatever arrived before the cut.
+    private func expectLostConnection(_ exchange: HTTPExchange, sourceLocation: SourceLocation = #_sourceLocation) {
+        switch exchange.result {
+        case .success(let response):
+            Issue.record("a cut-off reply was taken for a \(response.status) with \(response.headers)", sourceLocation: sourceLocation)
+        case .failure(let error):
+            #expect(error.code == .connectionLost, sourceLocation: sourceLocation)
+            #expect(error.isTransient, sourceLocation: sourceLocation)
+        }
+    }
+
     @Test(arguments: [
         "HTTP/1.1 204 No Content\r\nUpload-Offset: 7",
         "HTTP/1.1 204 No Content\r\nUpload-Offset: 7000\r\n",
@@ -38,13 +50,7 @@ import Testing
     func offsetAnswerCutInsideItsHeadIsALostConnection(reply: String) async throws {
         let port = try Self.serveOnce(reply)
         let exchange = await HTTPClient().exchange(HTTPRequest(method: "HEAD", url: "http://127.0.0.1:\(port)/files/u1"))
-        switch exchange.result {
-        case .success(let response):
-            Issue.record("a cut-off head was taken for a \(response.status) with \(response.headers)")
-        case .failure(let error):
-            #expect(error.code == .connectionLost)
-            #expect(error.isTransient)
-        }
+        expectLostConnection(exchange)
     }
 
     @Test func completeOffsetAnswerIsStillTaken() async throws {
@@ -71,13 +77,7 @@ import Testing
             method: "POST", url: "http://127.0.0.1:\(port)/files",
             headers: [("Upload-Draft-Interop-Version", "6"), ("Upload-Complete", "?1")], body: .bytes(body)))
         #expect(exchange.interimResponses.map(\.status) == [104])
-        switch exchange.result {
-        case .success(let response):
-            Issue.record("a reply without a final head was taken for a \(response.status)")
-        case .failure(let error):
-            #expect(error.code == .connectionLost)
-            #expect(error.isTransient)
-        }
+        expectLostConnection(exchange)
     }
 
     @Test func interimResponseCutInsideItsHeadIsNotOffered() async throws {
