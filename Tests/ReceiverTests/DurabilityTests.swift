@@ -31,11 +31,9 @@ import UploadProtocol
 
     @Test(arguments: scenarios)
     func restartKeepsWhatItPromised(scenario: Scenario) throws {
-        let directory = TestReceiver.makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let bootFile = directory + "-boot_id"
-        defer { try? FileManager.default.removeItem(atPath: bootFile) }
-        try "first-boot\n".write(toFile: bootFile, atomically: true, encoding: .utf8)
+        let machine = try BootedDirectory(boot: "first-boot\n")
+        defer { withExtendedLifetime(machine) {} }  // removes the directory when the test ends
+        let (directory, bootFile) = (machine.directory, machine.bootFile)
         let configure: (inout ReceiverConfiguration) -> Void = {
             $0.syncMode = scenario.syncMode
             $0.checkpointInterval = scenario.checkpointInterval
@@ -58,7 +56,7 @@ import UploadProtocol
             #expect(appended.status == 204)
             #expect(appended["upload-offset"] == "300000")
         }
-        if scenario.rebooted { try "second-boot\n".write(toFile: bootFile, atomically: true, encoding: .utf8) }
+        if scenario.rebooted { try machine.boot("second-boot\n") }
         let second = try TestReceiver(directory: directory, configure: configure)
         defer { second.stop() }
         let probe = try second.client().request("HEAD", path)
@@ -71,11 +69,9 @@ import UploadProtocol
     /// An upload sent in short appends is checkpointed once the interval has passed since its
     /// last checkpoint, whichever append the bytes come in: a reboot costs at most that much.
     @Test func shortAppendsAreCheckpointedOnceTheIntervalPassed() throws {
-        let directory = TestReceiver.makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let bootFile = directory + "-boot_id"
-        defer { try? FileManager.default.removeItem(atPath: bootFile) }
-        try "first-boot".write(toFile: bootFile, atomically: true, encoding: .utf8)
+        let machine = try BootedDirectory(boot: "first-boot")
+        defer { withExtendedLifetime(machine) {} }  // removes the directory when the test ends
+        let (directory, bootFile) = (machine.directory, machine.bootFile)
         let clock = TestReceiver.ManualClock()
         let configure: (inout ReceiverConfiguration) -> Void = { $0.bootIDPath = bootFile; $0.checkpointInterval = 5 }
         let body = TestReceiver.bytes(300_000, seed: 34)
@@ -92,7 +88,7 @@ import UploadProtocol
                 #expect(appended.status == 204)
             }
         }
-        try "second-boot".write(toFile: bootFile, atomically: true, encoding: .utf8)
+        try machine.boot("second-boot")
         let second = try TestReceiver(directory: directory, clock: clock, configure: configure)
         defer { second.stop() }
         #expect(try second.client().request("HEAD", path)["upload-offset"] == "100001")
@@ -102,11 +98,9 @@ import UploadProtocol
     /// An offset the client was told before a reboot and the receiver no longer has is refused
     /// with the lower offset, which the client resumes from.
     @Test func offsetLostToARebootIsCorrectedBy409() throws {
-        let directory = TestReceiver.makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let bootFile = directory + "-boot_id"
-        defer { try? FileManager.default.removeItem(atPath: bootFile) }
-        try "first-boot".write(toFile: bootFile, atomically: true, encoding: .utf8)
+        let machine = try BootedDirectory(boot: "first-boot")
+        defer { withExtendedLifetime(machine) {} }  // removes the directory when the test ends
+        let (directory, bootFile) = (machine.directory, machine.bootFile)
         let configure: (inout ReceiverConfiguration) -> Void = { $0.bootIDPath = bootFile; $0.checkpointInterval = 3_600 }
         let body = TestReceiver.bytes(200_000, seed: 32)
         let path: String
@@ -115,7 +109,7 @@ import UploadProtocol
             defer { first.stop() }
             path = try first.createPartialUpload(body[0..<120_000], version: 6)
         }
-        try "second-boot".write(toFile: bootFile, atomically: true, encoding: .utf8)
+        try machine.boot("second-boot")
         let second = try TestReceiver(directory: directory, configure: configure)
         defer { second.stop() }
         let stale = try second.client().request("PATCH", path,
@@ -129,11 +123,9 @@ import UploadProtocol
     /// A partial file longer than the length its upload announced (bytes from a client that
     /// broke the protocol, kept across a restart) is cut back to that length.
     @Test func restartBoundsThePartialFileByTheAnnouncedLength() throws {
-        let directory = TestReceiver.makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let bootFile = directory + "-boot_id"
-        defer { try? FileManager.default.removeItem(atPath: bootFile) }
-        try "one-boot".write(toFile: bootFile, atomically: true, encoding: .utf8)
+        let machine = try BootedDirectory(boot: "one-boot")
+        defer { withExtendedLifetime(machine) {} }  // removes the directory when the test ends
+        let (directory, bootFile) = (machine.directory, machine.bootFile)
         let configure: (inout ReceiverConfiguration) -> Void = { $0.bootIDPath = bootFile }
         let body = TestReceiver.bytes(50_000, seed: 33)
         let path: String
@@ -152,5 +144,21 @@ import UploadProtocol
         defer { second.stop() }
         let probe = try second.client().request("HEAD", path)
         #expect(probe["upload-offset"] == "50000")
+    }
+}
+
+/// A storage directory and the boot-id file its receiver reads (`bootIDPath`), removed together.
+/// `boot(_:)` writes a new boot id: what a reboot of the machine looks like to the receiver.
+final class BootedDirectory {
+    let directory = TestReceiver.makeTemporaryDirectory()
+    var bootFile: String { directory + "-boot_id" }
+
+    init(boot id: String) throws { try boot(id) }
+
+    func boot(_ id: String) throws { try id.write(toFile: bootFile, atomically: true, encoding: .utf8) }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: directory)
+        try? FileManager.default.removeItem(atPath: bootFile)
     }
 }
