@@ -25,7 +25,7 @@ let package = Package(
 
         // MARK: Pipeline modules
         .target(name: "PhotoDecoding", dependencies: ["CJPEG", "CPNG"], swiftSettings: swiftSettings),
-        .target(name: "FaceAnalysis", dependencies: ["PhotoDecoding"], swiftSettings: swiftSettings),
+        .target(name: "FaceAnalysis", dependencies: ["PhotoDecoding", "CCrypto"], swiftSettings: swiftSettings),
         .target(name: "AssetStore", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
         .target(name: "UploadProtocol", swiftSettings: swiftSettings),
         .target(name: "Transfer", dependencies: ["CCurl", "CCrypto", "UploadProtocol"], swiftSettings: swiftSettings),

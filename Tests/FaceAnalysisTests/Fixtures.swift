@@ -32,6 +32,22 @@ enum Fixtures {
         try PhotoDecoder.decode(directory + "/images/" + name, options: DecodeOptions(output: .gray))
     }
 
+    /// The repository's Models/ folder.
+    static let modelsDirectory: String = {
+        let tests = directory[..<(directory.range(of: "/Tests/")?.lowerBound ?? directory.endIndex)]
+        return String(tests) + "/Models"
+    }()
+
+    private static let blazeFace = Mutex<ConvolutionalNetwork?>(nil)
+
+    /// The shipped BlazeFace network, loaded once per test process.
+    static func blazeFaceNetwork() throws -> ConvolutionalNetwork {
+        if let loaded = blazeFace.withLock({ $0 }) { return loaded }
+        let network = try ConvolutionalNetwork(contentsOf: modelsDirectory + "/blazeface-full-range.pdnn")
+        blazeFace.withLock { $0 = network }
+        return network
+    }
+
     /// The OpenCV results recorded by Scripts/make-face-fixtures.
     static let parity: ParityFixture? = {
         guard let bytes = try? readAll(directory + "/parity.json") else { return nil }

@@ -1,0 +1,194 @@
+import CCrypto
+import Foundation
+
+/// A convolutional network in PhotoDrain's own weight format (`PDNN`, version 1), as
+/// `Scripts/convert-blazeface` writes it from a TensorFlow Lite model.
+///
+/// Layout, all little-endian: the 8-byte magic `PDNN\0\0\0\1`; a UInt32 header length; the header
+/// (UTF-8 JSON: tensors, ops in execution order, detector settings); zero padding to a multiple
+/// of 16; then the weights as IEEE half-precision values, widened to Float here. The header carries
+/// the SHA-256 of the weights, so a damaged file is refused rather than run.
+public struct NetworkFile: Sendable {
+    /// One operation of the graph, as the converter wrote it.
+    public struct Operation: Decodable, Sendable {
+        /// `conv`, `depthwise`, `add`, `maxpool`, `pad_channels`, `resize_bilinear`, `reshape`.
+        public var op: String
+        /// Input tensor ids.
+        public var `in`: [Int]
+        /// Output tensor id.
+        public var out: Int
+        /// Kernel height and width (convolutions).
+        public var kernel: [Int]?
+        /// Stride in both directions (convolutions, pooling).
+        public var stride: Int?
+        /// `same` or `valid` (TensorFlow's meaning).
+        public var padding: String?
+        /// `relu` or `none`, applied to the op's result.
+        public var activation: String?
+        /// [offset, count] of the weights in the data section, in half-precision values.
+        public var weights: [Int]?
+        /// The weights' shape: [out, kh, kw, in] for `conv`, [1, kh, kw, channels] for `depthwise`.
+        public var weights_shape: [Int]?
+        /// [offset, count] of the bias.
+        public var bias: [Int]?
+        /// Pooling window [height, width].
+        public var size: [Int]?
+        /// Zero channels added before / after (`pad_channels`).
+        public var before: Int?
+        public var after: Int?
+        /// Resize options (`resize_bilinear`).
+        public var align_corners: Bool?
+        public var half_pixel_centers: Bool?
+    }
+
+    /// A tensor's shape without the batch dimension: [height, width, channels], or [count, values]
+    /// for the reshaped outputs.
+    public struct TensorInfo: Decodable, Sendable {
+        public var shape: [Int]
+        public var name: String
+    }
+
+    struct Input: Decodable, Sendable {
+        var tensor: Int
+        var shape: [Int]
+        var range: [Float]
+        var channels: String
+    }
+
+    struct Header: Decodable, Sendable {
+        var format: String
+        var version: Int
+        var name: String
+        var input: Input
+        var outputs: [String: Int]
+        var tensors: [String: TensorInfo]
+        var ops: [Operation]
+        var data_halves: Int
+        var data_sha256: String
+    }
+
+    /// The model's name (e.g. `blazeface-full-range`).
+    public let name: String
+    /// `name@` and the first 8 hex digits of the weights' SHA-256: names the exact weights in a verdict.
+    public let identifier: String
+    /// The input tensor's id and its [height, width, channels].
+    public let inputTensor: Int
+    public let inputShape: [Int]
+    /// Output tensor ids by role (`regressors`, `classificators`).
+    public let outputs: [String: Int]
+    /// Every tensor's shape, by id.
+    public let tensors: [Int: TensorInfo]
+    /// The ops in execution order.
+    public let operations: [Operation]
+    /// All weights, widened to Float; ops index it with their [offset, count].
+    public let weights: [Float]
+
+    static let magic: [UInt8] = Array("PDNN".utf8) + [0, 0, 0, 1]
+
+    /// Reads and checks the network at `path`. Throws `modelFileAccess` when it cannot be read and
+    /// `malformedModel` / `unsupportedModelVersion` when it is not a version-1 PDNN file whose
+    /// weights match their recorded SHA-256.
+    public static func load(_ path: String) throws(FaceAnalysisError) -> NetworkFile {
+        let bytes: [UInt8]
+        do {
+            bytes = try SystemCalls.readFile(path)
+        } catch {
+            throw FaceAnalysisError(.modelFileAccess, "cannot read the detector's weight file: \(error.message)", path: path)
+        }
+        do {
+            return try NetworkFile(bytes: bytes)
+        } catch {
+            throw error.about(path)
+        }
+    }
+
+    /// Parses a PDNN file's bytes; see `load(_:)`.
+    public init(bytes: [UInt8]) throws(FaceAnalysisError) {
+        func malformed(_ why: String) -> FaceAnalysisError {
+            FaceAnalysisError(.malformedModel, "not a PhotoDrain network file: \(why)")
+        }
+        guard bytes.count >= 12 else { throw malformed("\(bytes.count) bytes is too short") }
+        guard Array(bytes[0..<4]) == Array(Self.magic[0..<4]) else { throw malformed("no PDNN signature") }
+        guard Array(bytes[4..<8]) == Array(Self.magic[4..<8]) else {
+            throw FaceAnalysisError(.unsupportedModelVersion,
+                                    "network format version \(bytes[4..<8].map(String.init).joined(separator: ".")) is not 1")
+        }
+        let headerLength = Int(UInt32(bytes[8]) | UInt32(bytes[9]) << 8 | UInt32(bytes[10]) << 16 | UInt32(bytes[11]) << 24)
+        guard headerLength > 0, 12 + headerLength <= bytes.count else { throw malformed("the header runs past the end of the file") }
+        let header: Header
+        do {
+            header = try JSONDecoder().decode(Header.self, from: Data(bytes[12..<(12 + headerLength)]))
+        } catch {
+            throw malformed("the header is not the expected JSON (\(error))")
+        }
+        guard header.format == "photodrain-cnn", header.version == 1 else {
+            throw FaceAnalysisError(.unsupportedModelVersion, "network \(header.format) version \(header.version) is not photodrain-cnn 1")
+        }
+        let dataStart = (12 + headerLength + 15) / 16 * 16
+        guard header.data_halves >= 0, dataStart + header.data_halves * 2 == bytes.count else {
+            throw malformed("the file holds \(max(0, bytes.count - dataStart)) bytes of weights, the header promises \(header.data_halves * 2)")
+        }
+        let digest = bytes.withUnsafeBytes { Self.sha256Hex(UnsafeRawBufferPointer(rebasing: $0[dataStart...])) }
+        guard digest == header.data_sha256 else {
+            throw malformed("the weights are damaged (SHA-256 \(digest.prefix(16))…, expected \(header.data_sha256.prefix(16))…)")
+        }
+        var weights = [Float](repeating: 0, count: header.data_halves)
+        for i in 0..<header.data_halves {
+            let bits = UInt16(bytes[dataStart + 2 * i]) | UInt16(bytes[dataStart + 2 * i + 1]) << 8
+            weights[i] = Float(Float16(bitPattern: bits))
+        }
+        var tensors: [Int: TensorInfo] = [:]
+        for (key, info) in header.tensors {
+            guard let id = Int(key) else { throw malformed("tensor id \(key) is not a number") }
+            tensors[id] = info
+        }
+        name = header.name
+        identifier = header.name + "@" + header.data_sha256.prefix(8)
+        inputTensor = header.input.tensor
+        inputShape = header.input.shape
+        outputs = header.outputs
+        self.tensors = tensors
+        operations = header.ops
+        self.weights = weights
+        try validate()
+    }
+
+    /// Every reference in the ops must land inside the file: tensor ids, weight ranges, shapes.
+    private func validate() throws(FaceAnalysisError) {
+        func malformed(_ why: String) -> FaceAnalysisError {
+            FaceAnalysisError(.malformedModel, "not a usable network: \(why)")
+        }
+        guard inputShape.count == 3, inputShape.allSatisfy({ $0 > 0 && $0 <= 4096 }) else { throw malformed("input shape \(inputShape)") }
+        for (index, op) in operations.enumerated() {
+            for id in op.in + [op.out] where tensors[id] == nil {
+                throw malformed("op \(index) (\(op.op)) names tensor \(id), which is not declared")
+            }
+            for range in [op.weights, op.bias].compactMap({ $0 }) {
+                guard range.count == 2, range[0] >= 0, range[1] >= 0, range[0] + range[1] <= weights.count else {
+                    throw malformed("op \(index) (\(op.op)) reads weights \(range) outside the \(weights.count) stored")
+                }
+            }
+        }
+        for role in ["regressors", "classificators"] where outputs[role] == nil {
+            throw malformed("no \(role) output")
+        }
+    }
+
+    /// The weights an op's [offset, count] names.
+    func slice(_ range: [Int]?) -> ArraySlice<Float> {
+        guard let range, range.count == 2 else { return [] }
+        return weights[range[0]..<(range[0] + range[1])]
+    }
+
+    static func sha256Hex(_ bytes: UnsafeRawBufferPointer) -> String {
+        guard let context = pd_sha256_create() else { return "" }
+        defer { pd_sha256_free(context) }
+        var out = [UInt8](repeating: 0, count: 32)
+        guard pd_sha256_update(context, bytes.baseAddress, bytes.count) == 1,
+              pd_sha256_final(context, &out) == 1 else { return "" }
+        let digits = Array("0123456789abcdef".utf8)
+        var text = [UInt8]()
+        for byte in out { text.append(digits[Int(byte >> 4)]); text.append(digits[Int(byte & 15)]) }
+        return String(decoding: text, as: UTF8.self)
+    }
+}

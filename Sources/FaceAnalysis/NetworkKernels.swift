@@ -1,0 +1,320 @@
+/// The SIMD kernels the convolutional network runs on. Tensors are NHWC Float buffers whose channel
+/// count is padded to a multiple of 8 (`stride`), the padding channels held at zero, so every kernel
+/// works in whole `SIMD8<Float>` vectors; only the network's 3-channel input is unpadded.
+///
+/// Kernels are concrete and non-generic, load unaligned, and keep their accumulators in locals so
+/// the optimiser holds them in registers (measure in release builds only).
+enum NetworkKernels {
+    @inline(__always)
+    static func load8(_ p: UnsafePointer<Float>) -> SIMD8<Float> {
+        UnsafeRawPointer(p).loadUnaligned(as: SIMD8<Float>.self)
+    }
+
+    @inline(__always)
+    static func store8(_ v: SIMD8<Float>, _ p: UnsafeMutablePointer<Float>) {
+        UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD8<Float>.self)
+    }
+
+    /// What a convolution does to its sums before storing them: bias (already in the accumulator),
+    /// then an optional ReLU, an optional residual add (a tensor with `residualStride` channels, of
+    /// which the first `residualChannels` are real; the rest count as zero, which is how a
+    /// channel-padded skip connection adds), and an optional ReLU after the add.
+    struct Epilogue {
+        var reluBeforeAdd: Bool
+        var residual: UnsafePointer<Float>?
+        var residualStride: Int
+        var reluAfterAdd: Bool
+
+
+        @inline(__always)
+        func apply(_ v: SIMD8<Float>, pixel: Int, channel: Int) -> SIMD8<Float> {
+            var v = v
+            if reluBeforeAdd { v = pointwiseMax(v, .zero) }
+            if let residual, channel < residualStride {
+                v += NetworkKernels.load8(residual + pixel * residualStride + channel)
+            }
+            if reluAfterAdd { v = pointwiseMax(v, .zero) }
+            return v
+        }
+    }
+
+    /// 1x1 convolution: `output[p][o] = bias[o] + sum_i input[p][i] * weights[o-block][i][o % 16]`.
+    /// `weights` is packed in blocks of 16 output channels (the last block may hold 8): for block b,
+    /// `inStride` rows of 16 (or 8) values. Four pixels by sixteen channels per step.
+    static func pointwise(input: UnsafePointer<Float>, inStride: Int, pixels: Int,
+                          weights: UnsafePointer<Float>, bias: UnsafePointer<Float>,
+                          output: UnsafeMutablePointer<Float>, outStride: Int, epilogue: Epilogue) {
+        var o = 0
+        while o + 16 <= outStride {
+            let w = weights + o * inStride
+            let b0 = load8(bias + o), b1 = load8(bias + o + 8)
+            var p = 0
+            while p + 4 <= pixels {
+                var a00 = b0, a01 = b1, a10 = b0, a11 = b1, a20 = b0, a21 = b1, a30 = b0, a31 = b1
+                let x0 = input + p * inStride
+                let x1 = x0 + inStride, x2 = x1 + inStride, x3 = x2 + inStride
+                var wi = w
+                for i in 0..<inStride {
+                    let w0 = load8(wi), w1 = load8(wi + 8)
+                    let v0 = SIMD8<Float>(repeating: x0[i]), v1 = SIMD8<Float>(repeating: x1[i])
+                    let v2 = SIMD8<Float>(repeating: x2[i]), v3 = SIMD8<Float>(repeating: x3[i])
+                    a00 += v0 * w0; a01 += v0 * w1
+                    a10 += v1 * w0; a11 += v1 * w1
+                    a20 += v2 * w0; a21 += v2 * w1
+                    a30 += v3 * w0; a31 += v3 * w1
+                    wi += 16
+                }
+                let y = output + p * outStride + o
+                store8(epilogue.apply(a00, pixel: p, channel: o), y)
+                store8(epilogue.apply(a01, pixel: p, channel: o + 8), y + 8)
+                store8(epilogue.apply(a10, pixel: p + 1, channel: o), y + outStride)
+                store8(epilogue.apply(a11, pixel: p + 1, channel: o + 8), y + outStride + 8)
+                store8(epilogue.apply(a20, pixel: p + 2, channel: o), y + 2 * outStride)
+                store8(epilogue.apply(a21, pixel: p + 2, channel: o + 8), y + 2 * outStride + 8)
+                store8(epilogue.apply(a30, pixel: p + 3, channel: o), y + 3 * outStride)
+                store8(epilogue.apply(a31, pixel: p + 3, channel: o + 8), y + 3 * outStride + 8)
+                p += 4
+            }
+            while p < pixels {
+                var a0 = b0, a1 = b1
+                let x = input + p * inStride
+                var wi = w
+                for i in 0..<inStride {
+                    let v = SIMD8<Float>(repeating: x[i])
+                    a0 += v * load8(wi); a1 += v * load8(wi + 8)
+                    wi += 16
+                }
+                let y = output + p * outStride + o
+                store8(epilogue.apply(a0, pixel: p, channel: o), y)
+                store8(epilogue.apply(a1, pixel: p, channel: o + 8), y + 8)
+                p += 1
+            }
+            o += 16
+        }
+        if o < outStride {  // a last block of 8 channels
+            let w = weights + o * inStride
+            let b0 = load8(bias + o)
+            var p = 0
+            while p + 4 <= pixels {
+                var a0 = b0, a1 = b0, a2 = b0, a3 = b0
+                let x0 = input + p * inStride
+                let x1 = x0 + inStride, x2 = x1 + inStride, x3 = x2 + inStride
+                var wi = w
+                for i in 0..<inStride {
+                    let w0 = load8(wi)
+                    a0 += SIMD8<Float>(repeating: x0[i]) * w0
+                    a1 += SIMD8<Float>(repeating: x1[i]) * w0
+                    a2 += SIMD8<Float>(repeating: x2[i]) * w0
+                    a3 += SIMD8<Float>(repeating: x3[i]) * w0
+                    wi += 8
+                }
+                let y = output + p * outStride + o
+                store8(epilogue.apply(a0, pixel: p, channel: o), y)
+                store8(epilogue.apply(a1, pixel: p + 1, channel: o), y + outStride)
+                store8(epilogue.apply(a2, pixel: p + 2, channel: o), y + 2 * outStride)
+                store8(epilogue.apply(a3, pixel: p + 3, channel: o), y + 3 * outStride)
+                p += 4
+            }
+            while p < pixels {
+                var a0 = b0
+                let x = input + p * inStride
+                var wi = w
+                for i in 0..<inStride {
+                    a0 += SIMD8<Float>(repeating: x[i]) * load8(wi)
+                    wi += 8
+                }
+                store8(epilogue.apply(a0, pixel: p, channel: o), output + p * outStride + o)
+                p += 1
+            }
+        }
+    }
+
+    /// 3x3 depthwise convolution with TensorFlow's SAME padding: stride 1 pads one pixel on every
+    /// side; stride 2 on an even size pads only the bottom row and right column. `weights` is
+    /// [9][stride] (tap-major), `bias` [stride].
+    static func depthwise3x3(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,
+                             stride: Int, padTop: Int, padLeft: Int,
+                             weights: UnsafePointer<Float>, bias: UnsafePointer<Float>,
+                             output: UnsafeMutablePointer<Float>, outHeight: Int, outWidth: Int, relu: Bool) {
+        let c = channels
+        for oy in 0..<outHeight {
+            let iy0 = oy * stride - padTop
+            // The three input rows, nil where they fall in the padding.
+            let r0: UnsafePointer<Float>? = iy0 >= 0 && iy0 < height ? input + iy0 * width * c : nil
+            let r1: UnsafePointer<Float>? = iy0 + 1 >= 0 && iy0 + 1 < height ? input + (iy0 + 1) * width * c : nil
+            let r2: UnsafePointer<Float>? = iy0 + 2 >= 0 && iy0 + 2 < height ? input + (iy0 + 2) * width * c : nil
+            let yRow = output + oy * outWidth * c
+            // Output columns whose three taps are all inside the row.
+            let firstInterior = padLeft > 0 ? 1 : 0
+            var lastInterior = outWidth - 1
+            while lastInterior >= firstInterior && lastInterior * stride - padLeft + 2 >= width { lastInterior -= 1 }
+            var ch = 0
+            while ch < c {
+                let k0 = load8(weights + ch), k1 = load8(weights + c + ch), k2 = load8(weights + 2 * c + ch)
+                let k3 = load8(weights + 3 * c + ch), k4 = load8(weights + 4 * c + ch), k5 = load8(weights + 5 * c + ch)
+                let k6 = load8(weights + 6 * c + ch), k7 = load8(weights + 7 * c + ch), k8 = load8(weights + 8 * c + ch)
+                let b = load8(bias + ch)
+                @inline(__always)
+                func edge(_ ox: Int) -> SIMD8<Float> {
+                    let ix0 = ox * stride - padLeft
+                    @inline(__always)
+                    func taps(_ row: UnsafePointer<Float>?, _ ka: SIMD8<Float>, _ kb: SIMD8<Float>, _ kc: SIMD8<Float>) -> SIMD8<Float> {
+                        guard let row else { return .zero }
+                        var sum = SIMD8<Float>.zero
+                        if ix0 >= 0 && ix0 < width { sum += load8(row + ix0 * c + ch) * ka }
+                        if ix0 + 1 >= 0 && ix0 + 1 < width { sum += load8(row + (ix0 + 1) * c + ch) * kb }
+                        if ix0 + 2 >= 0 && ix0 + 2 < width { sum += load8(row + (ix0 + 2) * c + ch) * kc }
+                        return sum
+                    }
+                    return b + taps(r0, k0, k1, k2) + taps(r1, k3, k4, k5) + taps(r2, k6, k7, k8)
+                }
+                var ox = 0
+                while ox < min(firstInterior, outWidth) {
+                    let v = edge(ox)
+                    store8(relu ? pointwiseMax(v, .zero) : v, yRow + ox * c + ch)
+                    ox += 1
+                }
+                if lastInterior >= firstInterior {
+                    if let r0, let r1, let r2 {
+                        while ox <= lastInterior {
+                            let ix = (ox * stride - padLeft) * c + ch
+                            var acc = b
+                            acc += load8(r0 + ix) * k0; acc += load8(r0 + ix + c) * k1; acc += load8(r0 + ix + 2 * c) * k2
+                            acc += load8(r1 + ix) * k3; acc += load8(r1 + ix + c) * k4; acc += load8(r1 + ix + 2 * c) * k5
+                            acc += load8(r2 + ix) * k6; acc += load8(r2 + ix + c) * k7; acc += load8(r2 + ix + 2 * c) * k8
+                            store8(relu ? pointwiseMax(acc, .zero) : acc, yRow + ox * c + ch)
+                            ox += 1
+                        }
+                    } else {
+                        while ox <= lastInterior {
+                            let v = edge(ox)
+                            store8(relu ? pointwiseMax(v, .zero) : v, yRow + ox * c + ch)
+                            ox += 1
+                        }
+                    }
+                }
+                while ox < outWidth {
+                    let v = edge(ox)
+                    store8(relu ? pointwiseMax(v, .zero) : v, yRow + ox * c + ch)
+                    ox += 1
+                }
+                ch += 8
+            }
+        }
+    }
+
+    /// A general KxK convolution of a narrow input (the network's first layer: 3 channels), by
+    /// gathering each output pixel's patch and multiplying it with `weights` packed as
+    /// [out-block of 8][k*k*inChannels][8]. SAME padding with the given top/left pad.
+    static func convolution(input: UnsafePointer<Float>, height: Int, width: Int, inChannels: Int,
+                            kernel: Int, stride: Int, padTop: Int, padLeft: Int,
+                            weights: UnsafePointer<Float>, bias: UnsafePointer<Float>,
+                            output: UnsafeMutablePointer<Float>, outHeight: Int, outWidth: Int, outStride: Int,
+                            relu: Bool, patch: UnsafeMutablePointer<Float>) {
+        let patchLength = kernel * kernel * inChannels
+        for oy in 0..<outHeight {
+            for ox in 0..<outWidth {
+                var k = 0
+                for ky in 0..<kernel {
+                    let iy = oy * stride - padTop + ky
+                    for kx in 0..<kernel {
+                        let ix = ox * stride - padLeft + kx
+                        let inside = iy >= 0 && iy < height && ix >= 0 && ix < width
+                        for ci in 0..<inChannels {
+                            patch[k] = inside ? input[(iy * width + ix) * inChannels + ci] : 0
+                            k += 1
+                        }
+                    }
+                }
+                let y = output + (oy * outWidth + ox) * outStride
+                var o = 0
+                while o < outStride {
+                    var acc = load8(bias + o)
+                    var w = weights + o * patchLength
+                    for i in 0..<patchLength {
+                        acc += SIMD8<Float>(repeating: patch[i]) * load8(w)
+                        w += 8
+                    }
+                    store8(relu ? pointwiseMax(acc, .zero) : acc, y + o)
+                    o += 8
+                }
+            }
+        }
+    }
+
+    /// 2x2 max pooling with stride 2 (SAME padding on an odd size repeats nothing: the missing
+    /// pixels are left out, as TensorFlow does).
+    static func maxPool2x2(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,
+                           output: UnsafeMutablePointer<Float>, outHeight: Int, outWidth: Int) {
+        for oy in 0..<outHeight {
+            let y0 = 2 * oy, y1 = min(2 * oy + 1, height - 1)
+            for ox in 0..<outWidth {
+                let x0 = 2 * ox, x1 = min(2 * ox + 1, width - 1)
+                var ch = 0
+                while ch < channels {
+                    let a = load8(input + (y0 * width + x0) * channels + ch)
+                    let b = load8(input + (y0 * width + x1) * channels + ch)
+                    let c = load8(input + (y1 * width + x0) * channels + ch)
+                    let d = load8(input + (y1 * width + x1) * channels + ch)
+                    store8(pointwiseMax(pointwiseMax(a, b), pointwiseMax(c, d)), output + (oy * outWidth + ox) * channels + ch)
+                    ch += 8
+                }
+            }
+        }
+    }
+
+    /// Bilinear resize with half-pixel centres (TensorFlow's `half_pixel_centers=True`): source
+    /// coordinate `(d + 0.5) * scale - 0.5`, clamped to the edge pixels.
+    static func resizeBilinear(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,
+                               output: UnsafeMutablePointer<Float>, outHeight: Int, outWidth: Int) {
+        let sy = Float(height) / Float(outHeight), sx = Float(width) / Float(outWidth)
+        for oy in 0..<outHeight {
+            let fy = (Float(oy) + 0.5) * sy - 0.5
+            let fy0 = fy.rounded(.down)
+            let y0 = max(Int(fy0), 0), y1 = min(Int(fy.rounded(.up)), height - 1)
+            let ly = SIMD8<Float>(repeating: fy - fy0)
+            for ox in 0..<outWidth {
+                let fx = (Float(ox) + 0.5) * sx - 0.5
+                let fx0 = fx.rounded(.down)
+                let x0 = max(Int(fx0), 0), x1 = min(Int(fx.rounded(.up)), width - 1)
+                let lx = SIMD8<Float>(repeating: fx - fx0)
+                var ch = 0
+                while ch < channels {
+                    let tl = load8(input + (y0 * width + x0) * channels + ch)
+                    let tr = load8(input + (y0 * width + x1) * channels + ch)
+                    let bl = load8(input + (y1 * width + x0) * channels + ch)
+                    let br = load8(input + (y1 * width + x1) * channels + ch)
+                    let top = tl + (tr - tl) * lx
+                    let bottom = bl + (br - bl) * lx
+                    store8(top + (bottom - top) * ly, output + (oy * outWidth + ox) * channels + ch)
+                    ch += 8
+                }
+            }
+        }
+    }
+
+    /// `output = a + b` over `pixels`, where `b` may have fewer (zero-padded) channels, then an
+    /// optional ReLU.
+    static func add(_ a: UnsafePointer<Float>, aStride: Int, _ b: UnsafePointer<Float>, bStride: Int, pixels: Int,
+                    output: UnsafeMutablePointer<Float>, relu: Bool) {
+        for p in 0..<pixels {
+            var ch = 0
+            while ch < aStride {
+                var v = load8(a + p * aStride + ch)
+                if ch < bStride { v += load8(b + p * bStride + ch) }
+                store8(relu ? pointwiseMax(v, .zero) : v, output + p * aStride + ch)
+                ch += 8
+            }
+        }
+    }
+
+    /// Copies `pixels` pixels of `inStride` channels into a tensor of `outStride` channels starting
+    /// at channel `before`; the other channels become zero.
+    static func padChannels(_ input: UnsafePointer<Float>, inStride: Int, pixels: Int, before: Int,
+                            output: UnsafeMutablePointer<Float>, outStride: Int) {
+        output.update(repeating: 0, count: pixels * outStride)
+        for p in 0..<pixels {
+            (output + p * outStride + before).update(from: input + p * inStride, count: min(inStride, outStride - before))
+        }
+    }
+}
