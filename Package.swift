@@ -22,10 +22,19 @@ let package = Package(
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
         .target(name: "CCrypto", linkerSettings: [.linkedLibrary("crypto")]),
         .systemLibrary(name: "CSQLite"),
+        .target(name: "CCPUFeatures"),
 
         // MARK: Pipeline modules
         .target(name: "PhotoDecoding", dependencies: ["CJPEG", "CPNG"], swiftSettings: swiftSettings),
-        .target(name: "FaceAnalysis", dependencies: ["PhotoDecoding", "CCrypto"], swiftSettings: swiftSettings),
+        // The CNN's kernels, once for the baseline target and once compiled for AVX2 + FMA (picked
+        // at run time when the processor has them). x86-64 only, as the package is.
+        .target(name: "CNNKernels", swiftSettings: swiftSettings),
+        .target(
+            name: "CNNKernelsAVX2",
+            dependencies: ["CNNKernels", "CCPUFeatures"],
+            swiftSettings: swiftSettings + [.unsafeFlags(["-target-cpu", "haswell"])]
+        ),
+        .target(name: "FaceAnalysis", dependencies: ["PhotoDecoding", "CCrypto", "CNNKernels", "CNNKernelsAVX2"], swiftSettings: swiftSettings),
         .target(name: "AssetStore", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
         .target(name: "UploadProtocol", swiftSettings: swiftSettings),
         .target(name: "Transfer", dependencies: ["CCurl", "CCrypto", "UploadProtocol"], swiftSettings: swiftSettings),

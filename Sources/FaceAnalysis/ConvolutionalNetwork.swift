@@ -1,3 +1,6 @@
+import CNNKernels
+import CNNKernelsAVX2
+
 /// A convolutional network ready to run: a `NetworkFile`'s graph turned into a fixed list of
 /// kernel calls with repacked weights, fused epilogues and a buffer plan.
 ///
@@ -309,13 +312,29 @@ public final class ConvolutionalNetwork: Sendable {
 /// One thread's activation buffers for a `ConvolutionalNetwork`. Not `Sendable`: use one per
 /// thread (or per task), and reuse it for every image that thread analyses.
 public final class NetworkWorkspace {
+    /// Which compiled kernels run the network.
+    public enum Kernels: String, Sendable, CaseIterable {
+        /// The baseline x86-64 build: runs on any processor.
+        case portable
+        /// AVX2 + FMA: about twice as fast; only where the processor has them.
+        case avx2
+        /// `avx2` where supported, else `portable`.
+        public static var best: Kernels { AVX2Kernels.isSupported ? .avx2 : .portable }
+        /// Whether this processor can run these kernels.
+        public var isSupported: Bool { self == .portable || AVX2Kernels.isSupported }
+    }
+
     public let network: ConvolutionalNetwork
+    /// The kernels this workspace runs (never one the processor lacks).
+    public let kernels: Kernels
     private let slots: [UnsafeMutablePointer<Float>]
     private let patch: UnsafeMutablePointer<Float>
 
-    /// Buffers for `network` (a few megabytes for BlazeFace).
-    public init(network: ConvolutionalNetwork) {
+    /// Buffers for `network` (a few megabytes for BlazeFace), run with `kernels` (the fastest this
+    /// processor supports by default; an unsupported choice falls back to `portable`).
+    public init(network: ConvolutionalNetwork, kernels: Kernels = .best) {
         self.network = network
+        self.kernels = kernels.isSupported ? kernels : .portable
         slots = network.slotSizes.map { size in
             let p = UnsafeMutablePointer<Float>.allocate(capacity: max(size, 8))
             p.initialize(repeating: 0, count: max(size, 8))
@@ -338,7 +357,42 @@ public final class NetworkWorkspace {
 
     /// Runs every step on the current input.
     public func run() {
-        for step in network.steps { execute(step) }
+        switch kernels {
+        case .portable: for step in network.steps { execute(step, with: PortableKernels.self) }
+        case .avx2: for step in network.steps { execute(step, with: AVX2Kernels.self) }
+        }
+    }
+
+    /// Runs every step on the current input and returns each step's kind, output size and
+    /// nanoseconds (monotonic clock), for `photodrain bench` and kernel work.
+    public func profile() -> [(step: String, nanoseconds: UInt64)] {
+        var result: [(String, UInt64)] = []
+        for step in network.steps {
+            let start = SystemCalls.monotonicNanoseconds()
+            switch kernels {
+            case .portable: execute(step, with: PortableKernels.self)
+            case .avx2: execute(step, with: AVX2Kernels.self)
+            }
+            result.append((describe(step), SystemCalls.monotonicNanoseconds() - start))
+        }
+        return result
+    }
+
+    private func describe(_ step: ConvolutionalNetwork.Step) -> String {
+        func shape(_ id: Int) -> String {
+            let l = network.layouts[id]!
+            return "\(l.height)x\(l.width)x\(l.channels)"
+        }
+        switch step {
+        case let .pointwise(input, output, _, _, _, residual, _):
+            return "pointwise \(shape(input))->\(shape(output))" + (residual == nil ? "" : " +add")
+        case let .depthwise(input, output, _, _, _, _, _, _): return "depthwise \(shape(input))->\(shape(output))"
+        case let .convolution(input, output, _, _, _, _, _, _, _): return "conv \(shape(input))->\(shape(output))"
+        case let .maxPool(input, output): return "maxpool \(shape(input))->\(shape(output))"
+        case let .resize(input, output): return "resize \(shape(input))->\(shape(output))"
+        case let .add(a, _, output, _): return "add \(shape(a))->\(shape(output))"
+        case let .padChannels(input, output, _): return "pad \(shape(input))->\(shape(output))"
+        }
     }
 
     /// The output of `role` (`regressors`, `classificators`) after `run()`: `count` rows of
@@ -353,7 +407,7 @@ public final class NetworkWorkspace {
         return (slots[layout.slot], layout)
     }
 
-    private func execute(_ step: ConvolutionalNetwork.Step) {
+    private func execute<K: NetworkKernelSet>(_ step: ConvolutionalNetwork.Step, with _: K.Type) {
         switch step {
         case let .pointwise(input, output, weights, bias, reluBeforeAdd, residual, reluAfterAdd):
             let (x, xl) = tensor(input)
@@ -366,7 +420,7 @@ public final class NetworkWorkspace {
             }
             weights.withUnsafeBufferPointer { w in
                 bias.withUnsafeBufferPointer { b in
-                    NetworkKernels.pointwise(input: x, inStride: xl.stride, pixels: xl.pixels, weights: w.baseAddress!,
+                    K.pointwise(input: x, inStride: xl.stride, pixels: xl.pixels, weights: w.baseAddress!,
                                              bias: b.baseAddress!, output: y, outStride: yl.stride, epilogue: epilogue)
                 }
             }
@@ -375,7 +429,7 @@ public final class NetworkWorkspace {
             let (y, yl) = tensor(output)
             weights.withUnsafeBufferPointer { w in
                 bias.withUnsafeBufferPointer { b in
-                    NetworkKernels.depthwise3x3(input: x, height: xl.height, width: xl.width, channels: xl.stride,
+                    K.depthwise3x3(input: x, height: xl.height, width: xl.width, channels: xl.stride,
                                                 stride: stride, padTop: padTop, padLeft: padLeft, weights: w.baseAddress!,
                                                 bias: b.baseAddress!, output: y, outHeight: yl.height, outWidth: yl.width, relu: relu)
                 }
@@ -385,7 +439,7 @@ public final class NetworkWorkspace {
             let (y, yl) = tensor(output)
             weights.withUnsafeBufferPointer { w in
                 bias.withUnsafeBufferPointer { b in
-                    NetworkKernels.convolution(input: x, height: xl.height, width: xl.width, inChannels: xl.stride,
+                    K.convolution(input: x, height: xl.height, width: xl.width, inChannels: xl.stride,
                                                kernel: kernel, stride: stride, padTop: padTop, padLeft: padLeft,
                                                weights: w.baseAddress!, bias: b.baseAddress!, output: y,
                                                outHeight: yl.height, outWidth: yl.width, outStride: yl.stride,
@@ -395,18 +449,18 @@ public final class NetworkWorkspace {
         case let .maxPool(input, output):
             let (x, xl) = tensor(input)
             let (y, yl) = tensor(output)
-            NetworkKernels.maxPool2x2(input: x, height: xl.height, width: xl.width, channels: xl.stride,
+            K.maxPool2x2(input: x, height: xl.height, width: xl.width, channels: xl.stride,
                                       output: y, outHeight: yl.height, outWidth: yl.width)
         case let .resize(input, output):
             let (x, xl) = tensor(input)
             let (y, yl) = tensor(output)
-            NetworkKernels.resizeBilinear(input: x, height: xl.height, width: xl.width, channels: xl.stride,
+            K.resizeBilinear(input: x, height: xl.height, width: xl.width, channels: xl.stride,
                                           output: y, outHeight: yl.height, outWidth: yl.width)
         case let .add(a, b, output, relu):
             let (x, xl) = tensor(a)
             let (z, zl) = tensor(b)
             let (y, _) = tensor(output)
-            NetworkKernels.add(x, aStride: xl.stride, z, bStride: zl.stride, pixels: xl.pixels, output: y, relu: relu)
+            K.add(x, aStride: xl.stride, z, bStride: zl.stride, pixels: xl.pixels, output: y, relu: relu)
         case let .padChannels(input, output, before):
             let (x, xl) = tensor(input)
             let (y, yl) = tensor(output)

@@ -41,6 +41,7 @@ struct Options {
             case "--min-size": parameters.minSize = try integer(argument)
             case "--max-size": parameters.maxSize = try integer(argument)
             case "--repeat": repeats = max(1, try integer(argument))
+            case "--profile": break
             case "--analysis-size":
                 let v = try integer(argument)
                 analysisSize = v > 0 ? v : nil
@@ -128,6 +129,42 @@ func run(_ arguments: [String]) throws {
         let stages = result.medians.stages.map { "\(json($0.name)):\(format($0.milliseconds))" }.joined(separator: ",")
         print("{\"cascade\":\(json(result.cascade)),\"images\":\(result.images),\"samples\":\(result.samples),\"median_ms\":{\(stages)},\"median_total_ms\":\(format(result.medianTotal)),\"images_per_second\":\(format(result.imagesPerSecond)),\"failures\":\(result.failures.count)}")
         for failure in result.failures { print("{\"failed\":\(json(failure.path)),\"reason\":\(json(failure.reason))}") }
+    case "network-time":
+        // One BlazeFace inference on a fixed pseudo-random 192x192 input (thread CPU time).
+        guard let path = options.files.first else { throw UsageError(message: "network-time MODEL.pdnn") }
+        let network = try ConvolutionalNetwork(contentsOf: path)
+        let workspace = NetworkWorkspace(network: network)
+        var state: UInt32 = 12345
+        let input = workspace.input
+        for i in 0..<input.count {
+            state = state &* 1_664_525 &+ 1_013_904_223
+            input[i] = Float(state >> 8) / Float(1 << 24) * 2 - 1
+        }
+        for _ in 0..<5 { workspace.run() }
+        var times: [Double] = []
+        for _ in 0..<options.repeats {
+            let start = threadMilliseconds()
+            workspace.run()
+            times.append(threadMilliseconds() - start)
+        }
+        times.sort()
+        if CommandLine.arguments.contains("--profile") {
+            var totals: [String: UInt64] = [:]
+            var order: [String] = []
+            for _ in 0..<20 {
+                for (step, ns) in workspace.profile() {
+                    let kind = String(step.split(separator: " ").first ?? "")
+                    if totals[kind] == nil { order.append(kind) }
+                    totals[kind, default: 0] += ns
+                    if totals[step] == nil { order.append(step) }
+                    totals[step, default: 0] += ns
+                }
+            }
+            for key in order.sorted(by: { totals[$0]! > totals[$1]! }).prefix(25) {
+                print(key, format(Double(totals[key]!) / 20 / 1e6))
+            }
+        }
+        print("{\"model\":\(json(network.identifier)),\"kernels\":\(json(workspace.kernels.rawValue)),\"min_ms\":\(format(times[0])),\"median_ms\":\(format(times[times.count / 2]))}")
     default:
         throw UsageError(message: "unknown command \(command)")
     }

@@ -38,10 +38,14 @@ import Testing
         try JSONDecoder().decode(Reference.self, from: Data(try Fixtures.readAll(Fixtures.directory + "/blazeface/reference.json")))
     }
 
-    @Test("raw outputs match TensorFlow Lite", arguments: inputs)
-    func rawOutputsMatch(name: String) throws {
+    /// Both compiled kernel sets where the processor runs both (AVX2 only where it has AVX2 + FMA).
+    static let kernelSets = NetworkWorkspace.Kernels.allCases.filter(\.isSupported)
+
+    @Test("raw outputs match TensorFlow Lite", arguments: inputs, kernelSets)
+    func rawOutputsMatch(name: String, kernels: NetworkWorkspace.Kernels) throws {
         let network = try Fixtures.blazeFaceNetwork()
-        let workspace = NetworkWorkspace(network: network)
+        let workspace = NetworkWorkspace(network: network, kernels: kernels)
+        #expect(workspace.kernels == kernels)
         let rgb = try Fixtures.readAll(Fixtures.directory + "/blazeface/\(name).rgb")
         #expect(rgb.count == 192 * 192 * 3)
         let input = workspace.input

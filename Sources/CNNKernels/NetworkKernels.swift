@@ -4,14 +4,33 @@
 ///
 /// Kernels are concrete and non-generic, load unaligned, and keep their accumulators in locals so
 /// the optimiser holds them in registers (measure in release builds only).
-enum NetworkKernels {
-    @inline(__always)
-    static func load8(_ p: UnsafePointer<Float>) -> SIMD8<Float> {
+///
+/// Every kernel is `@inlinable`: FaceAnalysis inlines them for the baseline x86-64 target, and the
+/// CNNKernelsAVX2 module inlines the same source compiled for AVX2 + FMA, which FaceAnalysis
+/// picks at run time when the processor has them. One source, two instruction sets. They are also
+/// `@inline(__always)`: a specialised copy emitted out of line would carry the same symbol in both
+/// modules, and the linker would keep one of them for both callers.
+public enum NetworkKernels {
+    @inlinable @inline(__always)
+    public static func load8(_ p: UnsafePointer<Float>) -> SIMD8<Float> {
         UnsafeRawPointer(p).loadUnaligned(as: SIMD8<Float>.self)
     }
 
-    @inline(__always)
-    static func store8(_ v: SIMD8<Float>, _ p: UnsafeMutablePointer<Float>) {
+    /// max(v, 0) lane by lane, as a compare and a blend (the standard library's `pointwiseMax` is a
+    /// lane loop here).
+    @inlinable @inline(__always)
+    public static func relu8(_ v: SIMD8<Float>) -> SIMD8<Float> {
+        v.replacing(with: 0, where: v .< 0)
+    }
+
+    /// The larger of each lane pair (inputs are never NaN here).
+    @inlinable @inline(__always)
+    public static func max8(_ a: SIMD8<Float>, _ b: SIMD8<Float>) -> SIMD8<Float> {
+        a.replacing(with: b, where: a .< b)
+    }
+
+    @inlinable @inline(__always)
+    public static func store8(_ v: SIMD8<Float>, _ p: UnsafeMutablePointer<Float>) {
         UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD8<Float>.self)
     }
 
@@ -19,21 +38,29 @@ enum NetworkKernels {
     /// then an optional ReLU, an optional residual add (a tensor with `residualStride` channels, of
     /// which the first `residualChannels` are real; the rest count as zero, which is how a
     /// channel-padded skip connection adds), and an optional ReLU after the add.
-    struct Epilogue {
-        var reluBeforeAdd: Bool
-        var residual: UnsafePointer<Float>?
-        var residualStride: Int
-        var reluAfterAdd: Bool
+    public struct Epilogue {
+        public var reluBeforeAdd: Bool
+        public var residual: UnsafePointer<Float>?
+        public var residualStride: Int
+        public var reluAfterAdd: Bool
+
+        @inlinable
+        public init(reluBeforeAdd: Bool, residual: UnsafePointer<Float>?, residualStride: Int, reluAfterAdd: Bool) {
+            self.reluBeforeAdd = reluBeforeAdd
+            self.residual = residual
+            self.residualStride = residualStride
+            self.reluAfterAdd = reluAfterAdd
+        }
 
 
-        @inline(__always)
-        func apply(_ v: SIMD8<Float>, pixel: Int, channel: Int) -> SIMD8<Float> {
+        @inlinable @inline(__always)
+        public func apply(_ v: SIMD8<Float>, pixel: Int, channel: Int) -> SIMD8<Float> {
             var v = v
-            if reluBeforeAdd { v = pointwiseMax(v, .zero) }
+            if reluBeforeAdd { v = relu8(v) }
             if let residual, channel < residualStride {
                 v += NetworkKernels.load8(residual + pixel * residualStride + channel)
             }
-            if reluAfterAdd { v = pointwiseMax(v, .zero) }
+            if reluAfterAdd { v = relu8(v) }
             return v
         }
     }
@@ -41,7 +68,8 @@ enum NetworkKernels {
     /// 1x1 convolution: `output[p][o] = bias[o] + sum_i input[p][i] * weights[o-block][i][o % 16]`.
     /// `weights` is packed in blocks of 16 output channels (the last block may hold 8): for block b,
     /// `inStride` rows of 16 (or 8) values. Four pixels by sixteen channels per step.
-    static func pointwise(input: UnsafePointer<Float>, inStride: Int, pixels: Int,
+    @inlinable @inline(__always)
+    public static func pointwise(input: UnsafePointer<Float>, inStride: Int, pixels: Int,
                           weights: UnsafePointer<Float>, bias: UnsafePointer<Float>,
                           output: UnsafeMutablePointer<Float>, outStride: Int, epilogue: Epilogue) {
         var o = 0
@@ -132,7 +160,8 @@ enum NetworkKernels {
     /// 3x3 depthwise convolution with TensorFlow's SAME padding: stride 1 pads one pixel on every
     /// side; stride 2 on an even size pads only the bottom row and right column. `weights` is
     /// [9][stride] (tap-major), `bias` [stride].
-    static func depthwise3x3(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,
+    @inlinable @inline(__always)
+    public static func depthwise3x3(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,
                              stride: Int, padTop: Int, padLeft: Int,
                              weights: UnsafePointer<Float>, bias: UnsafePointer<Float>,
                              output: UnsafeMutablePointer<Float>, outHeight: Int, outWidth: Int, relu: Bool) {
@@ -171,7 +200,7 @@ enum NetworkKernels {
                 var ox = 0
                 while ox < min(firstInterior, outWidth) {
                     let v = edge(ox)
-                    store8(relu ? pointwiseMax(v, .zero) : v, yRow + ox * c + ch)
+                    store8(relu ? relu8(v) : v, yRow + ox * c + ch)
                     ox += 1
                 }
                 if lastInterior >= firstInterior {
@@ -182,20 +211,20 @@ enum NetworkKernels {
                             acc += load8(r0 + ix) * k0; acc += load8(r0 + ix + c) * k1; acc += load8(r0 + ix + 2 * c) * k2
                             acc += load8(r1 + ix) * k3; acc += load8(r1 + ix + c) * k4; acc += load8(r1 + ix + 2 * c) * k5
                             acc += load8(r2 + ix) * k6; acc += load8(r2 + ix + c) * k7; acc += load8(r2 + ix + 2 * c) * k8
-                            store8(relu ? pointwiseMax(acc, .zero) : acc, yRow + ox * c + ch)
+                            store8(relu ? relu8(acc) : acc, yRow + ox * c + ch)
                             ox += 1
                         }
                     } else {
                         while ox <= lastInterior {
                             let v = edge(ox)
-                            store8(relu ? pointwiseMax(v, .zero) : v, yRow + ox * c + ch)
+                            store8(relu ? relu8(v) : v, yRow + ox * c + ch)
                             ox += 1
                         }
                     }
                 }
                 while ox < outWidth {
                     let v = edge(ox)
-                    store8(relu ? pointwiseMax(v, .zero) : v, yRow + ox * c + ch)
+                    store8(relu ? relu8(v) : v, yRow + ox * c + ch)
                     ox += 1
                 }
                 ch += 8
@@ -206,7 +235,8 @@ enum NetworkKernels {
     /// A general KxK convolution of a narrow input (the network's first layer: 3 channels), by
     /// gathering each output pixel's patch and multiplying it with `weights` packed as
     /// [out-block of 8][k*k*inChannels][8]. SAME padding with the given top/left pad.
-    static func convolution(input: UnsafePointer<Float>, height: Int, width: Int, inChannels: Int,
+    @inlinable @inline(__always)
+    public static func convolution(input: UnsafePointer<Float>, height: Int, width: Int, inChannels: Int,
                             kernel: Int, stride: Int, padTop: Int, padLeft: Int,
                             weights: UnsafePointer<Float>, bias: UnsafePointer<Float>,
                             output: UnsafeMutablePointer<Float>, outHeight: Int, outWidth: Int, outStride: Int,
@@ -235,7 +265,7 @@ enum NetworkKernels {
                         acc += SIMD8<Float>(repeating: patch[i]) * load8(w)
                         w += 8
                     }
-                    store8(relu ? pointwiseMax(acc, .zero) : acc, y + o)
+                    store8(relu ? relu8(acc) : acc, y + o)
                     o += 8
                 }
             }
@@ -244,7 +274,8 @@ enum NetworkKernels {
 
     /// 2x2 max pooling with stride 2 (SAME padding on an odd size repeats nothing: the missing
     /// pixels are left out, as TensorFlow does).
-    static func maxPool2x2(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,
+    @inlinable @inline(__always)
+    public static func maxPool2x2(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,
                            output: UnsafeMutablePointer<Float>, outHeight: Int, outWidth: Int) {
         for oy in 0..<outHeight {
             let y0 = 2 * oy, y1 = min(2 * oy + 1, height - 1)
@@ -256,7 +287,7 @@ enum NetworkKernels {
                     let b = load8(input + (y0 * width + x1) * channels + ch)
                     let c = load8(input + (y1 * width + x0) * channels + ch)
                     let d = load8(input + (y1 * width + x1) * channels + ch)
-                    store8(pointwiseMax(pointwiseMax(a, b), pointwiseMax(c, d)), output + (oy * outWidth + ox) * channels + ch)
+                    store8(max8(max8(a, b), max8(c, d)), output + (oy * outWidth + ox) * channels + ch)
                     ch += 8
                 }
             }
@@ -265,7 +296,8 @@ enum NetworkKernels {
 
     /// Bilinear resize with half-pixel centres (TensorFlow's `half_pixel_centers=True`): source
     /// coordinate `(d + 0.5) * scale - 0.5`, clamped to the edge pixels.
-    static func resizeBilinear(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,
+    @inlinable @inline(__always)
+    public static func resizeBilinear(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,
                                output: UnsafeMutablePointer<Float>, outHeight: Int, outWidth: Int) {
         let sy = Float(height) / Float(outHeight), sx = Float(width) / Float(outWidth)
         for oy in 0..<outHeight {
@@ -295,14 +327,15 @@ enum NetworkKernels {
 
     /// `output = a + b` over `pixels`, where `b` may have fewer (zero-padded) channels, then an
     /// optional ReLU.
-    static func add(_ a: UnsafePointer<Float>, aStride: Int, _ b: UnsafePointer<Float>, bStride: Int, pixels: Int,
+    @inlinable @inline(__always)
+    public static func add(_ a: UnsafePointer<Float>, aStride: Int, _ b: UnsafePointer<Float>, bStride: Int, pixels: Int,
                     output: UnsafeMutablePointer<Float>, relu: Bool) {
         for p in 0..<pixels {
             var ch = 0
             while ch < aStride {
                 var v = load8(a + p * aStride + ch)
                 if ch < bStride { v += load8(b + p * bStride + ch) }
-                store8(relu ? pointwiseMax(v, .zero) : v, output + p * aStride + ch)
+                store8(relu ? relu8(v) : v, output + p * aStride + ch)
                 ch += 8
             }
         }
@@ -310,7 +343,8 @@ enum NetworkKernels {
 
     /// Copies `pixels` pixels of `inStride` channels into a tensor of `outStride` channels starting
     /// at channel `before`; the other channels become zero.
-    static func padChannels(_ input: UnsafePointer<Float>, inStride: Int, pixels: Int, before: Int,
+    @inlinable @inline(__always)
+    public static func padChannels(_ input: UnsafePointer<Float>, inStride: Int, pixels: Int, before: Int,
                             output: UnsafeMutablePointer<Float>, outStride: Int) {
         output.update(repeating: 0, count: pixels * outStride)
         for p in 0..<pixels {

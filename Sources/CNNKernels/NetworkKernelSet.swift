@@ -1,0 +1,71 @@
+/// The kernels a network step calls, as one set per instruction-set target. `PortableKernels`
+/// runs anywhere x86-64 (or any other Swift target) does; CNNKernelsAVX2's set is the same source
+/// compiled for AVX2 + FMA. The network runner is generic over the set, so each step calls the
+/// chosen set's kernels directly, with no per-call dispatch.
+public protocol NetworkKernelSet {
+    static func pointwise(input: UnsafePointer<Float>, inStride: Int, pixels: Int,
+                          weights: UnsafePointer<Float>, bias: UnsafePointer<Float>,
+                          output: UnsafeMutablePointer<Float>, outStride: Int, epilogue: NetworkKernels.Epilogue)
+    static func depthwise3x3(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,
+                             stride: Int, padTop: Int, padLeft: Int,
+                             weights: UnsafePointer<Float>, bias: UnsafePointer<Float>,
+                             output: UnsafeMutablePointer<Float>, outHeight: Int, outWidth: Int, relu: Bool)
+    static func convolution(input: UnsafePointer<Float>, height: Int, width: Int, inChannels: Int,
+                            kernel: Int, stride: Int, padTop: Int, padLeft: Int,
+                            weights: UnsafePointer<Float>, bias: UnsafePointer<Float>,
+                            output: UnsafeMutablePointer<Float>, outHeight: Int, outWidth: Int, outStride: Int,
+                            relu: Bool, patch: UnsafeMutablePointer<Float>)
+    static func maxPool2x2(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,
+                           output: UnsafeMutablePointer<Float>, outHeight: Int, outWidth: Int)
+    static func resizeBilinear(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,
+                               output: UnsafeMutablePointer<Float>, outHeight: Int, outWidth: Int)
+    static func add(_ a: UnsafePointer<Float>, aStride: Int, _ b: UnsafePointer<Float>, bStride: Int, pixels: Int,
+                    output: UnsafeMutablePointer<Float>, relu: Bool)
+}
+
+/// The kernels compiled for the package's baseline target.
+public enum PortableKernels: NetworkKernelSet {
+    public static func pointwise(input: UnsafePointer<Float>, inStride: Int, pixels: Int,
+                                 weights: UnsafePointer<Float>, bias: UnsafePointer<Float>,
+                                 output: UnsafeMutablePointer<Float>, outStride: Int, epilogue: NetworkKernels.Epilogue) {
+        NetworkKernels.pointwise(input: input, inStride: inStride, pixels: pixels, weights: weights, bias: bias,
+                                 output: output, outStride: outStride, epilogue: epilogue)
+    }
+
+    public static func depthwise3x3(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,
+                                    stride: Int, padTop: Int, padLeft: Int,
+                                    weights: UnsafePointer<Float>, bias: UnsafePointer<Float>,
+                                    output: UnsafeMutablePointer<Float>, outHeight: Int, outWidth: Int, relu: Bool) {
+        NetworkKernels.depthwise3x3(input: input, height: height, width: width, channels: channels, stride: stride,
+                                    padTop: padTop, padLeft: padLeft, weights: weights, bias: bias, output: output,
+                                    outHeight: outHeight, outWidth: outWidth, relu: relu)
+    }
+
+    public static func convolution(input: UnsafePointer<Float>, height: Int, width: Int, inChannels: Int,
+                                   kernel: Int, stride: Int, padTop: Int, padLeft: Int,
+                                   weights: UnsafePointer<Float>, bias: UnsafePointer<Float>,
+                                   output: UnsafeMutablePointer<Float>, outHeight: Int, outWidth: Int, outStride: Int,
+                                   relu: Bool, patch: UnsafeMutablePointer<Float>) {
+        NetworkKernels.convolution(input: input, height: height, width: width, inChannels: inChannels, kernel: kernel,
+                                   stride: stride, padTop: padTop, padLeft: padLeft, weights: weights, bias: bias,
+                                   output: output, outHeight: outHeight, outWidth: outWidth, outStride: outStride,
+                                   relu: relu, patch: patch)
+    }
+
+    public static func maxPool2x2(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,
+                                  output: UnsafeMutablePointer<Float>, outHeight: Int, outWidth: Int) {
+        NetworkKernels.maxPool2x2(input: input, height: height, width: width, channels: channels, output: output,
+                                  outHeight: outHeight, outWidth: outWidth)
+    }
+
+    public static func resizeBilinear(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,
+                                      output: UnsafeMutablePointer<Float>, outHeight: Int, outWidth: Int) {
+        NetworkKernels.resizeBilinear(input: input, height: height, width: width, channels: channels, output: output,
+                                      outHeight: outHeight, outWidth: outWidth)
+    }
+
+    public static func add(_ a: UnsafePointer<Float>, aStride: Int, _ b: UnsafePointer<Float>, bStride: Int, pixels: Int,
+                           output: UnsafeMutablePointer<Float>, relu: Bool) {
+        NetworkKernels.add(a, aStride: aStride, b, bStride: bStride, pixels: pixels, output: output, relu: relu)
+    }
+}

@@ -1,0 +1,54 @@
+import CCPUFeatures
+import CNNKernels
+
+/// The kernels compiled for x86-64 with AVX2 and FMA (`-target-cpu haswell`): the same inlinable
+/// source as `PortableKernels`, so only the instructions differ. Call only where
+/// `AVX2Kernels.isSupported` is true.
+public enum AVX2Kernels: NetworkKernelSet {
+    /// Whether this processor has AVX2 and FMA (asked of the CPU through cpuid).
+    public static let isSupported: Bool = pd_cpu_has_avx2_fma() != 0
+
+    public static func pointwise(input: UnsafePointer<Float>, inStride: Int, pixels: Int,
+                                 weights: UnsafePointer<Float>, bias: UnsafePointer<Float>,
+                                 output: UnsafeMutablePointer<Float>, outStride: Int, epilogue: NetworkKernels.Epilogue) {
+        NetworkKernels.pointwise(input: input, inStride: inStride, pixels: pixels, weights: weights, bias: bias,
+                                 output: output, outStride: outStride, epilogue: epilogue)
+    }
+
+    public static func depthwise3x3(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,
+                                    stride: Int, padTop: Int, padLeft: Int,
+                                    weights: UnsafePointer<Float>, bias: UnsafePointer<Float>,
+                                    output: UnsafeMutablePointer<Float>, outHeight: Int, outWidth: Int, relu: Bool) {
+        NetworkKernels.depthwise3x3(input: input, height: height, width: width, channels: channels, stride: stride,
+                                    padTop: padTop, padLeft: padLeft, weights: weights, bias: bias, output: output,
+                                    outHeight: outHeight, outWidth: outWidth, relu: relu)
+    }
+
+    public static func convolution(input: UnsafePointer<Float>, height: Int, width: Int, inChannels: Int,
+                                   kernel: Int, stride: Int, padTop: Int, padLeft: Int,
+                                   weights: UnsafePointer<Float>, bias: UnsafePointer<Float>,
+                                   output: UnsafeMutablePointer<Float>, outHeight: Int, outWidth: Int, outStride: Int,
+                                   relu: Bool, patch: UnsafeMutablePointer<Float>) {
+        NetworkKernels.convolution(input: input, height: height, width: width, inChannels: inChannels, kernel: kernel,
+                                   stride: stride, padTop: padTop, padLeft: padLeft, weights: weights, bias: bias,
+                                   output: output, outHeight: outHeight, outWidth: outWidth, outStride: outStride,
+                                   relu: relu, patch: patch)
+    }
+
+    public static func maxPool2x2(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,
+                                  output: UnsafeMutablePointer<Float>, outHeight: Int, outWidth: Int) {
+        NetworkKernels.maxPool2x2(input: input, height: height, width: width, channels: channels, output: output,
+                                  outHeight: outHeight, outWidth: outWidth)
+    }
+
+    public static func resizeBilinear(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,
+                                      output: UnsafeMutablePointer<Float>, outHeight: Int, outWidth: Int) {
+        NetworkKernels.resizeBilinear(input: input, height: height, width: width, channels: channels, output: output,
+                                      outHeight: outHeight, outWidth: outWidth)
+    }
+
+    public static func add(_ a: UnsafePointer<Float>, aStride: Int, _ b: UnsafePointer<Float>, bStride: Int, pixels: Int,
+                           output: UnsafeMutablePointer<Float>, relu: Bool) {
+        NetworkKernels.add(a, aStride: aStride, b, bStride: bStride, pixels: pixels, output: output, relu: relu)
+    }
+}
