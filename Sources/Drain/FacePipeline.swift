@@ -4,31 +4,47 @@ import Foundation
 import PhotoDecoding
 import Transfer
 
-/// Where the analysis finds its cascade and model, and how it looks for faces.
+/// Where the analysis finds its detector and model, and how it looks for faces.
 public struct AnalysisSettings: Sendable {
-    /// The short side photos are analysed at.
+    /// Which detector proposes the boxes.
+    public var detector: DetectorKind = .blazeface
+    /// BlazeFace's weights (`Scripts/convert-blazeface` writes them).
+    public var networkPath: String
+    /// The smallest face BlazeFace looks for, in photo pixels; nil for a fortieth of each photo's
+    /// short side, between 8 and 40 pixels (`FaceDetector.automaticMinFaceSize`).
+    public var minFaceSize: Int?
+    /// The short side photos are analysed at by a cascade.
     public var analysisSize = 480
     /// OpenCV cascade XML (Debian's opencv-data installs these).
     public var cascadePath = AnalysisSettings.defaultCascade
-    /// The face-confirmation model (`photodrain train` writes one).
+    /// The classifier that decides each box (`photodrain train` writes one).
     public var modelPath: String
     public var detection = DetectionParameters(scaleFactor: 1.1, minNeighbors: 3, minSize: 24)
     /// Refuse photos whose header claims more pixels.
     public var maxPixels = DecodeOptions.defaultMaxPixels
 
     public static let defaultCascade = "/usr/share/opencv4/haarcascades/haarcascade_frontalface_default.xml"
+    /// The shipped files: BlazeFace's weights, the verdict model for its boxes, and the older model
+    /// for cascade boxes.
+    public static let networkFile = "blazeface-full-range.pdnn"
+    public static let verdictModelFile = "face-verdict.json"
+    public static let cascadeModelFile = "face-confirm.json"
 
-    public init(modelPath: String) { self.modelPath = modelPath }
+    public init(modelPath: String, networkPath: String = "") {
+        self.modelPath = modelPath
+        self.networkPath = networkPath
+    }
 
-    /// The shipped model, found beside an installed binary (`../share/photodrain/models`) or in
+    /// A shipped model file, found beside an installed binary (`../share/photodrain/models`) or in
     /// the `Models/` folder of the checkout the binary was built in; nil when neither exists.
-    public static func locateDefaultModel(executable: String = CommandLine.arguments.first ?? "") -> String? {
+    public static func locateDefaultModel(_ file: String = cascadeModelFile,
+                                          executable: String = CommandLine.arguments.first ?? "") -> String? {
         let exe = URL(fileURLWithPath: executable).resolvingSymlinksInPath()
         var dir = exe.deletingLastPathComponent()
-        let installed = dir.appendingPathComponent("../share/photodrain/models/face-confirm.json").standardized.path
+        let installed = dir.appendingPathComponent("../share/photodrain/models/\(file)").standardized.path
         if FileManager.default.fileExists(atPath: installed) { return installed }
         for _ in 0..<6 {
-            let candidate = dir.appendingPathComponent("Models/face-confirm.json").path
+            let candidate = dir.appendingPathComponent("Models/\(file)").path
             if FileManager.default.fileExists(atPath: candidate) { return candidate }
             dir = dir.deletingLastPathComponent()
         }
@@ -36,19 +52,37 @@ public struct AnalysisSettings: Sendable {
     }
 }
 
-/// The analysis of one photo: probe, DCT-scaled gray decode (stepping the scale down to fit the
-/// memory budget), resize to the analysis size, cascade detection, linear confirmation of each
-/// box, and the verdict with the file's SHA-256.
+/// The analysis of one photo: probe, DCT-scaled decode (stepping the scale down to fit the memory
+/// budget), the detector (BlazeFace over a pyramid in colour, or a cascade on gray at the analysis
+/// size), the linear classifier on each box, and the verdict with the file's SHA-256.
 public struct FacePipeline: PhotoAnalyzing {
     public let settings: AnalysisSettings
-    public let cascade: CascadeClassifier
+    public let detector: FaceDetector
     public let classifier: FaceClassifier
 
-    /// Loads the cascade and the model; throws their errors (unreadable, malformed, mismatched).
+    /// Loads the detector and the model; throws their errors (unreadable, malformed, mismatched).
     public init(settings: AnalysisSettings) throws {
         self.settings = settings
-        cascade = try CascadeClassifier(contentsOf: settings.cascadePath)
+        switch settings.detector {
+        case .blazeface:
+            detector = .blazeFace(try BlazeFace(contentsOf: settings.networkPath), BlazeFaceOptions(),
+                                  minFaceSize: settings.minFaceSize)
+        case .cascade:
+            detector = .cascade(try CascadeClassifier(contentsOf: settings.cascadePath), settings.detection)
+        }
         classifier = try FaceClassifier(model: try LinearModel.load(settings.modelPath))
+    }
+
+    /// The decoded image analysis searches and the faces in it (scored), for `detect`, `bench`
+    /// and `analyze` alike. Throws the decoder's and the detector's errors.
+    public func findFaces(in path: String, header: ImageHeader, targetShortSide: Int? = nil) throws -> (image: Image, faces: [Verdict.Face]) {
+        let target = targetShortSide ?? detector.decodeShortSide(for: header, cascadeShortSide: settings.analysisSize)
+        let decoded = try PhotoDecoder.decode(path, options: DecodeOptions(output: detector.wantsColour ? .rgb : .gray,
+                                                                           targetShortSide: target, maxPixels: settings.maxPixels))
+        let image = detector.wantsColour ? decoded : Resize.toAnalysisSize(decoded, shortSide: settings.analysisSize)
+        let photoScale = Double(image.width) / Double(max(1, header.uprightSize.width))
+        let regions = try detector.regions(in: image, photoScale: photoScale)
+        return (image, try classifier.faces(in: image, regions: regions))
     }
 
     public func analyze(path: String, memoryBudget: Int?) -> AnalysisResult {
@@ -57,33 +91,32 @@ public struct FacePipeline: PhotoAnalyzing {
         func elapsed() -> Double { (clock.now - start).milliseconds }
         do {
             let header = try PhotoDecoder.probe(path, maxPixels: settings.maxPixels)
-            var target = settings.analysisSize
+            let natural = detector.decodeShortSide(for: header, cascadeShortSide: settings.analysisSize)
+            var target = natural
             if let memoryBudget {
-                let natural = PhotoDecoder.scaleDenominator(for: header, targetShortSide: settings.analysisSize)
-                guard let denominator = MemoryGuard.admit(width: header.width, height: header.height, denominator: natural,
-                                                          progressive: header.progressive, analysisShortSide: settings.analysisSize,
-                                                          headroom: memoryBudget) else {
+                let denominator = PhotoDecoder.scaleDenominator(for: header, targetShortSide: natural)
+                guard let admitted = MemoryGuard.admit(width: header.width, height: header.height, denominator: denominator,
+                                                       progressive: header.progressive, analysisShortSide: natural,
+                                                       headroom: memoryBudget, channels: detector.wantsColour ? 3 : 1,
+                                                       detectorBytes: detector.kind == .blazeface ? BlazeFace.workspaceBytes : 0) else {
                     return .deferred(reason: "decoding \(header.width)x\(header.height) does not fit \(memoryBudget >> 20) MiB of headroom")
                 }
-                if denominator != natural {
-                    target = scaledDimension(min(header.width, header.height), denominator: denominator)
+                if admitted != denominator {
+                    target = scaledDimension(min(header.width, header.height), denominator: admitted)
                 }
             }
-            let decoded = try PhotoDecoder.decode(path, options: DecodeOptions(output: .gray, targetShortSide: target,
-                                                                               maxPixels: settings.maxPixels))
-            let image = Resize.toAnalysisSize(decoded, shortSide: settings.analysisSize)
-            let regions = try cascade.detect(in: image, parameters: settings.detection).map {
-                FaceRegion(x: $0.x, y: $0.y, width: $0.width, height: $0.height, neighbors: $0.neighbors,
-                           detectorScore: Float($0.neighbors))
-            }
+            let (image, faces) = try findFaces(in: path, header: header, targetShortSide: target)
             let sha = try FileDigest.sha256Hex(path: path)
-            let verdict = try classifier.verdict(for: image, regions: regions, cascade: cascade.identifier, milliseconds: elapsed())
+            let verdict = Verdict(faces: faces, model: classifier.model.identifier, detector: detector.identifier,
+                                  analysisSize: Verdict.Size(width: image.width, height: image.height), milliseconds: elapsed())
             return .verdict(BankedVerdict(json: try verdict.json(), label: verdict.label.rawValue,
                                           faceCount: verdict.faces.filter(\.confirmed).count, score: (Double(verdict.score) * 10_000).rounded() / 10_000,
                                           sha256: sha, format: header.format.rawValue,
                                           width: header.uprightSize.width, height: header.uprightSize.height))
         } catch let error as DecodeError {
             return .verdict(Self.errorVerdict(code: error.code.rawValue, message: error.message, path: path, elapsed: elapsed()))
+        } catch let error as FaceAnalysisError {
+            return .verdict(Self.errorVerdict(code: "analysis-failed", message: error.description, path: path, elapsed: elapsed()))
         } catch let error as TransferError {
             return .verdict(Self.errorVerdict(code: "unreadable", message: error.message, path: path, elapsed: elapsed()))
         } catch {

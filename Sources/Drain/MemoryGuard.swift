@@ -51,28 +51,30 @@ public struct MemoryGuard: Sendable {
     /// The estimated peak bytes of analysing a photo decoded to `width` x `height` (stored size)
     /// at scale 1/`denominator`, analysed at `analysisShortSide`. Progressive JPEGs keep every
     /// DCT coefficient of the full image in memory whatever the scale, so they cost more.
+    /// `channels` is 3 for a colour decode (BlazeFace) and `detectorBytes` what the detector holds
+    /// besides the image (BlazeFace's activation buffers).
     public static func estimatedCost(width: Int, height: Int, denominator: Int, progressive: Bool = false,
-                                     analysisShortSide: Int) -> Int {
+                                     analysisShortSide: Int, channels: Int = 1, detectorBytes: Int = 0) -> Int {
         let w = (width + denominator - 1) / denominator
         let h = (height + denominator - 1) / denominator
-        let decoded = w * h                       // gray output
+        let decoded = w * h * max(1, channels)    // gray or RGB output
         let turned = decoded                      // orientation copy
         let short = max(1, min(w, h))
         let scale = min(1.0, Double(analysisShortSide) / Double(short))
         let analysed = Int(Double(w) * scale * Double(h) * scale)
         let integrals = analysed * (4 + 8) * 2    // sum and squared sum, plus one pyramid level in flight
         let coefficients = progressive ? width * height * 3 : w * 16 * 3 * 2  // 4:2:0 = 1.5 comps x 2 bytes
-        return decoded + turned + analysed + integrals + coefficients + (1 << 20)
+        return decoded + turned + analysed * max(1, channels) + integrals + coefficients + detectorBytes + (1 << 20)
     }
 
     /// The scale to decode a photo at: the chosen `denominator` if its cost fits `headroom`, else
     /// the next smaller scale that fits (down to 1/8); nil when even 1/8 does not fit.
     public static func admit(width: Int, height: Int, denominator: Int, progressive: Bool = false,
-                             analysisShortSide: Int, headroom: Int) -> Int? {
+                             analysisShortSide: Int, headroom: Int, channels: Int = 1, detectorBytes: Int = 0) -> Int? {
         var d = max(1, denominator)
         while d <= 8 {
             if estimatedCost(width: width, height: height, denominator: d, progressive: progressive,
-                             analysisShortSide: analysisShortSide) <= headroom {
+                             analysisShortSide: analysisShortSide, channels: channels, detectorBytes: detectorBytes) <= headroom {
                 return d
             }
             d *= 2

@@ -65,6 +65,20 @@ public enum BlazeFaceDecoding {
         return out
     }
 
+    /// The anchors of a `width` x `height` input (any size the network runs at), in input pixels:
+    /// cell centres of the stride-4 grid. Decode with `inputSize: 1` to get pixel coordinates,
+    /// since the regressors are in input pixels.
+    public static func pixelAnchors(width: Int, height: Int, stride: Int = 4) -> [SIMD2<Float>] {
+        var out: [SIMD2<Float>] = []
+        out.reserveCapacity((width / stride) * (height / stride))
+        for y in 0..<(height / stride) {
+            for x in 0..<(width / stride) {
+                out.append(SIMD2((Float(x) + 0.5) * Float(stride), (Float(y) + 0.5) * Float(stride)))
+            }
+        }
+        return out
+    }
+
     /// The probability of a logit, clipped to ±`clip` first as MediaPipe does.
     @inline(__always)
     public static func sigmoid(_ logit: Float, clip: Float = 80) -> Float {

@@ -51,6 +51,9 @@ public final class ConvolutionalNetwork: Sendable {
     let outputs: [String: Int]
     /// The longest patch a general convolution gathers.
     let patchLength: Int
+    /// Repacked weights and bias by op index: the same for every input size, so plans for other
+    /// sizes share them (arrays are copy-on-write) instead of repacking megabytes.
+    let packed: [Int: (weights: [Float], bias: [Float])]
 
     /// Loads and plans the network at `path`; throws what `NetworkFile.load` throws, and
     /// `malformedModel` for a graph this runner does not support.
@@ -63,8 +66,10 @@ public final class ConvolutionalNetwork: Sendable {
         }
     }
 
-    /// Plans `file`'s graph; throws `malformedModel` for an op, shape or layout it cannot run.
-    public init(file: NetworkFile) throws(FaceAnalysisError) {
+    /// Plans `file`'s graph for its recorded input size, or for `inputSize` (each side a multiple
+    /// of 32); throws `malformedModel` for an op, shape or layout it cannot run.
+    public init(file: NetworkFile, inputSize: (height: Int, width: Int)? = nil,
+                sharingWeightsWith template: ConvolutionalNetwork? = nil) throws(FaceAnalysisError) {
         func unsupported(_ why: String) -> FaceAnalysisError {
             FaceAnalysisError(.malformedModel, "the network cannot be run: \(why)")
         }
@@ -72,15 +77,50 @@ public final class ConvolutionalNetwork: Sendable {
         identifier = file.identifier
         inputTensor = file.inputTensor
         guard file.inputShape.count == 3 else { throw unsupported("input shape \(file.inputShape)") }
-        inputShape = (file.inputShape[0], file.inputShape[1], file.inputShape[2])
 
-        // Shapes, as the converter recorded them; the reshaped outputs alias their producer.
+        // Shapes: the converter's, or propagated from another input size (the network is fully
+        // convolutional, so any size whose halvings stay whole runs the same weights).
         var shapes: [Int: (h: Int, w: Int, c: Int)] = [:]
         for (id, info) in file.tensors {
             switch info.shape.count {
             case 3: shapes[id] = (info.shape[0], info.shape[1], info.shape[2])
             case 2: shapes[id] = (info.shape[0], 1, info.shape[1])
             default: throw unsupported("tensor \(id) has shape \(info.shape)")
+            }
+        }
+        let recorded = shapes
+        let height = inputSize?.height ?? file.inputShape[0]
+        let width = inputSize?.width ?? file.inputShape[1]
+        guard height > 0, width > 0, height % 32 == 0, width % 32 == 0 else {
+            throw unsupported("input \(width)x\(height) is not a multiple of 32 on each side")
+        }
+        inputShape = (height, width, file.inputShape[2])
+        shapes[file.inputTensor] = (height, width, file.inputShape[2])
+        for op in file.operations {
+            guard let x = shapes[op.in[0]] else { throw unsupported("op \(op.op) reads tensor \(op.in[0]) before it is written") }
+            let stride = op.stride ?? 1
+            switch op.op {
+            case "conv", "depthwise":
+                let k = op.kernel ?? [1, 1]
+                guard k.count == 2, let ws = op.weights_shape, ws.count == 4 else { throw unsupported("op \(op.op): kernel") }
+                let (_, oh) = try Self.samePadding(x.h, kernel: k[0], stride: stride, padding: op.padding)
+                let (_, ow) = try Self.samePadding(x.w, kernel: k[1], stride: stride, padding: op.padding)
+                shapes[op.out] = (oh, ow, op.op == "conv" ? ws[0] : x.c)
+            case "maxpool":
+                shapes[op.out] = ((x.h + stride - 1) / stride, (x.w + stride - 1) / stride, x.c)
+            case "resize_bilinear":
+                guard let fileIn = recorded[op.in[0]], let fileOut = recorded[op.out], fileIn.h > 0, fileIn.w > 0 else {
+                    throw unsupported("resize without recorded shapes")
+                }
+                shapes[op.out] = (x.h * fileOut.h / fileIn.h, x.w * fileOut.w / fileIn.w, x.c)
+            case "add":
+                shapes[op.out] = x
+            case "pad_channels":
+                shapes[op.out] = (x.h, x.w, x.c + (op.before ?? 0) + (op.after ?? 0))
+            case "reshape":
+                shapes[op.out] = (x.h * x.w, 1, x.c)
+            default:
+                throw unsupported("op \(op.op)")
             }
         }
         let ops = file.operations
@@ -130,6 +170,12 @@ public final class ConvolutionalNetwork: Sendable {
 
         var steps: [Step] = []
         var patchLength = 0
+        var packed: [Int: (weights: [Float], bias: [Float])] = [:]
+        func reuse(_ index: Int, _ make: () -> (weights: [Float], bias: [Float])) -> (weights: [Float], bias: [Float]) {
+            let result = template?.packed[index] ?? make()
+            packed[index] = result
+            return result
+        }
         var produced: [Int] = []   // per step: the tensor it writes
         var consumed: [[Int]] = [] // per step: the tensors it reads
         for (_, index) in planned {
@@ -158,9 +204,11 @@ public final class ConvolutionalNetwork: Sendable {
                         shapes[out] = shapes[op.out]
                         tensorStride[out] = padded(outChannels)
                     }
-                    steps.append(.pointwise(input: x, output: out,
-                                            weights: Self.packPointwise(w, outChannels: outChannels, inChannels: inShape.c, inStride: inStride),
-                                            bias: Self.padBias(b, to: padded(outChannels)),
+                    let p = reuse(index) {
+                        (Self.packPointwise(w, outChannels: outChannels, inChannels: inShape.c, inStride: inStride),
+                         Self.padBias(b, to: padded(outChannels)))
+                    }
+                    steps.append(.pointwise(input: x, output: out, weights: p.weights, bias: p.bias,
                                             reluBeforeAdd: relu, residual: residual, reluAfterAdd: reluAfter))
                     consumed.append([x] + (residual.map { [$0] } ?? []))
                 } else {
@@ -169,9 +217,11 @@ public final class ConvolutionalNetwork: Sendable {
                     let (padLeft, outW) = try Self.samePadding(inShape.w, kernel: k[1], stride: stride, padding: op.padding)
                     guard outH == outShape.h, outW == outShape.w else { throw unsupported("op \(index): output size") }
                     patchLength = max(patchLength, k[0] * k[1] * inStride)
-                    steps.append(.convolution(input: x, output: out,
-                                              weights: Self.packGeneral(w, outChannels: outChannels, kernel: k[0], inChannels: inShape.c, inStride: inStride),
-                                              bias: Self.padBias(b, to: padded(outChannels)),
+                    let p = reuse(index) {
+                        (Self.packGeneral(w, outChannels: outChannels, kernel: k[0], inChannels: inShape.c, inStride: inStride),
+                         Self.padBias(b, to: padded(outChannels)))
+                    }
+                    steps.append(.convolution(input: x, output: out, weights: p.weights, bias: p.bias,
                                               kernel: k[0], stride: stride, padTop: padTop, padLeft: padLeft, relu: relu))
                     consumed.append([x])
                 }
@@ -185,9 +235,12 @@ public final class ConvolutionalNetwork: Sendable {
                 guard outH == outShape.h, outW == outShape.w else { throw unsupported("op \(index): output size") }
                 let w = file.slice(op.weights), b = file.slice(op.bias)
                 guard w.count == 9 * inShape.c, b.count == inShape.c else { throw unsupported("op \(index): weight count") }
-                var packed = [Float](repeating: 0, count: 9 * inStride)
-                for tap in 0..<9 { for c in 0..<inShape.c { packed[tap * inStride + c] = w[w.startIndex + tap * inShape.c + c] } }
-                steps.append(.depthwise(input: x, output: op.out, weights: packed, bias: Self.padBias(b, to: inStride),
+                let p = reuse(index) {
+                    var taps = [Float](repeating: 0, count: 9 * inStride)
+                    for tap in 0..<9 { for c in 0..<inShape.c { taps[tap * inStride + c] = w[w.startIndex + tap * inShape.c + c] } }
+                    return (taps, Self.padBias(b, to: inStride))
+                }
+                steps.append(.depthwise(input: x, output: op.out, weights: p.weights, bias: p.bias,
                                         stride: stride, padTop: padTop, padLeft: padLeft, relu: relu))
                 consumed.append([x]); produced.append(op.out)
             case "maxpool":
@@ -250,6 +303,7 @@ public final class ConvolutionalNetwork: Sendable {
         self.steps = steps
         self.slotSizes = slotSizes
         self.patchLength = patchLength
+        self.packed = packed
         var resolvedOutputs: [String: Int] = [:]
         for (role, id) in file.outputs { resolvedOutputs[role] = resolve(id) }
         self.outputs = resolvedOutputs
@@ -309,9 +363,9 @@ public final class ConvolutionalNetwork: Sendable {
     }
 }
 
-/// One thread's activation buffers for a `ConvolutionalNetwork`. Not `Sendable`: use one per
-/// thread (or per task), and reuse it for every image that thread analyses.
-public final class NetworkWorkspace {
+/// One thread's activation buffers for a `ConvolutionalNetwork`. Used by one caller at a time (it
+/// may pass between threads, as `BlazeFace`'s pool hands it on), and reused for every image.
+public final class NetworkWorkspace: @unchecked Sendable {
     /// Which compiled kernels run the network.
     public enum Kernels: String, Sendable, CaseIterable {
         /// The baseline x86-64 build: runs on any processor.

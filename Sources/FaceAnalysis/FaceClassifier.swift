@@ -21,6 +21,17 @@ public struct FaceClassifier: Sendable {
         try features.extract(from: image, regions: regions).map(model.probability)
     }
 
+    /// Each region with its probability and whether it is confirmed (probability, rounded as the
+    /// verdict records it, at or above the model's threshold). Throws `invalidRegion` as
+    /// `probabilities` does.
+    public func faces(in image: Image, regions: [FaceRegion]) throws(FaceAnalysisError) -> [Verdict.Face] {
+        let scores = try probabilities(in: image, regions: regions)
+        return zip(regions, scores).map { region, probability in
+            Verdict.Face(region: region, probability: probability,
+                         confirmed: Verdict.fourPlaces(probability) >= model.threshold)
+        }
+    }
+
     /// The verdict for `image` with the cascade's `regions`. `cascade` names the detector (e.g. the
     /// cascade file's name) and `milliseconds` is the analysis time the caller measured. Throws
     /// `invalidRegion` for a region that is empty or wholly outside the image.

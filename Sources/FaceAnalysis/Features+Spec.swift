@@ -23,6 +23,10 @@ extension Features {
             case geometry
             /// The whole frame's mean and standard deviation, each divided by 255.
             case frame
+            /// What the detector said about the box (`DetectorFeatures`): its score as a logit, how
+            /// many raw candidates and pyramid levels support it, its size in the frame, and the
+            /// geometry of BlazeFace's keypoints. Zeros where the detector gives no keypoints.
+            case detector
         }
 
         /// The newest computation this build implements; a spec with another version is rejected.
@@ -66,6 +70,13 @@ extension Features {
                                               groups: [.gradientHistogram, .intensity, .layout, .symmetry,
                                                        .geometry, .frame])
 
+        /// For BlazeFace boxes in whole photos: the detector's own evidence (`DetectorFeatures`), 9
+        /// features. Few enough to fit from a few hundred boxes of labelled photos; with intensity,
+        /// layout, geometry or gradient histograms added, held-out recall and calibration got no
+        /// better on the labelled set (see Models/face-verdict.md).
+        public static let detector = Spec(cropSize: 16, cellSize: 4, orientationBins: 9, layoutGrid: 4,
+                                          groups: [.detector])
+
         /// Cells per side of the gradient-histogram grid.
         public var cellsPerSide: Int { cellSize > 0 ? cropSize / cellSize : 0 }
 
@@ -78,6 +89,7 @@ extension Features {
             case .symmetry: return layoutGrid * (layoutGrid / 2) + 1
             case .geometry: return 4
             case .frame: return 2
+            case .detector: return DetectorFeatures.count
             }
         }
 
@@ -85,7 +97,7 @@ extension Features {
         public var dimension: Int { groups.reduce(0) { $0 + count(of: $1) } }
 
         /// Whether any group needs the frame (the whole image) rather than only the crop.
-        public var usesFrame: Bool { groups.contains(.geometry) || groups.contains(.frame) }
+        public var usesFrame: Bool { groups.contains(.geometry) || groups.contains(.frame) || groups.contains(.detector) }
 
         /// Throws `featureSpecMismatch` unless this build computes the spec: the current version,
         /// sizes that divide evenly, and each group at most once.

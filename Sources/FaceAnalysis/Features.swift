@@ -19,6 +19,7 @@ import PhotoDecoding
 ///    gradient histogram and its mirror image (cells flipped, orientation bins reflected).
 /// 6. `geometry`: the unclamped box's centre and size as fractions of the frame's width and height.
 /// 7. `frame`: mean and standard deviation of the whole gray frame over 255.
+/// 8. `detector`: the detector's evidence for the box (see `DetectorFeatures`).
 ///
 /// Colour images are reduced to BT.601 luma first. Every step runs in a fixed order, so the same
 /// pixels always give bit-identical features on the same build.
@@ -97,6 +98,8 @@ public struct Features: Sendable {
             case .frame:
                 let statistics = frame ?? FrameStatistics(gray)
                 vector += [statistics.mean / 255, statistics.deviation / 255]
+            case .detector:
+                vector += DetectorFeatures.compute(region, frameWidth: gray.width, frameHeight: gray.height)
             }
         }
         return vector

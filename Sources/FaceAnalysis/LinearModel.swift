@@ -21,6 +21,8 @@ public struct LinearModel: Sendable, Equatable {
     public let threshold: Float
     /// How the model was trained; nil for a hand-made model.
     public let training: TrainingMetadata?
+    /// For a model trained on labelled photos (`PhotoTrainer`): its held-out figures.
+    public let evaluation: PhotoEvaluation?
 
     private let foldedWeights: [Float]
     private let foldedBias: Float
@@ -29,7 +31,8 @@ public struct LinearModel: Sendable, Equatable {
     /// and `malformedModel` when the arrays do not all have the spec's dimension, a value is not
     /// finite, a scale is not positive or the threshold is outside 0...1.
     public init(name: String, spec: Features.Spec, means: [Float], scales: [Float], weights: [Float],
-                bias: Float, threshold: Float = 0.5, training: TrainingMetadata? = nil) throws(FaceAnalysisError) {
+                bias: Float, threshold: Float = 0.5, training: TrainingMetadata? = nil,
+                evaluation: PhotoEvaluation? = nil) throws(FaceAnalysisError) {
         try spec.validate()
         let dimension = spec.dimension
         guard means.count == dimension, scales.count == dimension, weights.count == dimension else {
@@ -49,6 +52,7 @@ public struct LinearModel: Sendable, Equatable {
         self.bias = bias
         self.threshold = threshold
         self.training = training
+        self.evaluation = evaluation
         var folded = [Float](repeating: 0, count: dimension)
         var offset: Float = 0
         for index in 0..<dimension {
@@ -116,7 +120,7 @@ public struct LinearModel: Sendable, Equatable {
         do {
             return try LinearModel(name: file.name, spec: file.featureSpec, means: file.means, scales: file.scales,
                                    weights: file.weights, bias: file.bias, threshold: file.threshold,
-                                   training: file.training)
+                                   training: file.training, evaluation: file.evaluation)
         } catch {
             throw FaceAnalysisError(error.code, error.message, path: path, cause: error.cause)
         }
@@ -126,7 +130,7 @@ public struct LinearModel: Sendable, Equatable {
     public func encoded() throws(FaceAnalysisError) -> Data {
         try ModelFile(format: ModelFile.formatName, formatVersion: ModelFile.currentVersion, name: name,
                       featureSpec: spec, means: means, scales: scales, weights: weights, bias: bias,
-                      threshold: threshold, training: training).encoded()
+                      threshold: threshold, training: training, evaluation: evaluation).encoded()
     }
 
     /// Writes the model file to `path` atomically. Throws `modelFileAccess` when it cannot be written.
@@ -143,6 +147,13 @@ public struct LinearModel: Sendable, Equatable {
     public static func == (lhs: LinearModel, rhs: LinearModel) -> Bool {
         lhs.name == rhs.name && lhs.spec == rhs.spec && lhs.means == rhs.means && lhs.scales == rhs.scales
             && lhs.weights == rhs.weights && lhs.bias == rhs.bias && lhs.threshold == rhs.threshold
-            && lhs.training == rhs.training
+            && lhs.training == rhs.training && lhs.evaluation == rhs.evaluation
+    }
+
+    /// The same model carrying `evaluation`.
+    public func with(evaluation: PhotoEvaluation) -> LinearModel {
+        // The parts were valid when this model was made, so the copy cannot fail.
+        (try? LinearModel(name: name, spec: spec, means: means, scales: scales, weights: weights, bias: bias,
+                          threshold: threshold, training: training, evaluation: evaluation)) ?? self
     }
 }

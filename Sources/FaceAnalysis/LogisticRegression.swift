@@ -27,12 +27,17 @@ public struct LogisticRegression: Sendable, Equatable {
     public var maxIterations: Int
     /// Stop once the gradient's Euclidean norm is below this.
     public var tolerance: Float
+    /// Whether each class carries half the weight (for folders of crops in arbitrary proportions);
+    /// false fits the plain mean log loss, whose probabilities follow the data's own base rate
+    /// (what a calibrated classifier needs).
+    public var balanced: Bool
 
     /// A regression with the given penalty and stopping rule.
-    public init(l2: Float = 0.001, maxIterations: Int = 3000, tolerance: Float = 1e-5) {
+    public init(l2: Float = 0.001, maxIterations: Int = 3000, tolerance: Float = 1e-5, balanced: Bool = true) {
         self.l2 = l2
         self.maxIterations = maxIterations
         self.tolerance = tolerance
+        self.balanced = balanced
     }
 
     /// Fits `rows` (each of the same length) to `labels` (true = face). Throws `insufficientData`
@@ -52,7 +57,9 @@ public struct LogisticRegression: Sendable, Equatable {
                                   "training needs both classes; got \(positives) faces and \(negatives) non-faces")
         }
         let count = Float(labels.count)
-        let sampleWeights = labels.map { $0 ? count / (2 * Float(positives)) : count / (2 * Float(negatives)) }
+        let sampleWeights = balanced
+            ? labels.map { $0 ? count / (2 * Float(positives)) : count / (2 * Float(negatives)) }
+            : [Float](repeating: 1, count: labels.count)
         let targets = labels.map { $0 ? Float(1) : 0 }
         let lipschitz = 0.25 * (sampleWeights.max() ?? 1) * largestEigenvalue(rows) + l2
         let step = 1 / lipschitz

@@ -25,6 +25,8 @@ struct ModelFile: Codable, Equatable {
     var bias: Float
     var threshold: Float
     var training: TrainingMetadata?
+    /// Held-out figures of a model trained on labelled photos; absent otherwise.
+    var evaluation: PhotoEvaluation?
 
     /// The file's bytes.
     func encoded() throws(FaceAnalysisError) -> Data {

@@ -80,8 +80,11 @@ public struct Verdict: Codable, Sendable, Equatable {
     public var faces: [Face]
     /// The model's `identifier` (name@hash); nil on error.
     public var model: String?
-    /// The cascade's identifier (e.g. its file name); nil on error.
+    /// The cascade's identifier (e.g. its file name) when a cascade found the boxes; nil otherwise.
     public var cascade: String?
+    /// The detector's identifier: BlazeFace's `name@sha8` or the cascade's file name; nil on error
+    /// (and in verdicts banked before detectors other than cascades existed).
+    public var detector: String?
     /// The analysed image's size; nil on error.
     public var analysisSize: Size?
     /// Wall time of the analysis (or of the failed attempt), in milliseconds, to 0.001 ms.
@@ -91,12 +94,19 @@ public struct Verdict: Codable, Sendable, Equatable {
 
     /// The verdict of an analysed photo: the label and score follow from the faces (see the type).
     public init(faces: [Face], model: String, cascade: String, analysisSize: Size, milliseconds: Double) {
+        self.init(faces: faces, model: model, detector: cascade, analysisSize: analysisSize, milliseconds: milliseconds)
+        self.cascade = cascade
+    }
+
+    /// The verdict of a photo analysed with the detector named `detector` (not a cascade).
+    public init(faces: [Face], model: String, detector: String, analysisSize: Size, milliseconds: Double) {
         self.version = 1
         self.faces = faces
         self.label = faces.contains(where: \.confirmed) ? .faces : .noFaces
         self.score = faces.map(\.probability).max() ?? 0
         self.model = model
-        self.cascade = cascade
+        self.cascade = nil
+        self.detector = detector
         self.analysisSize = analysisSize
         self.milliseconds = Self.thousandths(milliseconds)
         self.error = nil
@@ -110,6 +120,7 @@ public struct Verdict: Codable, Sendable, Equatable {
         self.faces = []
         self.model = nil
         self.cascade = nil
+        self.detector = nil
         self.analysisSize = nil
         self.milliseconds = Self.thousandths(milliseconds)
         self.error = failure

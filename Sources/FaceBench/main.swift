@@ -20,6 +20,10 @@ struct Options {
     var repeats = 10
     var analysisSize: Int? = 480
     var files: [String] = []
+    var model: String?
+    var minFace: Int?
+    var minScore: Float?
+    var rgb = false
 
     init(_ arguments: ArraySlice<String>) throws {
         var rest = arguments
@@ -42,6 +46,12 @@ struct Options {
             case "--max-size": parameters.maxSize = try integer(argument)
             case "--repeat": repeats = max(1, try integer(argument))
             case "--profile": break
+            case "--model": model = try value(argument)
+            case "--min-face": minFace = try integer(argument)
+            case "--min-score":
+                guard let v = Float(try value(argument)) else { throw UsageError(message: "--min-score needs a number") }
+                minScore = v
+            case "--rgb": rgb = true
             case "--analysis-size":
                 let v = try integer(argument)
                 analysisSize = v > 0 ? v : nil
@@ -129,6 +139,29 @@ func run(_ arguments: [String]) throws {
         let stages = result.medians.stages.map { "\(json($0.name)):\(format($0.milliseconds))" }.joined(separator: ",")
         print("{\"cascade\":\(json(result.cascade)),\"images\":\(result.images),\"samples\":\(result.samples),\"median_ms\":{\(stages)},\"median_total_ms\":\(format(result.medianTotal)),\"images_per_second\":\(format(result.imagesPerSecond)),\"failures\":\(result.failures.count)}")
         for failure in result.failures { print("{\"failed\":\(json(failure.path)),\"reason\":\(json(failure.reason))}") }
+    case "blazeface":
+        // BlazeFace over each photo (decoded upright, gray or RGB): boxes in photo pixels + time.
+        guard let model = options.model else { throw UsageError(message: "--model PDNN is required") }
+        let detector = try BlazeFace(contentsOf: model)
+        var blazeOptions = BlazeFaceOptions()
+        if let minFace = options.minFace { blazeOptions.minFaceSize = minFace }
+        if let minScore = options.minScore { blazeOptions.minScore = minScore }
+        for path in options.files {
+            let image = try PhotoDecoder.decode(path, options: DecodeOptions(output: options.rgb ? .rgb : .gray))
+            var times: [Double] = []
+            var found: [BlazeFaceDetection] = []
+            for _ in 0..<max(1, options.repeats) {
+                let start = threadMilliseconds()
+                found = try detector.detect(in: image, options: blazeOptions)
+                times.append(threadMilliseconds() - start)
+            }
+            times.sort()
+            let boxes = found.map { d in
+                let b = d.faceBox
+                return "[\(format(Double(b.x))),\(format(Double(b.y))),\(format(Double(b.width))),\(format(Double(b.height))),\(format(Double(d.face.score))),\(d.support),\(d.levels),\(format(Double(d.networkSize)))]"
+            }.joined(separator: ",")
+            print("{\"file\":\(json(path)),\"width\":\(image.width),\"height\":\(image.height),\"median_ms\":\(format(times[times.count / 2])),\"faces\":[\(boxes)]}")
+        }
     case "network-time":
         // One BlazeFace inference on a fixed pseudo-random 192x192 input (thread CPU time).
         guard let path = options.files.first else { throw UsageError(message: "network-time MODEL.pdnn") }

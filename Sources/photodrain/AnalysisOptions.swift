@@ -2,25 +2,69 @@ import Drain
 import FaceAnalysis
 import Foundation
 
-/// The options every command that analyses shares: size, cascade, model, memory limit.
+/// The options every command that analyses shares: detector, its files, model, memory limit.
 enum AnalysisOptions {
     static let all: [OptionSpec] = [
-        .option("analysis-size", "PIXELS", "Short side photos are analysed at.", default: "\(Defaults.analysisSize)"),
-        .option("cascade", "PATH", "OpenCV cascade XML for the face regions.", default: AnalysisSettings.defaultCascade),
-        .option("model", "PATH", "Face-confirmation model (photodrain train writes one).", default: "Models/face-confirm.json of this build"),
+        .option("detector", "blazeface|cascade", "Which detector proposes faces: BlazeFace (a CNN over an image pyramid) or an OpenCV cascade (--cascade).", default: "blazeface"),
+        .option("min-face", "PIXELS", "Smallest face BlazeFace looks for, in photo pixels (each halving quadruples the work).", default: "a 40th of the photo's short side, 8 to 40"),
+        .option("network", "PATH", "BlazeFace's weights.", default: "Models/\(AnalysisSettings.networkFile) of this build"),
+        .option("cascade", "PATH", "OpenCV cascade XML; implies --detector cascade.", default: AnalysisSettings.defaultCascade),
+        .option("analysis-size", "PIXELS", "Short side photos are analysed at by a cascade.", default: "\(Defaults.analysisSize)"),
+        .option("model", "PATH", "The classifier that decides each box (photodrain train writes one).",
+                default: "Models/\(AnalysisSettings.verdictModelFile) (BlazeFace) or Models/\(AnalysisSettings.cascadeModelFile) (cascade) of this build"),
         .option("memory-limit", "BYTES", "Stay under this much memory (512M, 2G); the cgroup limit also applies."),
     ]
 
-    /// The analysis pipeline the options describe. Usage errors for bad values; the pipeline's own
-    /// errors (cascade or model unreadable) propagate.
-    static func pipeline(_ arguments: ParsedArguments) throws -> FacePipeline {
-        guard let model = arguments.string("model") ?? AnalysisSettings.locateDefaultModel() else {
-            throw UsageError("no face-confirmation model found beside this binary; pass --model PATH", command: arguments.command)
+    /// The detector the options choose: `--detector`, or `cascade` when only `--cascade` is given.
+    static func detectorKind(_ arguments: ParsedArguments) throws(UsageError) -> DetectorKind {
+        guard let name = arguments.string("detector") else {
+            return arguments.string("cascade") != nil ? .cascade : .blazeface
+        }
+        guard let kind = DetectorKind(rawValue: name) else {
+            throw UsageError("--detector must be blazeface or cascade, not '\(name)'", command: arguments.command)
+        }
+        if kind == .blazeface && arguments.string("cascade") != nil {
+            throw UsageError("--cascade needs --detector cascade (BlazeFace does not read cascades)", command: arguments.command)
+        }
+        return kind
+    }
+
+    /// The analysis settings the options describe. Usage errors for bad values or missing files.
+    static func settings(_ arguments: ParsedArguments) throws -> AnalysisSettings {
+        let kind = try detectorKind(arguments)
+        let modelFile = kind == .blazeface ? AnalysisSettings.verdictModelFile : AnalysisSettings.cascadeModelFile
+        guard let model = arguments.string("model") ?? AnalysisSettings.locateDefaultModel(modelFile) else {
+            throw UsageError("no \(modelFile) found beside this binary; pass --model PATH", command: arguments.command)
         }
         var settings = AnalysisSettings(modelPath: model)
+        settings.detector = kind
+        if kind == .blazeface {
+            guard let network = arguments.string("network") ?? AnalysisSettings.locateDefaultModel(AnalysisSettings.networkFile) else {
+                throw UsageError("no \(AnalysisSettings.networkFile) found beside this binary; pass --network PATH (Scripts/convert-blazeface writes it)",
+                                 command: arguments.command)
+            }
+            settings.networkPath = network
+            if arguments.string("min-face") != nil {
+                settings.minFaceSize = try arguments.int("min-face", default: 40, range: 4...100_000)
+            }
+        }
         settings.analysisSize = try arguments.int("analysis-size", default: Defaults.analysisSize, range: 24...100_000)
         if let cascade = arguments.string("cascade") { settings.cascadePath = cascade }
-        return try FacePipeline(settings: settings)
+        return settings
+    }
+
+    /// The analysis pipeline the options describe. Usage errors for bad values; the pipeline's own
+    /// errors (weights, cascade or model unreadable) propagate.
+    static func pipeline(_ arguments: ParsedArguments) throws -> FacePipeline {
+        try FacePipeline(settings: try settings(arguments))
+    }
+
+    /// BlazeFace as the options describe it (for `train --labelled`).
+    static func blazeFace(_ arguments: ParsedArguments) throws -> FaceDetector {
+        guard let network = arguments.string("network") ?? AnalysisSettings.locateDefaultModel(AnalysisSettings.networkFile) else {
+            throw UsageError("no \(AnalysisSettings.networkFile) found beside this binary; pass --network PATH", command: arguments.command)
+        }
+        return .blazeFace(try BlazeFace(contentsOf: network), BlazeFaceOptions(), minFaceSize: nil)
     }
 
     static func memoryGuard(_ arguments: ParsedArguments) throws(UsageError) -> MemoryGuard {

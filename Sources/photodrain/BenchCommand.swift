@@ -7,23 +7,25 @@ import PhotoDecoding
 enum BenchCommand: Command {
     static let spec = CommandSpec(
         name: "bench",
-        abstract: "Time the analysis core stage by stage: probe, decode, resize, integral, detect, classify.",
+        abstract: "Time the analysis core stage by stage: probe, decode, pyramid, network, merge, classify (BlazeFace) or probe, decode, resize, integral, detect, classify (cascade).",
         arguments: "[DIR|FILE...]",
         discussion: """
         Each photo is analysed --repeat times on one thread; medians per stage are printed with
         images/s. Without arguments the SampleImages of this checkout are used. Build with
-        `swift build -c release` before believing a number.
+        `swift build -c release` before believing a number. For BlazeFace, `network` includes
+        filling each tile's input and decoding its outputs; the kernels line says which compiled
+        kernels ran (AVX2 + FMA where the processor has them).
         """,
         options: [
             .option("repeat", "N", "Timed analyses per photo.", default: "5"),
             .option("limit", "N", "At most this many photos.", default: "all"),
-            .option("min-size", "PIXELS", "Smallest face searched.", default: "24"),
+            .option("min-size", "PIXELS", "Cascade: smallest face searched.", default: "24"),
             .flag("json", "One JSON object."),
         ] + AnalysisOptions.all.filter { $0.name != "memory-limit" },
         positionals: (0, nil),
         examples: [("photodrain bench", "the sample photos"),
                    ("photodrain bench ~/Pictures/2024 --limit 20 --cascade /usr/share/opencv4/lbpcascades/lbpcascade_frontalface.xml", "another cascade")],
-        exitCodes: [(0, "timed"), (1, "cascade or model unreadable"), (64, "usage error"), (65, "no photo could be timed")]
+        exitCodes: [(0, "timed"), (1, "weights, cascade or model unreadable"), (64, "usage error"), (65, "no photo could be timed")]
     )
 
     struct Report: Encodable {
@@ -44,10 +46,14 @@ enum BenchCommand: Command {
         let limit = arguments.string("limit") == nil || arguments.string("limit") == "all" ? Int.max : try arguments.int("limit", default: 0, range: 1...Int.max)
         let files = Array(try photoFiles(arguments.positionals.isEmpty ? [try DemoCommand.sampleImagesFolder()] : arguments.positionals).prefix(limit))
         guard !files.isEmpty else { throw UsageError("no JPEG or PNG photos found", command: spec.name) }
+        if case .blazeFace = pipeline.detector {
+            return benchBlazeFace(pipeline, files: files, repeats: repeats, json: arguments.flag("json"))
+        }
         var parameters = pipeline.settings.detection
         parameters.minSize = try arguments.int("min-size", default: 24, range: 0...100_000)
         let size = pipeline.settings.analysisSize
-        let core = AnalysisBenchmark.run(files: files, cascade: pipeline.cascade,
+        guard case let .cascade(cascade, _) = pipeline.detector else { return .failure }
+        let core = AnalysisBenchmark.run(files: files, cascade: cascade,
                                          configuration: AnalysisBenchmark.Configuration(analysisShortSide: size, parameters: parameters, repetitions: repeats))
         // The classify stage: the linear model on the boxes the cascade found, timed apart.
         var classify: [Double] = []
@@ -55,11 +61,11 @@ enum BenchCommand: Command {
         for path in files {
             guard let decoded = try? PhotoDecoder.decode(path, options: DecodeOptions(targetShortSide: size)) else { continue }
             let image = Resize.toAnalysisSize(decoded, shortSide: size)
-            guard let boxes = try? pipeline.cascade.detect(in: image, parameters: parameters) else { continue }
+            guard let boxes = try? cascade.detect(in: image, parameters: parameters) else { continue }
             let regions = boxes.map { FaceRegion(x: $0.x, y: $0.y, width: $0.width, height: $0.height, neighbors: $0.neighbors) }
             for _ in 0..<repeats {
                 let start = clock.now
-                _ = try? pipeline.classifier.verdict(for: image, regions: regions, cascade: pipeline.cascade.identifier, milliseconds: 0)
+                _ = try? pipeline.classifier.verdict(for: image, regions: regions, cascade: cascade.identifier, milliseconds: 0)
                 classify.append((clock.now - start).milliseconds)
             }
         }
@@ -83,6 +89,96 @@ enum BenchCommand: Command {
             for failure in report.failures { console.err("skipped \(failure)") }
         }
         return core.images > 0 ? .success : .dataError
+    }
+
+    struct BlazeFaceReport: Encodable {
+        let detector: String
+        let kernels: String
+        let model: String
+        let images: Int
+        let samples: Int
+        let medians: [String: Double]
+        let medianTotal: Double
+        let imagesPerSecond: Double
+        let tilesPerImage: Double
+        let networkMegapixelsPerImage: Double
+        let failures: [String]
+    }
+
+    /// Stage medians of the BlazeFace pipeline, as `analyze` runs it, one photo at a time.
+    static func benchBlazeFace(_ pipeline: FacePipeline, files: [String], repeats: Int, json: Bool) -> ExitCode {
+        guard case let .blazeFace(network, options, minFace) = pipeline.detector else { return .failure }
+        let names = ["probe", "decode", "pyramid", "network", "merge", "classify"]
+        var samples: [[Double]] = Array(repeating: [], count: names.count)
+        var totals: [Double] = []
+        var tiles = 0, tilePixels = 0, runs = 0
+        var failures: [String] = []
+        var images = 0
+        for path in files {
+            var failed = false
+            for _ in 0..<repeats {
+                do {
+                    var t = [Double](repeating: 0, count: names.count)
+                    var start = ContinuousClock.now
+                    func lap() -> Double {
+                        let now = ContinuousClock.now
+                        defer { start = now }
+                        return (now - start).milliseconds
+                    }
+                    let header = try PhotoDecoder.probe(path, maxPixels: pipeline.settings.maxPixels)
+                    t[0] = lap()
+                    let target = pipeline.detector.decodeShortSide(for: header, cascadeShortSide: pipeline.settings.analysisSize)
+                    let image = try PhotoDecoder.decode(path, options: DecodeOptions(output: .rgb, targetShortSide: target,
+                                                                                     maxPixels: pipeline.settings.maxPixels))
+                    t[1] = lap()
+                    let photoScale = Double(image.width) / Double(max(1, header.uprightSize.width))
+                    var scaled = options
+                    let short = min(header.uprightSize.width, header.uprightSize.height)
+                    let wanted = minFace ?? FaceDetector.automaticMinFaceSize(shortSide: short)
+                    scaled.minFaceSize = max(1, Int((Double(wanted) * photoScale).rounded()))
+                    var timings = BlazeFaceTimings()
+                    let found = try network.detect(in: image, options: scaled, timings: &timings)
+                    _ = lap()
+                    _ = try pipeline.classifier.faces(in: image, regions: found.map(FaceRegion.init))
+                    t[5] = lap()
+                    t[2] = Double(timings.pyramid) / 1e6
+                    t[3] = Double(timings.network) / 1e6
+                    t[4] = Double(timings.merge) / 1e6
+                    for i in t.indices { samples[i].append(t[i]) }
+                    totals.append(t.reduce(0, +))
+                    tiles += timings.tiles
+                    tilePixels += timings.tilePixels
+                    runs += 1
+                } catch {
+                    failures.append("\(path): \(error)")
+                    failed = true
+                    break
+                }
+            }
+            if !failed { images += 1 }
+        }
+        let medians = samples.map(AnalysisBenchmark.median)
+        let total = medians.reduce(0, +)
+        let kernels = NetworkWorkspace.Kernels.best.rawValue
+        let report = BlazeFaceReport(detector: network.identifier, kernels: kernels, model: pipeline.classifier.model.identifier,
+                                     images: images, samples: runs,
+                                     medians: Dictionary(uniqueKeysWithValues: zip(names, medians.map(round3))),
+                                     medianTotal: round3(total), imagesPerSecond: total > 0 ? round3(1000 / total) : 0,
+                                     tilesPerImage: round3(Double(tiles) / Double(max(runs, 1))),
+                                     networkMegapixelsPerImage: round3(Double(tilePixels) / Double(max(runs, 1)) / 1e6),
+                                     failures: failures)
+        let console = Console.shared
+        if json {
+            console.json(report)
+        } else {
+            console.out("\(images) photos x \(repeats), detector \(network.identifier) (\(kernels) kernels), model \(report.model), one thread")
+            console.out("min face   \(minFace.map { "\($0) px" } ?? "automatic (a 40th of the short side, 8 to 40 px)"); \(String(format: "%.1f", report.tilesPerImage)) network inputs, \(String(format: "%.2f", report.networkMegapixelsPerImage)) MP per photo")
+            console.out("stage      median ms")
+            for (name, value) in zip(names, medians) { console.out("\(name.padding(toLength: 10, withPad: " ", startingAt: 0)) \(String(format: "%9.2f", value))") }
+            console.out("total      \(String(format: "%9.2f", total))   \(String(format: "%.1f", report.imagesPerSecond)) images/s")
+            for failure in failures { console.err("skipped \(failure)") }
+        }
+        return images > 0 ? .success : .dataError
     }
 
     static func round3(_ value: Double) -> Double { (value * 1000).rounded() / 1000 }

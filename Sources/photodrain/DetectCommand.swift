@@ -7,19 +7,22 @@ import PhotoDecoding
 enum DetectCommand: Command {
     static let spec = CommandSpec(
         name: "detect",
-        abstract: "Find faces in photos: cascade boxes, each confirmed or rejected by the linear classifier.",
+        abstract: "Find faces in photos: detector boxes, each confirmed or rejected by the linear classifier.",
         arguments: "FILE...",
         discussion: """
-        Each photo is decoded upright at the analysis size and searched with the cascade as OpenCV's
-        detectMultiScale does (same pyramid, steps and grouping). Boxes are printed in the
-        photo's own upright pixel coordinates with the classifier's probability. --annotate writes
-        the photo with its boxes drawn (green confirmed, red rejected) as PNG.
+        Each photo is decoded upright and searched as analysis does: by default BlazeFace over an
+        image pyramid in colour, down to --min-face pixels; with --detector cascade, an OpenCV
+        cascade on gray at the analysis size, as OpenCV's detectMultiScale does (same pyramid,
+        steps and grouping; --scale-factor, --min-neighbors, --min-size and --max-size apply to it).
+        Boxes are printed in the photo's own upright pixel coordinates with the classifier's
+        probability. --annotate writes the photo with its boxes drawn (green confirmed, red
+        rejected) as PNG.
         """,
         options: [
-            .option("scale-factor", "F", "Pyramid step between scales (> 1).", default: "1.1"),
-            .option("min-neighbors", "N", "Overlapping raw boxes a face needs.", default: "3"),
-            .option("min-size", "PIXELS", "Smallest face searched, in analysed pixels.", default: "24"),
-            .option("max-size", "PIXELS", "Largest face searched, in analysed pixels (0: no limit).", default: "0"),
+            .option("scale-factor", "F", "Cascade: pyramid step between scales (> 1).", default: "1.1"),
+            .option("min-neighbors", "N", "Cascade: overlapping raw boxes a face needs.", default: "3"),
+            .option("min-size", "PIXELS", "Cascade: smallest face searched, in analysed pixels.", default: "24"),
+            .option("max-size", "PIXELS", "Cascade: largest face searched, in analysed pixels (0: no limit).", default: "0"),
             .option("annotate", "OUT.png", "Write the (single) photo with its boxes drawn."),
             .flag("json", "One JSON object per photo."),
         ] + AnalysisOptions.all.filter { $0.name != "memory-limit" },
@@ -27,9 +30,10 @@ enum DetectCommand: Command {
         examples: [
             ("photodrain detect SampleImages/three-portraits.jpg", "faces of one photo"),
             ("photodrain detect SampleImages/hopper.jpg --annotate /tmp/hopper-faces.png", "a picture of the boxes"),
-            ("photodrain detect --cascade /usr/share/opencv4/lbpcascades/lbpcascade_frontalface.xml *.jpg --json", "the faster LBP cascade"),
+            ("photodrain detect --min-face 24 group.jpg", "look for smaller faces (slower)"),
+            ("photodrain detect --cascade /usr/share/opencv4/lbpcascades/lbpcascade_frontalface.xml *.jpg --json", "OpenCV's LBP cascade instead of BlazeFace"),
         ],
-        exitCodes: [(0, "every photo searched"), (1, "cascade or model unreadable"), (64, "usage error"), (65, "a photo could not be decoded")]
+        exitCodes: [(0, "every photo searched"), (1, "weights, cascade or model unreadable"), (64, "usage error"), (65, "a photo could not be decoded")]
     )
 
     struct Face: Encodable {
@@ -50,12 +54,12 @@ enum DetectCommand: Command {
     }
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
-        let pipeline = try AnalysisOptions.pipeline(arguments)
-        var parameters = DetectionParameters()
-        parameters.scaleFactor = try arguments.double("scale-factor", default: 1.1, range: 1.0001...4)
-        parameters.minNeighbors = try arguments.int("min-neighbors", default: 3, range: 0...1000)
-        parameters.minSize = try arguments.int("min-size", default: 24, range: 0...100_000)
-        parameters.maxSize = try arguments.int("max-size", default: 0, range: 0...100_000)
+        var settings = try AnalysisOptions.settings(arguments)
+        settings.detection.scaleFactor = try arguments.double("scale-factor", default: 1.1, range: 1.0001...4)
+        settings.detection.minNeighbors = try arguments.int("min-neighbors", default: 3, range: 0...1000)
+        settings.detection.minSize = try arguments.int("min-size", default: 24, range: 0...100_000)
+        settings.detection.maxSize = try arguments.int("max-size", default: 0, range: 0...100_000)
+        let pipeline = try FacePipeline(settings: settings)
         let annotate = arguments.string("annotate")
         if annotate != nil && arguments.positionals.count != 1 {
             throw UsageError("--annotate draws one photo: give exactly one FILE", command: spec.name)
@@ -68,27 +72,25 @@ enum DetectCommand: Command {
             let clock = ContinuousClock()
             let start = clock.now
             do {
-                let header = try PhotoDecoder.probe(path)
+                let header = try PhotoDecoder.probe(path, maxPixels: settings.maxPixels)
                 let upright = header.uprightSize
-                let decoded = try PhotoDecoder.decode(path, options: DecodeOptions(output: .gray, targetShortSide: pipeline.settings.analysisSize))
-                let image = Resize.toAnalysisSize(decoded, shortSide: pipeline.settings.analysisSize)
-                let detections = try pipeline.cascade.detect(in: image, parameters: parameters)
-                let regions = detections.map { FaceRegion(x: $0.x, y: $0.y, width: $0.width, height: $0.height, neighbors: $0.neighbors) }
-                let probabilities = try pipeline.classifier.probabilities(in: image, regions: regions)
+                let (image, faces) = try pipeline.findFaces(in: path, header: header)
                 let scale = Double(upright.width) / Double(image.width)
                 report.width = upright.width
                 report.height = upright.height
                 report.analysedWidth = image.width
                 report.analysedHeight = image.height
-                report.faces = zip(detections, probabilities).map { d, p in
-                    Face(x: Int(Double(d.x) * scale), y: Int(Double(d.y) * scale), width: Int(Double(d.width) * scale),
-                         height: Int(Double(d.height) * scale), neighbors: d.neighbors, probability: (p * 10_000).rounded() / 10_000,
-                         confirmed: p >= pipeline.classifier.model.threshold)
+                report.faces = faces.map { face in
+                    let r = face.region
+                    return Face(x: Int(Double(r.x) * scale), y: Int(Double(r.y) * scale), width: Int(Double(r.width) * scale),
+                                height: Int(Double(r.height) * scale), neighbors: r.neighbors, probability: face.probability,
+                                confirmed: face.confirmed)
                 }
                 report.milliseconds = ((clock.now - start).milliseconds * 10).rounded() / 10
                 if let annotate {
-                    let picture = Annotation.draw(boxes: zip(detections, probabilities).map { ($0.0, $0.1 >= pipeline.classifier.model.threshold) },
-                                                  on: try PhotoDecoder.decode(path, options: DecodeOptions(output: .rgb)), analysed: image)
+                    let boxes = faces.map { (Detection(x: $0.region.x, y: $0.region.y, width: $0.region.width, height: $0.region.height), $0.confirmed) }
+                    let picture = Annotation.draw(boxes: boxes, on: try PhotoDecoder.decode(path, options: DecodeOptions(output: .rgb)),
+                                                  analysed: image)
                     try ImageEncoder.writePNG(picture, to: annotate)
                 }
             } catch let error as DecodeError {
@@ -101,9 +103,9 @@ enum DetectCommand: Command {
                 console.out("\(path): \(console.red("error")) \(error)")
             } else {
                 let confirmed = report.faces.filter(\.confirmed).count
-                console.out("\(path): \(confirmed) face\(confirmed == 1 ? "" : "s") (\(report.faces.count) cascade boxes) in \(String(format: "%.1f", report.milliseconds ?? 0)) ms")
+                console.out("\(path): \(confirmed) face\(confirmed == 1 ? "" : "s") (\(report.faces.count) detector boxes) in \(String(format: "%.1f", report.milliseconds ?? 0)) ms")
                 for face in report.faces {
-                    console.out("  \(face.confirmed ? "face    " : "rejected") x \(face.x) y \(face.y) \(face.width)x\(face.height)  p \(String(format: "%.3f", face.probability))  neighbours \(face.neighbors)")
+                    console.out("  \(face.confirmed ? "face    " : "rejected") x \(face.x) y \(face.y) \(face.width)x\(face.height)  p \(String(format: "%.3f", face.probability))  \(settings.detector == .cascade ? "neighbours" : "support") \(face.neighbors)")
                 }
             }
         }

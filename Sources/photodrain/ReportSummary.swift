@@ -35,7 +35,7 @@ struct ReportSummary: Sendable, Equatable {
             if entry.confirmedFaces > 0 { photosWithFaces += 1 }
             analysisMilliseconds += verdict.milliseconds
             if let model = verdict.model { models.insert(model) }
-            if let cascade = verdict.cascade { models.insert(cascade) }
+            if let detector = verdict.detector ?? verdict.cascade { models.insert(detector) }
         }
         self.models = models.sorted()
     }

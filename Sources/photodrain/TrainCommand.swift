@@ -1,19 +1,31 @@
 import FaceAnalysis
 import Foundation
 
-/// `photodrain train --positive DIR --negative DIR --out MODEL.json`: fit the face-confirmation
-/// classifier from folders of crops and print its held-out metrics.
+/// `photodrain train --labelled DIR --out MODEL.json`: fit the classifier that decides verdicts from
+/// labelled photos (grouped cross-validation, Platt-calibrated); or, with `--positive DIR
+/// --negative DIR`, the older cascade box confirmer from folders of crops.
 enum TrainCommand: Command {
     static let spec = CommandSpec(
         name: "train",
-        abstract: "Fit the linear face-confirmation classifier from folders of face and non-face crops.",
+        abstract: "Fit the linear face classifier: from labelled photos (the verdict model), or from folders of crops.",
         arguments: "",
         discussion: """
-        Features are computed from each crop (gradient histograms, brightness, layout, symmetry) and
-        a logistic regression is fitted with a stratified holdout; the same seed gives the same
-        model file byte for byte. The model's name is the output file's stem.
+        With --labelled DIR (a folder of photos with labels.json, as Tests/FaceAnalysisTests/Fixtures/
+        LabelledPhotos): BlazeFace runs on every photo as analysis does; each box is labelled by the
+        hand-drawn faces (IoU 0.5), a logistic regression on the detector's evidence and the box's
+        pixels is fitted, and Platt scaling calibrates it. All figures printed are held out: the
+        photos are split into --folds groups, every box of a photo in the same group, and each group
+        is scored by a model (and a calibration) fitted on the others. The written model is fitted on
+        every photo and carries those figures.
+        With --positive and --negative: features are computed from each crop (gradient histograms,
+        brightness, layout, symmetry) and a logistic regression is fitted with a stratified holdout.
+        The same seed gives the same model file byte for byte. The model's name is the output file's stem.
         """,
         options: [
+            .option("labelled", "DIR", "Photos with labels.json: train the verdict model on them."),
+            .option("folds", "N", "Photo groups for the held-out figures (--labelled).", default: "5"),
+            .option("repeats", "N", "Cross-validations with different groupings, pooled in the figures (--labelled).", default: "5"),
+            .option("network", "PATH", "BlazeFace weights (--labelled).", default: "Models/blazeface-full-range.pdnn of this build"),
             .option("positive", "DIR", "Crops of faces (PNG or JPEG)."),
             .option("negative", "DIR", "Crops of things that are not faces."),
             .option("out", "MODEL.json", "Where to write the model."),
@@ -24,15 +36,20 @@ enum TrainCommand: Command {
             .option("evaluate", "DIR", "Also score DIR/positive and DIR/negative, crops never trained on."),
         ],
         positionals: (0, 0),
-        examples: [("photodrain train --positive crops/positive --negative crops/negative --out Models/face-confirm.json --holdout 0.2 --seed 1",
+        examples: [("photodrain train --labelled Tests/FaceAnalysisTests/Fixtures/LabelledPhotos --out Models/face-verdict.json",
+                     "the default verdict model (Scripts/train-face-model runs this)"),
+                    ("photodrain train --positive crops/positive --negative crops/negative --out Models/face-confirm.json --holdout 0.2 --seed 1",
                     "the default model (Scripts/train-face-model makes the crops)")],
         exitCodes: [(0, "model written"), (1, "the model could not be written"), (64, "usage error"), (65, "bad or too little data")]
     )
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
+        if let labelled = arguments.string("labelled") {
+            return try trainOnPhotos(labelled, arguments)
+        }
         guard let positive = arguments.string("positive"), let negative = arguments.string("negative"),
               let out = arguments.string("out") else {
-            throw UsageError("--positive, --negative and --out are required", command: spec.name)
+            throw UsageError("give --labelled DIR --out MODEL, or --positive DIR --negative DIR --out MODEL", command: spec.name)
         }
         var options = Trainer.Options(name: URL(fileURLWithPath: out).deletingPathExtension().lastPathComponent,
                                       augment: !arguments.flag("no-augment"))
@@ -55,6 +72,47 @@ enum TrainCommand: Command {
             if let folder = arguments.string("evaluate") {
                 let unseen = try Trainer.evaluate(model, positiveDirectory: folder + "/positive", negativeDirectory: folder + "/negative")
                 console.out("evaluate  \(unseen.summary)  [\(folder)]")
+            }
+            return .success
+        } catch {
+            console.err("photodrain train: \(error)")
+            switch error.code {
+            case .invalidParameter: return .usage
+            case .modelFileAccess: return .failure
+            default: return .dataError
+            }
+        }
+    }
+
+    static func trainOnPhotos(_ directory: String, _ arguments: ParsedArguments) throws -> ExitCode {
+        guard let out = arguments.string("out") else {
+            throw UsageError("--out MODEL.json is required", command: spec.name)
+        }
+        var options = PhotoTrainer.Options(name: URL(fileURLWithPath: out).deletingPathExtension().lastPathComponent)
+        options.folds = try arguments.int("folds", default: 5, range: 2...100)
+        options.repeats = try arguments.int("repeats", default: 5, range: 1...100)
+        options.seed = UInt64(try arguments.int("seed", default: 1, range: 0...Int.max))
+        options.l2 = Float(try arguments.double("l2", default: 0.01, range: 0...1000))
+        let console = Console.shared
+        let detector = try AnalysisOptions.blazeFace(arguments)
+        do {
+            let set = try LabelledPhotos(directory: directory)
+            let bar = ProgressBar(title: "detecting faces", total: set.photos.count)
+            let photos = try PhotoTrainer.collect(set, detector: detector, features: try Features(spec: options.spec)) { _, _ in
+                bar.advance()
+            }
+            bar.finish()
+            let (model, e) = try PhotoTrainer.train(photos, options: options)
+            try model.write(to: out)
+            func f(_ v: Double) -> String { String(format: "%.3f", v) }
+            console.out("model       \(model.identifier) -> \(out)")
+            console.out("detector    \(detector.identifier)")
+            console.out("features    \(model.spec)")
+            console.out("data        \(e.photos) photos, \(e.boxes / max(e.repeats, 1)) boxes: \(e.faceBoxes / max(e.repeats, 1)) faces, \(e.otherBoxes / max(e.repeats, 1)) not, \(e.ignoredBoxes / max(e.repeats, 1)) on hard faces (left out)")
+            console.out("held out    \(e.folds) photo groups, \(e.repeats) groupings pooled (seeds \(e.seed)...\(e.seed + UInt64(max(e.repeats, 1) - 1))); every figure below is from photos the model never saw")
+            console.out("calibration Brier \(f(e.brier)) (base rate \(f(e.baseRateBrier))), ECE \(f(e.expectedCalibrationError)), log loss \(f(e.logLoss)); Platt a \(f(e.plattA)) b \(f(e.plattB))")
+            for (name, score) in [("verdicts", e.classifier), ("detector", e.detectorAlone)] {
+                console.out("\(name.padding(toLength: 11, withPad: " ", startingAt: 0)) precision \(f(score.precision)), recall \(f(score.recall)) (IoU 0.5), small faces \(score.smallFacesFound)/\(score.smallFaces), false faces on photos without people \(score.falseFacesWithoutPeople), photo labels \(score.photosRight)/\(score.photos) (\(f(score.photoAccuracy)))")
             }
             return .success
         } catch {

@@ -1,0 +1,308 @@
+import PhotoDecoding
+import Synchronization
+
+/// How `BlazeFace` searches a photo.
+public struct BlazeFaceOptions: Sendable, Equatable {
+    /// The smallest face to find, as its width in pixels of the image searched. Sets the finest
+    /// pyramid level, which is most of the cost: halving it quadruples the work.
+    public var minFaceSize: Int
+    /// Candidates whose probability is below this are dropped before merging (MediaPipe's graph
+    /// uses 0.5 to 0.6; the classifier decides afterwards, so a lower value trades time for recall).
+    public var minScore: Float
+    /// Overlapping candidates (IoU above this) are blended into one face.
+    public var mergeThreshold: Float
+    /// The largest tile side, a multiple of 32, that large levels are cut into (bounds memory:
+    /// about 30 MB of activations at 512).
+    public var tileSize: Int
+
+    /// The defaults: faces from `minFaceSize` up to the whole photo.
+    public init(minFaceSize: Int = 40, minScore: Float = 0.1, mergeThreshold: Float = 0.3, tileSize: Int = 512) {
+        self.minFaceSize = minFaceSize
+        self.minScore = minScore
+        self.mergeThreshold = mergeThreshold
+        self.tileSize = tileSize
+    }
+}
+
+/// Where one `BlazeFace.detect` call spent its time, in nanoseconds (for `photodrain bench`).
+public struct BlazeFaceTimings: Sendable, Equatable {
+    /// Building the pyramid's level images.
+    public var pyramid: UInt64 = 0
+    /// Filling network inputs and running the network, over every tile of every level.
+    public var network: UInt64 = 0
+    /// Decoding anchors and merging candidates.
+    public var merge: UInt64 = 0
+    /// Network inputs run, and their pixels.
+    public var tiles = 0
+    public var tilePixels = 0
+
+    public init() {}
+}
+
+/// A face BlazeFace found in a photo, in the photo's pixels, with what a classifier may want to
+/// know about how it was found.
+public struct BlazeFaceDetection: Sendable, Equatable {
+    /// The blended box, keypoints and top score, in image pixels.
+    public var face: FaceCandidate
+    /// How many raw candidates were blended into it (like a cascade's neighbours).
+    public var support: Int
+    /// How many pyramid levels contributed a candidate.
+    public var levels: Int
+    /// The network-input size of the strongest candidate (its box width, in network pixels).
+    public var networkSize: Float
+
+    /// The face box in PhotoDrain's convention (WIDER FACE's: hairline to chin, ear root to ear
+    /// root), as x, y, width, height in image pixels. BlazeFace's boxes are squares from the brows
+    /// to the chin; against hand-labelled boxes (106 faces) the labels are 0.86 (0.85/0.89 on each
+    /// half of the photos) as wide, 1.14 (1.15/1.13) as tall and centred 0.04 of the height higher.
+    public var faceBox: (x: Float, y: Float, width: Float, height: Float) {
+        let w = face.width * 0.87, h = face.height * 1.13
+        let cx = (face.xmin + face.xmax) / 2, cy = (face.ymin + face.ymax) / 2 - 0.04 * face.height
+        return (cx - w / 2, cy - h / 2, w, h)
+    }
+}
+
+/// MediaPipe's BlazeFace full-range face detector, run by PhotoDrain's own network runner over an
+/// image pyramid, so faces from `minFaceSize` pixels up to the whole photo are found.
+///
+/// The network finds faces about 14 to 64 pixels wide in its input. The finest level scales the
+/// photo so `minFaceSize` becomes 16 pixels; each next level halves it (box filter), down to a
+/// level where the photo's short side is 56 pixels, so a face filling the frame is found too.
+/// Levels larger than a tile are cut into overlapping tiles (overlap 64 px, more than the largest
+/// face a level answers for), and a candidate cut by an inner tile edge is left to the
+/// neighbouring tile that holds it whole. All candidates are merged by weighted NMS.
+///
+/// Immutable and `Sendable`; concurrent `detect` calls each borrow their own activation buffers.
+public final class BlazeFace: Sendable {
+    /// The weights' identifier (`blazeface-full-range@sha8`).
+    public let identifier: String
+    let file: NetworkFile
+    /// The plan for the network's own 192x192 input; other sizes share its packed weights.
+    private let template: ConvolutionalNetwork
+    private let plans = Mutex<[Int: ConvolutionalNetwork]>([:])
+    /// Idle activation buffers, newest last; at most `idleLimit` are kept, whatever their size.
+    private let idle = Mutex<[NetworkWorkspace]>([])
+    static let idleLimit = 4
+    /// About what one `detect` call holds in activation buffers at the default 512 tile (measured
+    /// plan: the slots of a 512x512 input), for memory budgets.
+    public static let workspaceBytes = 40 << 20
+    /// Network sizes (in input pixels) a level is trusted for: the network's range with a margin.
+    /// A level other than the coarsest only answers for faces up to `largestFace`: larger ones are
+    /// found at the next level, as faces of 16 to 32 pixels, where the network is surest.
+    static let smallestFace: Float = 10
+    static let largestFace: Float = 48
+    /// The size the finest level gives a `minFaceSize` face.
+    static let finestFace: Float = 16
+    /// More than `largestFace`, so every face a level answers for is whole in some tile.
+    static let tileOverlap = 64
+
+    /// Loads the weights at `path` (a PDNN file, see `NetworkFile`); throws what `NetworkFile.load`
+    /// throws, and `malformedModel` when the graph is not BlazeFace's (two outputs of 16 and 1
+    /// values per anchor).
+    public convenience init(contentsOf path: String) throws(FaceAnalysisError) {
+        let file = try NetworkFile.load(path)
+        do {
+            try self.init(file: file)
+        } catch {
+            throw error.about(path)
+        }
+    }
+
+    /// A detector over `file`'s network; see `init(contentsOf:)`.
+    public init(file: NetworkFile) throws(FaceAnalysisError) {
+        self.file = file
+        identifier = file.identifier
+        let probe = try ConvolutionalNetwork(file: file)
+        guard let r = probe.outputs["regressors"], let c = probe.outputs["classificators"],
+              probe.layouts[r]?.channels == 16, probe.layouts[c]?.channels == 1, probe.inputShape.channels == 3 else {
+            throw FaceAnalysisError(.malformedModel, "the network is not a BlazeFace detector (16 regressors and 1 score per anchor, RGB input)")
+        }
+        template = probe
+        plans.withLock { $0[Self.key(probe.inputShape.height, probe.inputShape.width)] = probe }
+    }
+
+    static func key(_ height: Int, _ width: Int) -> Int { height << 16 | width }
+
+    /// Faces in `image` (gray or RGB; gray is given to the network as three equal channels), in
+    /// the image's pixels, strongest first. Throws `invalidParameter` for options out of range.
+    public func detect(in image: Image, options: BlazeFaceOptions = BlazeFaceOptions()) throws(FaceAnalysisError) -> [BlazeFaceDetection] {
+        var timings = BlazeFaceTimings()
+        return try detect(in: image, options: options, timings: &timings)
+    }
+
+    /// `detect(in:options:)`, adding where the time went to `timings`.
+    public func detect(in image: Image, options: BlazeFaceOptions,
+                       timings: inout BlazeFaceTimings) throws(FaceAnalysisError) -> [BlazeFaceDetection] {
+        guard options.minFaceSize >= 1, options.tileSize >= 96, options.tileSize % 32 == 0,
+              options.minScore >= 0, options.minScore < 1, options.mergeThreshold > 0, options.mergeThreshold < 1 else {
+            throw FaceAnalysisError(.invalidParameter, "BlazeFace options out of range: min face \(options.minFaceSize), tile \(options.tileSize) (a multiple of 32, at least 96), min score \(options.minScore), merge \(options.mergeThreshold)")
+        }
+        guard image.width > 0, image.height > 0 else { return [] }
+        var raw: [(candidate: FaceCandidate, level: Int, networkSize: Float)] = []
+        var clock = SystemCalls.monotonicNanoseconds()
+        func lap() -> UInt64 {
+            let now = SystemCalls.monotonicNanoseconds()
+            defer { clock = now }
+            return now - clock
+        }
+        let levels = Self.pyramid(for: image, minFaceSize: options.minFaceSize)
+        timings.pyramid += lap()
+        for (index, level) in levels.enumerated() {
+            let coarsest = level.isCoarsest
+            for tile in Self.tiles(width: level.image.width, height: level.image.height, tileSize: options.tileSize) {
+                let found = try run(level.image, tile: tile, minScore: options.minScore, timings: &timings)
+                timings.network += lap()
+                for candidate in found {
+                    let size = candidate.width
+                    guard size >= Self.smallestFace, coarsest || size <= Self.largestFace else { continue }
+                    // Cut by an inner tile edge: the neighbouring tile holds this face whole.
+                    if (tile.x > 0 && candidate.xmin < 1) || (tile.y > 0 && candidate.ymin < 1) ||
+                        (tile.x + tile.width < level.image.width && candidate.xmax > Float(tile.width - 1)) ||
+                        (tile.y + tile.height < level.image.height && candidate.ymax > Float(tile.height - 1)) {
+                        continue
+                    }
+                    let scale = SIMD2<Float>(repeating: 1 / level.scale)
+                    let offset = SIMD2<Float>(Float(tile.x), Float(tile.y)) * scale
+                    raw.append((candidate.mapped(scale: scale, offset: offset), index, size))
+                }
+            }
+        }
+        defer { timings.merge += lap() }
+        let merged = BlazeFaceDecoding.weightedNonMaxSuppression(raw.map(\.candidate), threshold: options.mergeThreshold)
+        // Attribute raw candidates to the merged face they overlap most, for the classifier.
+        return merged.map { face in
+            let members = raw.filter { $0.candidate.intersectionOverUnion(face) > options.mergeThreshold }
+            let strongest = members.max { $0.candidate.score < $1.candidate.score }
+            return BlazeFaceDetection(face: face, support: max(members.count, 1), levels: max(Set(members.map(\.level)).count, 1),
+                                      networkSize: strongest?.networkSize ?? face.width)
+        }
+    }
+
+    /// One pyramid level: the image scaled by `scale` (levels after the first are box-halved).
+    struct Level {
+        var image: Image
+        var scale: Float
+        var isCoarsest: Bool
+    }
+
+    /// The levels for `image`: the finest makes a `minFaceSize` face `finestFace` pixels wide (at
+    /// most twice the image's own size), each next halves, down to a short side of about 56.
+    static func pyramid(for image: Image, minFaceSize: Int) -> [Level] {
+        let short = Float(min(image.width, image.height))
+        let finest = min(finestFace / Float(minFaceSize), 2)
+        let coarsest = min(56 / short, finest)
+        var levels: [Level] = []
+        var scale = finest
+        var current = LevelResize.scaled(image, by: finest)
+        while true {
+            let last = scale / 2 < coarsest * 0.75 || min(current.width, current.height) < 64
+            levels.append(Level(image: current, scale: Float(current.width) / Float(image.width), isCoarsest: last))
+            if last { break }
+            current = LevelResize.halved(current)
+            scale /= 2
+        }
+        return levels
+    }
+
+    /// A tile of a level: its origin and size in level pixels (the network input is the size rounded
+    /// up to a multiple of 32, the rest padded).
+    struct Tile: Equatable {
+        var x: Int
+        var y: Int
+        var width: Int
+        var height: Int
+    }
+
+    /// Tiles covering a `width` x `height` level: one when it fits in `tileSize`, else the fewest
+    /// tiles per axis that cover it with `tileOverlap` between neighbours, spread evenly, each at
+    /// most `tileSize` (rounded up to a multiple of 32).
+    static func tiles(width: Int, height: Int, tileSize: Int) -> [Tile] {
+        func spans(_ length: Int) -> [(start: Int, length: Int)] {
+            guard length > tileSize else { return [(0, length)] }
+            let count = (length - tileOverlap + (tileSize - tileOverlap) - 1) / (tileSize - tileOverlap)
+            let side = min(length, ((length + (count - 1) * tileOverlap + count - 1) / count + 31) / 32 * 32)
+            return (0..<count).map { i in (count == 1 ? 0 : i * (length - side) / (count - 1), side) }
+        }
+        var result: [Tile] = []
+        for y in spans(height) {
+            for x in spans(width) {
+                result.append(Tile(x: x.start, y: y.start, width: x.length, height: y.length))
+            }
+        }
+        return result
+    }
+
+    /// The network input size for a tile: each side rounded up to a multiple of 32, at least 96.
+    static func inputSide(_ side: Int) -> Int { max(96, (side + 31) / 32 * 32) }
+
+    /// Runs the network on one tile of a level image; candidates in tile pixels.
+    private func run(_ level: Image, tile: Tile, minScore: Float, timings: inout BlazeFaceTimings) throws(FaceAnalysisError) -> [FaceCandidate] {
+        let height = Self.inputSide(tile.height), width = Self.inputSide(tile.width)
+        timings.tiles += 1
+        timings.tilePixels += height * width
+        let workspace = try borrowWorkspace(height: height, width: width)
+        defer { returnWorkspace(workspace) }
+        Self.fill(workspace.input, width: width, height: height, from: level, tile: tile)
+        workspace.run()
+        guard let regressors = workspace.output("regressors"), let logits = workspace.output("classificators") else { return [] }
+        return BlazeFaceDecoding.decode(regressors: regressors.pointer, regressorStride: regressors.stride,
+                                        logits: logits.pointer, logitStride: logits.stride,
+                                        anchors: BlazeFaceDecoding.pixelAnchors(width: width, height: height),
+                                        inputSize: 1, minScore: minScore)
+    }
+
+    /// Writes the tile's pixels into the network input as RGB in -1...1; outside the image (the
+    /// rounding up) is black, as MediaPipe's letterbox is.
+    static func fill(_ input: UnsafeMutableBufferPointer<Float>, width: Int, height: Int, from image: Image, tile: Tile) {
+        let channels = image.channels
+        image.pixels.withUnsafeBufferPointer { pixels in
+            for y in 0..<height {
+                let row = input.baseAddress! + y * width * 3
+                guard y < tile.height else {
+                    row.update(repeating: -1, count: width * 3)
+                    continue
+                }
+                let source = pixels.baseAddress! + ((tile.y + y) * image.width + tile.x) * channels
+                if channels == 1 {
+                    for x in 0..<tile.width {
+                        let v = Float(source[x]) / 127.5 - 1
+                        row[3 * x] = v; row[3 * x + 1] = v; row[3 * x + 2] = v
+                    }
+                } else {
+                    for x in 0..<tile.width {
+                        row[3 * x] = Float(source[x * channels]) / 127.5 - 1
+                        row[3 * x + 1] = Float(source[x * channels + 1]) / 127.5 - 1
+                        row[3 * x + 2] = Float(source[x * channels + 2]) / 127.5 - 1
+                    }
+                }
+                if tile.width < width {
+                    (row + tile.width * 3).update(repeating: -1, count: (width - tile.width) * 3)
+                }
+            }
+        }
+    }
+
+    private func borrowWorkspace(height: Int, width: Int) throws(FaceAnalysisError) -> NetworkWorkspace {
+        let found = idle.withLock { pool -> NetworkWorkspace? in
+            guard let i = pool.lastIndex(where: { $0.network.inputShape.height == height && $0.network.inputShape.width == width }) else { return nil }
+            return pool.remove(at: i)
+        }
+        if let found { return found }
+        let key = Self.key(height, width)
+        let plan: ConvolutionalNetwork
+        if let cached = plans.withLock({ $0[key] }) {
+            plan = cached
+        } else {
+            plan = try ConvolutionalNetwork(file: file, inputSize: (height, width), sharingWeightsWith: template)
+            plans.withLock { $0[key] = plan }
+        }
+        return NetworkWorkspace(network: plan)
+    }
+
+    private func returnWorkspace(_ workspace: NetworkWorkspace) {
+        idle.withLock { pool in
+            pool.append(workspace)
+            if pool.count > Self.idleLimit { pool.removeFirst() }
+        }
+    }
+}
