@@ -7,7 +7,7 @@ public struct DecodeError: Error, Sendable, Equatable, CustomStringConvertible {
         case unreadable
         /// The file is empty.
         case empty
-        /// The bytes are neither JPEG nor PNG.
+        /// The bytes are not JPEG, PNG or HEIF, or a HEIF file libheif has no codec for.
         case unsupportedFormat = "unsupported-format"
         /// The library rejected the data: corrupt, truncated or malformed.
         case corrupt

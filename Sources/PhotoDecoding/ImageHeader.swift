@@ -2,11 +2,12 @@
 public struct ImageHeader: Sendable, Equatable, Codable {
     /// The format read from the file's signature.
     public let format: ImageFormat
-    /// Stored width in pixels (before orientation).
+    /// Stored width in pixels (before EXIF orientation; for HEIF, as displayed).
     public let width: Int
-    /// Stored height in pixels (before orientation).
+    /// Stored height in pixels (before EXIF orientation; for HEIF, as displayed).
     public let height: Int
-    /// The EXIF orientation, `.up` when absent.
+    /// The EXIF orientation, `.up` when absent; always `.up` for HEIF, whose irot/imir boxes are
+    /// applied by the decoder and whose EXIF orientation tag is ignored, as the HEIF standard says.
     public let orientation: Orientation
     /// The file's size in bytes.
     public let fileSize: Int
@@ -29,4 +30,9 @@ public struct ImageHeader: Sendable, Equatable, Codable {
 
     /// Stored pixel count.
     public var pixelCount: Int { width * height }
+
+    /// True when decoding holds the whole full-size image in memory whatever the scale asked for:
+    /// a progressive JPEG (every DCT coefficient) or a HEIF image (HEVC and AV1 decode only at full
+    /// size; the reduction happens afterwards).
+    public var decodesFullFrame: Bool { progressive || format == .heif }
 }
