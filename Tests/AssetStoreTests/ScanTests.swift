@@ -22,6 +22,17 @@ import Testing
         #expect(rows.allSatisfy { $0.state == .discovered && $0.discoveredAt > 0 })
     }
 
+    @Test func heifPhotosAreScanned() throws {
+        let library = try TemporaryLibrary()
+        try library.write("IMG_0001.HEIC")
+        try library.write("b.heif")
+        try library.write("c.avif")
+        try library.write("d.hif")
+        try library.write("IMG_0001.MOV")
+        let report = try library.open().scan()
+        #expect(report.changes.added == ["IMG_0001.HEIC", "b.heif", "c.avif", "d.hif"])
+    }
+
     @Test func symlinksAreFollowedOnlyInsideTheRoot() throws {
         let library = try TemporaryLibrary()
         try library.write("real/a.jpg")

@@ -26,6 +26,17 @@ import Testing
         #expect(object["decodedWidth"] as? Int == 128 && object["decodedHeight"] as? Int == 150)
     }
 
+    @Test func inspectsAHEICPhoto() throws {
+        let path = CLI.repository.appendingPathComponent("Tests/PhotoDecodingTests/Fixtures/heif-chelsea.heic").path
+        let result = try CLI.run(["inspect", "--json", "--analysis-size", "150", path])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(object["format"] as? String == "heif")
+        #expect(object["width"] as? Int == 451 && object["height"] as? Int == 300)
+        #expect(object["scale"] as? String == "1/2")
+        #expect(object["decodedWidth"] as? Int == 226 && object["decodedHeight"] as? Int == 150)
+    }
+
     @Test func badFilesGiveTheirErrorAndExit65() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pd-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
