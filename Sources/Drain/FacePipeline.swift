@@ -61,7 +61,7 @@ public struct FacePipeline: PhotoAnalyzing {
             if let memoryBudget {
                 let natural = PhotoDecoder.scaleDenominator(for: header, targetShortSide: settings.analysisSize)
                 guard let denominator = MemoryGuard.admit(width: header.width, height: header.height, denominator: natural,
-                                                          progressive: header.progressive, analysisShortSide: settings.analysisSize,
+                                                          progressive: header.decodesFullFrame, analysisShortSide: settings.analysisSize,
                                                           headroom: memoryBudget) else {
                     return .deferred(reason: "decoding \(header.width)x\(header.height) does not fit \(memoryBudget >> 20) MiB of headroom")
                 }

@@ -50,7 +50,9 @@ public struct MemoryGuard: Sendable {
 
     /// The estimated peak bytes of analysing a photo decoded to `width` x `height` (stored size)
     /// at scale 1/`denominator`, analysed at `analysisShortSide`. Progressive JPEGs keep every
-    /// DCT coefficient of the full image in memory whatever the scale, so they cost more.
+    /// DCT coefficient of the full image in memory whatever the scale, so they cost more; so does
+    /// HEIF, decoded at full size (4:2:0 planes in the codec and in libheif) before it is reduced:
+    /// pass `ImageHeader.decodesFullFrame` as `progressive`.
     public static func estimatedCost(width: Int, height: Int, denominator: Int, progressive: Bool = false,
                                      analysisShortSide: Int) -> Int {
         let w = (width + denominator - 1) / denominator
