@@ -20,12 +20,13 @@ let package = Package(
         .target(name: "CJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
         .target(name: "CPNG", linkerSettings: [.linkedLibrary("png16")]),
         .target(name: "CHEIF", linkerSettings: [.linkedLibrary("heif")]),
+        .target(name: "CWEBP", linkerSettings: [.linkedLibrary("webp")]),
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
         .target(name: "CCrypto", linkerSettings: [.linkedLibrary("crypto")]),
         .systemLibrary(name: "CSQLite"),
 
         // MARK: Pipeline modules
-        .target(name: "PhotoDecoding", dependencies: ["CJPEG", "CPNG", "CHEIF"], swiftSettings: swiftSettings),
+        .target(name: "PhotoDecoding", dependencies: ["CJPEG", "CPNG", "CHEIF", "CWEBP"], swiftSettings: swiftSettings),
         .target(name: "FaceAnalysis", dependencies: ["PhotoDecoding"], swiftSettings: swiftSettings),
         .target(name: "AssetStore", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
         .target(name: "UploadProtocol", swiftSettings: swiftSettings),

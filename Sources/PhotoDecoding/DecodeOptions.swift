@@ -16,8 +16,9 @@ public struct DecodeOptions: Sendable, Equatable {
 
     /// Gray or RGB.
     public var output: Output
-    /// The short side to reach, at or just above, with JPEG's DCT scaling (1/1, 1/2, 1/4, 1/8).
-    /// nil decodes at full size. PNG has no scaled decode: it always decodes at full size.
+    /// The short side to reach, at or just above, with JPEG's DCT scaling (1/1, 1/2, 1/4, 1/8);
+    /// HEIF (from its thumbnail or a box mean) and WebP (libwebp's rescaler) reduce to the same
+    /// sizes. nil decodes at full size. PNG has no scaled decode: it always decodes at full size.
     public var targetShortSide: Int?
     /// Photos whose header claims more pixels than this are refused before any pixel is allocated.
     public var maxPixels: Int

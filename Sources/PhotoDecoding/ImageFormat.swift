@@ -5,6 +5,8 @@ public enum ImageFormat: String, Sendable, Codable {
     case png
     /// HEIF still images through libheif: HEIC (HEVC, as phones write them) and AVIF (AV1).
     case heif
+    /// WebP through libwebp, lossy (VP8) or lossless (VP8L); still images only.
+    case webp
 
     /// How many leading bytes `sniff` needs to tell every format apart.
     public static let signatureLength = 32
@@ -19,6 +21,7 @@ public enum ImageFormat: String, Sendable, Codable {
         if head.count >= 3, head[0] == 0xFF, head[1] == 0xD8, head[2] == 0xFF { return .jpeg }
         if head.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
         if isHEIF(head) { return .heif }
+        if head.count >= 12, head[0...3].elementsEqual("RIFF".utf8), head[8...11].elementsEqual("WEBP".utf8) { return .webp }
         return nil
     }
 
@@ -44,6 +47,7 @@ public enum ImageFormat: String, Sendable, Codable {
         case "jpg", "jpeg", "jpe", "jfif": return .jpeg
         case "png": return .png
         case "heic", "heif", "hif", "avif": return .heif
+        case "webp": return .webp
         default: return nil
         }
     }

@@ -7,7 +7,8 @@ public struct ImageHeader: Sendable, Equatable, Codable {
     /// Stored height in pixels (before EXIF orientation; for HEIF, as displayed).
     public let height: Int
     /// The EXIF orientation, `.up` when absent; always `.up` for HEIF, whose irot/imir boxes are
-    /// applied by the decoder and whose EXIF orientation tag is ignored, as the HEIF standard says.
+    /// applied by the decoder and whose EXIF orientation tag is ignored, as the HEIF standard says,
+    /// and for WebP, whose EXIF chunk is not read.
     public let orientation: Orientation
     /// The file's size in bytes.
     public let fileSize: Int

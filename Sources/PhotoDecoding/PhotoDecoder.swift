@@ -1,4 +1,4 @@
-/// Reads photo headers and decodes photos, JPEG, PNG and HEIF, to upright gray or RGB pixels.
+/// Reads photo headers and decodes photos, JPEG, PNG, HEIF and WebP, to upright gray or RGB pixels.
 ///
 /// Every failure is a `DecodeError` for that one file: a corrupt, truncated, empty, mislabelled or
 /// hostile file never stops the caller's batch.
@@ -25,6 +25,9 @@ public enum PhotoDecoder {
             let heif = try HEIFDecoder(path: path)
             try checkCeiling(heif, maxPixels: maxPixels, path: path)
             header = ImageHeader(format: .heif, width: heif.width, height: heif.height, orientation: .up, fileSize: size)
+        case .webp:
+            let webp = try WebPDecoder(path: path)
+            header = ImageHeader(format: .webp, width: webp.width, height: webp.height, orientation: .up, fileSize: size)
         }
         try checkCeiling(width: header.width, height: header.height, maxPixels: maxPixels, path: path)
         return header
@@ -32,8 +35,8 @@ public enum PhotoDecoder {
 
     /// Decodes the photo at `path`. JPEG is DCT-scaled so its short side lands at or just above
     /// `options.targetShortSide`, HEIF is reduced by the same factors (from its embedded thumbnail
-    /// when that is big enough); the result is turned upright by the EXIF orientation, or for HEIF
-    /// by its irot/imir boxes alone.
+    /// when that is big enough) and WebP by libwebp's rescaler to the same sizes; the result is
+    /// turned upright by the EXIF orientation, or for HEIF by its irot/imir boxes alone.
     public static func decode(_ path: String, options: DecodeOptions = DecodeOptions()) throws(DecodeError) -> Image {
         let size = try FileSystem.fileSize(path)
         guard size > 0 else { throw DecodeError(.empty, "the file is empty", path: path) }
@@ -41,6 +44,7 @@ public enum PhotoDecoder {
         case .jpeg: return try decodeJPEG(JPEGDecoder(path: path), options: options, path: path)
         case .png: return try decodePNG(PNGDecoder(path: path), options: options, path: path)
         case .heif: return try decodeHEIF(HEIFDecoder(path: path), options: options, path: path)
+        case .webp: return try decodeWebP(WebPDecoder(path: path), options: options, path: path)
         }
     }
 
@@ -51,15 +55,17 @@ public enum PhotoDecoder {
         case .jpeg: return try decodeJPEG(JPEGDecoder(bytes: bytes), options: options, path: nil)
         case .png: return try decodePNG(PNGDecoder(bytes: bytes), options: options, path: nil)
         case .heif: return try decodeHEIF(HEIFDecoder(bytes: bytes), options: options, path: nil)
-        case nil: throw DecodeError(.unsupportedFormat, "not a JPEG, PNG or HEIF file")
+        case .webp: return try decodeWebP(WebPDecoder(bytes: bytes), options: options, path: nil)
+        case nil: throw DecodeError(.unsupportedFormat, "not a JPEG, PNG, HEIF or WebP file")
         }
     }
 
-    /// The scale denominator `decode` would use for a photo with this header: JPEG's DCT scale, or
-    /// the box reduction HEIF's full-size decode gets (its thumbnail, when used, only shrinks it).
+    /// The scale denominator `decode` would use for a photo with this header: JPEG's DCT scale,
+    /// the box reduction HEIF's full-size decode gets (its thumbnail, when used, only shrinks it),
+    /// or WebP's rescale.
     public static func scaleDenominator(for header: ImageHeader, targetShortSide: Int?) -> Int {
         switch header.format {
-        case .jpeg, .heif: jpegScaleDenominator(width: header.width, height: header.height, targetShortSide: targetShortSide)
+        case .jpeg, .heif, .webp: jpegScaleDenominator(width: header.width, height: header.height, targetShortSide: targetShortSide)
         case .png: 1
         }
     }
@@ -67,7 +73,7 @@ public enum PhotoDecoder {
     private static func sniff(_ path: String) throws(DecodeError) -> ImageFormat {
         let head = try FileSystem.leadingBytes(path, count: ImageFormat.signatureLength)
         guard let format = ImageFormat.sniff(head) else {
-            throw DecodeError(.unsupportedFormat, "not a JPEG, PNG or HEIF file", path: path)
+            throw DecodeError(.unsupportedFormat, "not a JPEG, PNG, HEIF or WebP file", path: path)
         }
         return format
     }
@@ -95,6 +101,12 @@ public enum PhotoDecoder {
         try checkCeiling(width: png.width, height: png.height, maxPixels: options.maxPixels, path: path)
         let image = try png.decode(output: options.output)
         return options.applyOrientation ? png.orientation.apply(to: image) : image
+    }
+
+    private static func decodeWebP(_ webp: WebPDecoder, options: DecodeOptions, path: String?) throws(DecodeError) -> Image {
+        try checkCeiling(width: webp.width, height: webp.height, maxPixels: options.maxPixels, path: path)
+        let denominator = jpegScaleDenominator(width: webp.width, height: webp.height, targetShortSide: options.targetShortSide)
+        return try webp.decode(denominator: denominator, output: options.output)
     }
 
     /// The ceiling applies to the coded size too: libheif allocates that before it crops.
