@@ -17,12 +17,12 @@ public struct ScanProblem: Sendable, Equatable {
 }
 
 /// Walks a library folder with libc (every call wrapped here). Hidden entries (a leading dot) and
-/// files that are not JPEG, PNG or HEIF (HEIC, AVIF) by extension are skipped; symbolic links are
+/// files that are not JPEG, PNG, HEIF (HEIC, AVIF) or WebP by extension are skipped; symbolic links are
 /// followed only when they resolve inside the root, and each directory is visited once, so a link
 /// loop ends.
 enum FileTree {
     /// The extensions PhotoDecoding's `ImageFormat.fromExtension` names (AssetStore does not link it).
-    static let photoExtensions: Set<String> = ["jpg", "jpeg", "jpe", "jfif", "png", "heic", "heif", "hif", "avif"]
+    static let photoExtensions: Set<String> = ["jpg", "jpeg", "jpe", "jfif", "png", "heic", "heif", "hif", "avif", "webp"]
 
     /// The canonical absolute path of `path`, or nil.
     static func realPath(_ path: String) -> String? {

@@ -9,9 +9,9 @@ enum InspectCommand: Command {
         abstract: "Probe and decode photos; report format, size, orientation and the decode scale.",
         arguments: "FILE...",
         discussion: """
-        Each file (JPEG, PNG, or HEIF: HEIC and AVIF) is probed (header only), then decoded to gray
-        at the scale (JPEG's DCT scale; for HEIF its thumbnail or a 1/2..1/8 reduction) that puts
-        its short side at or just above --analysis-size. One line per file; a file that cannot be
+        Each file (JPEG, PNG, HEIF: HEIC and AVIF, or WebP) is probed (header only), then decoded
+        to gray at the scale (JPEG's DCT scale; for HEIF its thumbnail or a 1/2..1/8 reduction; for
+        WebP libwebp's rescaler) that puts its short side at or just above --analysis-size. One line per file; a file that cannot be
         decoded gets its error and the rest go on.
         """,
         options: [

@@ -22,15 +22,16 @@ import Testing
         #expect(rows.allSatisfy { $0.state == .discovered && $0.discoveredAt > 0 })
     }
 
-    @Test func heifPhotosAreScanned() throws {
+    @Test func heifAndWebPPhotosAreScanned() throws {
         let library = try TemporaryLibrary()
         try library.write("IMG_0001.HEIC")
         try library.write("b.heif")
         try library.write("c.avif")
         try library.write("d.hif")
+        try library.write("e.webp")
         try library.write("IMG_0001.MOV")
         let report = try library.open().scan()
-        #expect(report.changes.added == ["IMG_0001.HEIC", "b.heif", "c.avif", "d.hif"])
+        #expect(report.changes.added == ["IMG_0001.HEIC", "b.heif", "c.avif", "d.hif", "e.webp"])
     }
 
     @Test func symlinksAreFollowedOnlyInsideTheRoot() throws {

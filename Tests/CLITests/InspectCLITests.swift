@@ -26,12 +26,13 @@ import Testing
         #expect(object["decodedWidth"] as? Int == 128 && object["decodedHeight"] as? Int == 150)
     }
 
-    @Test func inspectsAHEICPhoto() throws {
-        let path = CLI.repository.appendingPathComponent("Tests/PhotoDecodingTests/Fixtures/heif-chelsea.heic").path
+    @Test(arguments: [("heif-chelsea.heic", "heif"), ("heif-chelsea.avif", "heif"), ("webp-chelsea.webp", "webp")])
+    func inspectsHEIFAndWebPPhotos(file: String, format: String) throws {
+        let path = CLI.repository.appendingPathComponent("Tests/PhotoDecodingTests/Fixtures/\(file)").path
         let result = try CLI.run(["inspect", "--json", "--analysis-size", "150", path])
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
-        #expect(object["format"] as? String == "heif")
+        #expect(object["format"] as? String == format)
         #expect(object["width"] as? Int == 451 && object["height"] as? Int == 300)
         #expect(object["scale"] as? String == "1/2")
         #expect(object["decodedWidth"] as? Int == 226 && object["decodedHeight"] as? Int == 150)
