@@ -56,7 +56,7 @@ public enum PhotoDecoder {
         case .png: return try decodePNG(PNGDecoder(bytes: bytes), options: options, path: nil)
         case .heif: return try decodeHEIF(HEIFDecoder(bytes: bytes), options: options, path: nil)
         case .webp: return try decodeWebP(WebPDecoder(bytes: bytes), options: options, path: nil)
-        case nil: throw DecodeError(.unsupportedFormat, "not a JPEG, PNG, HEIF or WebP file")
+        case nil: throw unsupported(bytes, path: nil)
         }
     }
 
@@ -72,10 +72,16 @@ public enum PhotoDecoder {
 
     private static func sniff(_ path: String) throws(DecodeError) -> ImageFormat {
         let head = try FileSystem.leadingBytes(path, count: ImageFormat.signatureLength)
-        guard let format = ImageFormat.sniff(head) else {
-            throw DecodeError(.unsupportedFormat, "not a JPEG, PNG, HEIF or WebP file", path: path)
-        }
+        guard let format = ImageFormat.sniff(head) else { throw unsupported(head, path: path) }
         return format
+    }
+
+    /// The error for bytes that are no format PhotoDrain decodes, naming what they are when known.
+    private static func unsupported(_ head: [UInt8], path: String?) -> DecodeError {
+        guard let foreign = ForeignFormat.sniff(head) else {
+            return DecodeError(.unsupportedFormat, "not a JPEG, PNG, HEIF or WebP file", path: path)
+        }
+        return DecodeError(.unsupportedFormat, "\(foreign.summary), not a photo format PhotoDrain decodes (JPEG, PNG, HEIF, WebP)", path: path)
     }
 
     private static func checkCeiling(width: Int, height: Int, maxPixels: Int, path: String?) throws(DecodeError) {
