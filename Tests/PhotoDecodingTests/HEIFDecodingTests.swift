@@ -114,6 +114,26 @@ import Testing
         #expect(Self.meanAbsoluteDifference(image.pixels, stored.pixels) < 4)
     }
 
+    @Test func tenBitImageDecodesTo8Bit() throws {
+        // HDR phone photos code 10-bit samples; gray and RGB come back as 8-bit at full range.
+        let path = Fixtures.path("heif-10bit.heic")
+        OrientationTests.expectUpright(try PhotoDecoder.decode(path))
+        OrientationTests.expectUpright(try PhotoDecoder.decode(path, options: DecodeOptions(output: .rgb)).grayscale())
+        let half = try PhotoDecoder.decode(path, options: DecodeOptions(targetShortSide: 32))
+        #expect(half.width == 48 && half.height == 32)
+        #expect(abs(Int(half[6, 4]) - 30) <= 6 && abs(Int(half[42, 28]) - 220) <= 6)
+    }
+
+    @Test func alphaIsDropped() throws {
+        let path = Fixtures.path("heif-alpha.heic")
+        let reference = try PhotoDecoder.decode(Fixtures.path("png-rgba-8.png"))
+        let gray = try PhotoDecoder.decode(path)
+        let rgb = try PhotoDecoder.decode(path, options: DecodeOptions(output: .rgb))
+        #expect(gray.width == 13 && gray.height == 7 && rgb.channels == 3 && rgb.width == 13)
+        #expect(Self.meanAbsoluteDifference(gray.pixels, reference.pixels) < 3)
+        #expect(Self.meanAbsoluteDifference(rgb.grayscale().pixels, reference.pixels) < 3)
+    }
+
     @Test func orientationCanBeLeftAsStored() throws {
         let image = try PhotoDecoder.decode(Fixtures.path("heif-orientation-6.heic"), options: DecodeOptions(applyOrientation: false))
         #expect(image.width == 64 && image.height == 96)
