@@ -14,14 +14,19 @@ public struct ImageHeader: Sendable, Equatable, Codable {
     public let fileSize: Int
     /// A progressive JPEG: decoding it holds every DCT coefficient in memory, whatever the scale.
     public let progressive: Bool
+    /// A HEIF image's largest embedded thumbnail (as displayed), which `decode` uses instead of the
+    /// primary image when it is big enough for the target; nil when there is none.
+    public let thumbnail: PixelSize?
 
-    public init(format: ImageFormat, width: Int, height: Int, orientation: Orientation, fileSize: Int, progressive: Bool = false) {
+    public init(format: ImageFormat, width: Int, height: Int, orientation: Orientation, fileSize: Int,
+                progressive: Bool = false, thumbnail: PixelSize? = nil) {
         self.format = format
         self.width = width
         self.height = height
         self.orientation = orientation
         self.fileSize = fileSize
         self.progressive = progressive
+        self.thumbnail = thumbnail
     }
 
     /// Width and height once the photo stands upright.
@@ -36,4 +41,15 @@ public struct ImageHeader: Sendable, Equatable, Codable {
     /// a progressive JPEG (every DCT coefficient) or a HEIF image (HEVC and AV1 decode only at full
     /// size; the reduction happens afterwards).
     public var decodesFullFrame: Bool { progressive || format == .heif }
+}
+
+/// A width and a height in pixels.
+public struct PixelSize: Sendable, Equatable, Codable {
+    public let width: Int
+    public let height: Int
+
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
 }

@@ -24,7 +24,8 @@ public enum PhotoDecoder {
         case .heif:
             let heif = try HEIFDecoder(path: path)
             try checkCeiling(heif, maxPixels: maxPixels, path: path)
-            header = ImageHeader(format: .heif, width: heif.width, height: heif.height, orientation: .up, fileSize: size)
+            header = ImageHeader(format: .heif, width: heif.width, height: heif.height, orientation: .up, fileSize: size,
+                                 thumbnail: heif.thumbnailSize.map { PixelSize(width: $0.width, height: $0.height) })
         case .webp:
             let webp = try WebPDecoder(path: path)
             header = ImageHeader(format: .webp, width: webp.width, height: webp.height, orientation: .up, fileSize: size)
@@ -61,13 +62,23 @@ public enum PhotoDecoder {
     }
 
     /// The scale denominator `decode` would use for a photo with this header: JPEG's DCT scale,
-    /// the box reduction HEIF's full-size decode gets (its thumbnail, when used, only shrinks it),
-    /// or WebP's rescale.
+    /// the box reduction of HEIF's full-size decode, or WebP's rescale. For a HEIF image that
+    /// `decodesThumbnail` this still describes the primary image, so a memory estimate from it
+    /// errs high.
     public static func scaleDenominator(for header: ImageHeader, targetShortSide: Int?) -> Int {
         switch header.format {
         case .jpeg, .heif, .webp: jpegScaleDenominator(width: header.width, height: header.height, targetShortSide: targetShortSide)
         case .png: 1
         }
+    }
+
+    /// The embedded thumbnail `decode` would use instead of a HEIF primary image for this target,
+    /// and the reduction it would get; nil when the primary image is decoded.
+    public static func thumbnailPlan(for header: ImageHeader, targetShortSide: Int?) -> (thumbnail: PixelSize, denominator: Int)? {
+        guard header.format == .heif, let thumbnail = header.thumbnail else { return nil }
+        let plan = heifPlan(width: header.width, height: header.height,
+                            thumbnail: (thumbnail.width, thumbnail.height), targetShortSide: targetShortSide)
+        return plan.useThumbnail ? (thumbnail, plan.denominator) : nil
     }
 
     private static func sniff(_ path: String) throws(DecodeError) -> ImageFormat {

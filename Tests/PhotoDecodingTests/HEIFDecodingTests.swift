@@ -187,6 +187,15 @@ import Testing
         #expect(plan.useThumbnail == useThumbnail && plan.denominator == denominator)
     }
 
+    @Test func probeReportsTheThumbnailAndThePlan() throws {
+        let header = try PhotoDecoder.probe(Fixtures.path("heif-astronaut.heic"))
+        #expect(header.thumbnail == PixelSize(width: 160, height: 160))
+        let plan = try #require(PhotoDecoder.thumbnailPlan(for: header, targetShortSide: 70))
+        #expect(plan.thumbnail == PixelSize(width: 160, height: 160) && plan.denominator == 2)
+        #expect(PhotoDecoder.thumbnailPlan(for: header, targetShortSide: 161) == nil)
+        #expect(try PhotoDecoder.probe(Fixtures.path("heif-chelsea.heic")).thumbnail == nil)
+    }
+
     @Test func noTargetDecodesThePrimaryAtFullSize() {
         let plan = heifPlan(width: 4032, height: 3024, thumbnail: (width: 320, height: 240), targetShortSide: nil)
         #expect(!plan.useThumbnail && plan.denominator == 1)
