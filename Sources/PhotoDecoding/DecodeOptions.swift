@@ -22,7 +22,9 @@ public struct DecodeOptions: Sendable, Equatable {
     public var targetShortSide: Int?
     /// Photos whose header claims more pixels than this are refused before any pixel is allocated.
     public var maxPixels: Int
-    /// Turn the pixels upright by the EXIF orientation.
+    /// Turn the pixels upright by the EXIF orientation; for HEIF by its irot/imir (and clap)
+    /// boxes instead, EXIF being ignored there. false gives the pixels as stored (for HEIF, as
+    /// coded, and never from the embedded thumbnail).
     public var applyOrientation: Bool
 
     public init(output: Output = .gray, targetShortSide: Int? = nil,
