@@ -1,21 +1,35 @@
 /// What a file PhotoDrain does not decode is, read from its first bytes, so an unanalysable
 /// photo's error says what was skipped ("a QuickTime video", "a Canon CR3 raw photo") rather than
-/// only that it was. Recognising a format here never means decoding it.
+/// only that it was. Recognising a format here never means decoding it. The raw values are stable
+/// names for machines.
 public enum ForeignFormat: String, Sendable, Codable, CaseIterable {
+    /// GIF, still or animated.
     case gif
     /// TIFF, and the camera raw formats built on it (CR2, NEF, ARW, DNG, PEF, ...).
     case tiff
+    /// Windows bitmap.
     case bmp
+    /// JPEG XL, bare codestream or ISO BMFF container.
     case jpegXL = "jpeg-xl"
+    /// Canon's ISO BMFF raw format (`ftyp crx `).
     case canonCR3 = "canon-cr3"
+    /// Fujifilm raw.
     case fujiRAF = "fuji-raf"
+    /// Olympus raw (a TIFF variant with its own magic).
     case olympusORF = "olympus-orf"
+    /// Panasonic raw (a TIFF variant with its own magic).
     case panasonicRW2 = "panasonic-rw2"
+    /// QuickTime movie, as phones write beside live photos.
     case quickTime = "quicktime"
+    /// MP4 and other ISO BMFF files that are not HEIF.
     case mp4
+    /// AVI video.
     case avi
+    /// PDF document.
     case pdf
+    /// Photoshop document.
     case photoshop
+    /// ZIP archive.
     case zip
 
     /// A phrase naming the format, to start a sentence ("a GIF image").

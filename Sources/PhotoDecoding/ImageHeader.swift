@@ -45,9 +45,12 @@ public struct ImageHeader: Sendable, Equatable, Codable {
 
 /// A width and a height in pixels.
 public struct PixelSize: Sendable, Equatable, Codable {
+    /// Width in pixels.
     public let width: Int
+    /// Height in pixels.
     public let height: Int
 
+    /// A size of `width` x `height` pixels.
     public init(width: Int, height: Int) {
         self.width = width
         self.height = height
