@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// The durable record of one photo library: one row per photo, its verdict, its upload state and
@@ -16,6 +17,9 @@ public final class AssetStore: Sendable {
     public let historyLimit: Int
 
     private let database: Mutex<Database>
+    /// The database and its SQLite sidecars, canonical: a scan never counts them as photos when the
+    /// store lives inside the library.
+    private let ownFiles: Set<String>
     /// Identifies this store object's analysis claims: `pid:nonce`.
     let leaseOwner: String
 
@@ -42,6 +46,11 @@ public final class AssetStore: Sendable {
         self.root = canonical
         self.historyLimit = max(historyLimit, 1)
         self.database = Mutex(db)
+        let slash = storePath.lastIndex(of: "/")
+        let folder = slash.map { String(storePath[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
+        let name = slash.map { String(storePath[storePath.index(after: $0)...]) } ?? storePath
+        let base = (FileTree.realPath(folder) ?? folder) + "/" + name
+        self.ownFiles = [base, base + "-wal", base + "-shm", base + "-journal"]
         self.leaseOwner = "\(FileTree.processID):\(UInt64.random(in: 1...UInt64.max))"
     }
 
@@ -80,11 +89,13 @@ public final class AssetStore: Sendable {
 
     // MARK: Scanning and change tracking
 
-    /// Walks the library folder and brings the rows in line with it: new photos are added, changed
+    /// Walks the library folder and brings the rows in line with it: new files are added, changed
     /// ones (size or modification time) lose their verdict and upload state, missing ones are
-    /// removed. Records each change and returns them with the new token.
+    /// removed. Every regular file but hidden ones and the store's own is a row (see `FileTree`);
+    /// the entries skipped, with why, are kept for `skippedEntries()`. Records each change and
+    /// returns them with the new token.
     public func scan() throws(StoreError) -> ScanReport {
-        let (files, problems) = try FileTree.walk(root: root)
+        let (files, problems) = try FileTree.walk(root: root, excluding: ownFiles)
         let now = FileTree.now()
         return try withDatabase { (db) throws(StoreError) -> ScanReport in
             try db.transaction { () throws(StoreError) -> ScanReport in
@@ -125,10 +136,25 @@ public final class AssetStore: Sendable {
                 }
                 let end = try Self.currentSequence(db)
                 try db.run("DELETE FROM changes WHERE seq <= ?", [.integer(end - Int64(historyLimit))])
+                try db.run("INSERT OR REPLACE INTO meta(key, value) VALUES ('scan_skipped', ?)", [.text(Self.encodeSkipped(problems))])
                 changes.token = ChangeToken(sequence: end)
                 return ScanReport(changes: changes, photoCount: files.count, problems: problems)
             }
         }
+    }
+
+    /// The entries the latest scan left out and why (unreadable, links leading out of the library,
+    /// FIFOs and other non-files); empty before the first scan.
+    public func skippedEntries() throws(StoreError) -> [ScanProblem] {
+        try withDatabase { (db) throws(StoreError) -> [ScanProblem] in
+            guard let text = try db.query("SELECT value FROM meta WHERE key = 'scan_skipped'").first?.first?.string else { return [] }
+            return (try? JSONDecoder().decode([ScanProblem].self, from: Data(text.utf8))) ?? []
+        }
+    }
+
+    private static func encodeSkipped(_ problems: [ScanProblem]) -> String {
+        guard let data = try? JSONEncoder().encode(problems) else { return "[]" }
+        return String(decoding: data, as: UTF8.self)
     }
 
     /// The token for "now": changes recorded after it are news.
@@ -257,17 +283,18 @@ public final class AssetStore: Sendable {
             let row = try db.query("""
                 SELECT COUNT(*),
                   SUM(analyzed_at IS NULL AND failed = 0),
-                  SUM(analyzed_at IS NOT NULL AND uploaded_at IS NULL AND failed = 0),
+                  SUM(analyzed_at IS NOT NULL AND uploaded_at IS NULL AND failed = 0 AND \(Self.notUnanalysable)),
                   SUM(uploaded_at IS NOT NULL AND failed = 0),
                   SUM(failed != 0),
-                  SUM(analysis_error IS NOT NULL),
+                  SUM(analysis_error IS NOT NULL AND \(Self.notUnanalysable)),
                   SUM(face_count > 0),
-                  TOTAL(face_count)
+                  TOTAL(face_count),
+                  SUM(analyzed_at IS NOT NULL AND uploaded_at IS NULL AND failed = 0 AND NOT \(Self.notUnanalysable))
                 FROM assets
                 """).first ?? []
             func int(_ i: Int) -> Int { i < row.count ? (row[i].int ?? Int(row[i].double ?? 0)) : 0 }
             return StatusCounts(total: int(0), discovered: int(1), analyzed: int(2), uploaded: int(3),
-                                failed: int(4), undecodable: int(5), withFaces: int(6), faces: int(7))
+                                failed: int(4), undecodable: int(5), withFaces: int(6), faces: int(7), unanalysable: int(8))
         }
     }
 
@@ -286,12 +313,25 @@ public final class AssetStore: Sendable {
         }
     }
 
-    /// Photos whose verdict is a decode error, by path.
+    /// Photos whose verdict is a decode error, by path; not the unanalysable files.
     public func undecodableAssets() throws(StoreError) -> [AssetRecord] {
         try withDatabase { (db) throws(StoreError) in
-            try db.query("SELECT \(AssetRecord.columns) FROM assets WHERE analysis_error IS NOT NULL ORDER BY path").map(AssetRecord.init(row:))
+            try db.query("SELECT \(AssetRecord.columns) FROM assets WHERE analysis_error IS NOT NULL AND \(Self.notUnanalysable) ORDER BY path")
+                .map(AssetRecord.init(row:))
         }
     }
+
+    /// Files whose verdict is `unanalysable` (not a photo PhotoDrain analyses), by path, whatever
+    /// their upload state.
+    public func unanalysableAssets() throws(StoreError) -> [AssetRecord] {
+        try withDatabase { (db) throws(StoreError) in
+            try db.query("SELECT \(AssetRecord.columns) FROM assets WHERE label = ? ORDER BY path", [.text(AssetRecord.unanalysableLabel)])
+                .map(AssetRecord.init(row:))
+        }
+    }
+
+    /// SQL true for a row whose verdict is not `unanalysable` (including rows with no verdict yet).
+    static let notUnanalysable = "label IS NOT '\(AssetRecord.unanalysableLabel)'"
 
     /// One photo's row by relative path.
     public func asset(path: String) throws(StoreError) -> AssetRecord? {
