@@ -15,6 +15,9 @@ public struct WakeOptions: Sendable {
     public var runtimeLimit: Duration?
     /// Concurrent analyses within the page.
     public var slots: Int = 1
+    /// Create jobs for files with an `unanalysable` verdict too, uploading them as they are; by
+    /// default they stay in the library only, and count as done.
+    public var uploadUnanalysable = false
 
     public init(destination: String) { self.destination = destination }
 }
@@ -96,7 +99,7 @@ public final class WakeRunner: Sendable {
         }
         // 4. Create jobs for analysed photos until the inflight limit.
         creating: while !stopping() {
-            let candidates = try store.assetsNeedingJobs(limit: 50)
+            let candidates = try store.assetsNeedingJobs(limit: 50, includeUnanalysable: options.uploadUnanalysable)
             if candidates.isEmpty { break }
             for asset in candidates {
                 do {
@@ -118,7 +121,8 @@ public final class WakeRunner: Sendable {
         }
         let counts = try store.counts()
         report.jobsInFlight = try store.inflightJobCount()
-        report.workRemains = counts.discovered + counts.analyzed > 0 || report.jobsInFlight > 0
+        let heldBack = options.uploadUnanalysable ? counts.unanalysable : 0
+        report.workRemains = counts.discovered + counts.analyzed + heldBack > 0 || report.jobsInFlight > 0
         return report
     }
 

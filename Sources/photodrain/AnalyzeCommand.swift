@@ -68,7 +68,7 @@ enum AnalyzeCommand: Command {
         let console = Console.shared
 
         let scan = try store.scan()
-        for problem in scan.problems { console.err("photodrain analyze: cannot read \(problem.path): \(problem.message)") }
+        for problem in scan.problems { console.err("photodrain analyze: skipped \(problem.path): \(problem.message)") }
         let todo = try store.unanalyzedCount()
         if !json {
             console.err("\(scan.photoCount) photos in \(store.root): \(scan.changes.added.count) new, \(scan.changes.modified.count) changed, \(scan.changes.removed.count) removed; \(todo) to analyse")

@@ -24,6 +24,7 @@ enum DrainCommand: Command {
             .option("bias", "upload-first|analysis-first", "Which work takes the slots when both wait.", default: "upload-first"),
             .option("max-attempts", "N", "Counted failures before a photo is failed.", default: "5"),
             .flag("retry-failed", "Give photos that failed for good another chance (after fixing the destination or token)."),
+            .flag("upload-unanalysable", "Upload files that are not photos PhotoDrain analyses (videos, raws, documents) as they are, with their 'unanalysable' verdict; without it they stay put and count as done."),
             .option("offline-timeout", "SECONDS", "With only uploads left and the destination unreachable this long, stop (exit 75).", default: "120"),
         ] + AnalysisOptions.all + [.flag("json", "JSON lines: one per event, then a summary.")],
         positionals: (1, 1),
@@ -68,6 +69,7 @@ enum DrainCommand: Command {
         options.bias = bias
         options.retryPolicy = RetryPolicy(maxAttempts: try arguments.int("max-attempts", default: 5, range: 1...1000))
         options.offlineGiveUp = .seconds(try arguments.double("offline-timeout", default: 120, range: 0...86_400))
+        options.uploadUnanalysable = arguments.flag("upload-unanalysable")
         let memory = try AnalysisOptions.memoryGuard(arguments)
         let pipeline = try AnalysisOptions.pipeline(arguments)
         let store = try LibraryOptions.open(arguments)
@@ -89,7 +91,7 @@ enum DrainCommand: Command {
             var line: EventLine?
             switch event {
             case .scanned(let report):
-                for problem in report.problems { console.err("cannot read \(problem.path): \(problem.message)") }
+                for problem in report.problems { console.err("skipped \(problem.path): \(problem.message)") }
                 if let counts = try? store.counts() { bar.setTotal(counts.total - counts.uploaded - counts.failed) }
                 if !json {
                     console.err("\(report.photoCount) photos: \(report.changes.added.count) new, \(report.changes.modified.count) changed, \(report.changes.removed.count) removed")
@@ -120,6 +122,7 @@ enum DrainCommand: Command {
         }
         bar.finish()
         let counts = try store.counts()
+        let left = counts.discovered + counts.analyzed + (options.uploadUnanalysable ? counts.unanalysable : 0)
         let t = tally.withLock { $0 }
         let seconds = (clock.now - start).seconds
         let summary = Summary(analysed: t.analysed, uploaded: t.uploaded, failed: t.failed, counts: counts,
@@ -127,16 +130,16 @@ enum DrainCommand: Command {
         if json {
             console.json(summary)
         } else {
-            console.out("uploaded \(t.uploaded), analysed \(t.analysed), failed \(t.failed) in \(String(format: "%.1f", seconds)) s; library: \(counts.uploaded)/\(counts.total) uploaded, \(counts.failed) failed, \(counts.discovered + counts.analyzed) left (\(describe(outcome)))")
+            console.out("uploaded \(t.uploaded), analysed \(t.analysed), failed \(t.failed) in \(String(format: "%.1f", seconds)) s; library: \(counts.uploaded)/\(counts.total) uploaded, \(counts.failed) failed, \(left) left (\(describe(outcome)))")
         }
         switch outcome {
         case .failed(let message):
             console.err("photodrain drain: \(message)")
             return .failure
         case .finished:
-            return counts.discovered + counts.analyzed == 0 ? .success : .workRemains
+            return left == 0 ? .success : .workRemains
         case .interrupted, .offline:
-            return counts.discovered + counts.analyzed == 0 ? .success : .workRemains
+            return left == 0 ? .success : .workRemains
         }
     }
 

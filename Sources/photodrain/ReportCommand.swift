@@ -51,7 +51,7 @@ enum ReportCommand: Command {
         let console = Console.shared
 
         let scan = try store.scan()
-        for problem in scan.problems { console.err("photodrain report: cannot read \(problem.path): \(problem.message)") }
+        for problem in scan.problems { console.err("photodrain report: skipped \(problem.path): \(problem.message)") }
         let entries = try store.assets().map(ReportEntry.init(record:))
         let summary = ReportSummary(entries: entries)
         let generatedAt = isoTimestamp(Date().timeIntervalSince1970) ?? ""

@@ -1,61 +1,94 @@
 import AssetStore
+import FaceAnalysis
 import Foundation
 
 /// `photodrain status [DIR]`: counts by state and the photos that failed, with their reasons.
 enum StatusCommand: Command {
     static let spec = CommandSpec(
         name: "status",
-        abstract: "Show how far a library has got: photos by state, and every failure with its reason.",
+        abstract: "Show how far a library has got: files by state, and every skipped, unanalysable, undecodable or failed file with its reason.",
         arguments: "[DIR]",
         discussion: "Reads the store only; it does not scan the folder (analyze, drain and wake do).",
-        options: [LibraryOptions.store, .flag("json", "One JSON object: counts, failed and undecodable photos.")],
+        options: [LibraryOptions.store, .flag("json", "One JSON object: counts, then the skipped, unanalysable, undecodable and failed files, each with code and reason.")],
         positionals: (0, 1),
         examples: [("photodrain status ~/Pictures", "counts and failures"), ("photodrain status --json . | jq .counts", "for scripts")],
         exitCodes: [(0, "shown"), (1, "the store could not be read"), (64, "usage error")]
     )
 
+    /// One file that is not (or not yet) a plain success, and why: `reason` is the message a
+    /// person reads, `code` the stable code for machines.
     struct Problem: Encodable {
         let path: String
+        var code: String?
         let reason: String
-        let attempts: Int
+        var attempts: Int?
+        var state: String?
     }
 
     struct Report: Encodable {
         let library: String
         let store: String
         let counts: StatusCounts
-        let failed: [Problem]
+        /// Entries the latest scan left out (unreadable, links out of the library, FIFOs...).
+        let skipped: [Problem]
+        /// Files that are not photos PhotoDrain analyses.
+        let unanalysable: [Problem]
         let undecodable: [Problem]
+        let failed: [Problem]
+    }
+
+    /// The code and message of a row's error verdict; the code alone when the verdict is unreadable.
+    static func problem(_ row: AssetRecord) -> Problem {
+        let failure = row.verdictJSON.flatMap { try? JSONDecoder().decode(Verdict.self, from: Data($0.utf8)) }?.error
+        return Problem(path: row.path, code: failure?.code ?? row.analysisError,
+                       reason: failure?.message ?? row.analysisError ?? "unknown", state: row.state.rawValue)
     }
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
         let store = try LibraryOptions.open(arguments)
         let counts = try store.counts()
         let failed = try store.assets(in: .failed).map { Problem(path: $0.path, reason: $0.lastError ?? "unknown", attempts: $0.attempts) }
-        let undecodable = try store.undecodableAssets().map { Problem(path: $0.path, reason: $0.analysisError ?? "", attempts: 0) }
+        let skipped = try store.skippedEntries().map { Problem(path: $0.path, reason: $0.message) }
+        let unanalysable = try store.unanalysableAssets().map(problem)
+        let undecodable = try store.undecodableAssets().map(problem)
         if arguments.flag("json") {
-            Console.shared.json(Report(library: store.root, store: store.path, counts: counts, failed: failed, undecodable: undecodable))
+            Console.shared.json(Report(library: store.root, store: store.path, counts: counts, skipped: skipped,
+                                       unanalysable: unanalysable, undecodable: undecodable, failed: failed))
             return .success
         }
         let console = Console.shared
         console.out(console.bold("\(store.root)") + "  (store \(store.path))")
         let rows: [(String, Int)] = [
-            ("photos", counts.total), ("waiting for analysis", counts.discovered), ("analysed, not uploaded", counts.analyzed),
-            ("uploaded", counts.uploaded), ("failed", counts.failed),
+            ("files", counts.total), ("waiting for analysis", counts.discovered), ("analysed, not uploaded", counts.analyzed),
+            ("uploaded", counts.uploaded), ("failed", counts.failed), ("unanalysable, held back", counts.unanalysable),
+            ("skipped by the scan", skipped.count),
         ]
         for (name, value) in rows {
             console.out("  \(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(value)")
         }
         console.out("  \("faces found".padding(toLength: 24, withPad: " ", startingAt: 0)) \(counts.faces) in \(counts.withFaces) photos")
+        if !skipped.isEmpty {
+            console.out("")
+            console.out("Skipped by the last scan (\(skipped.count)); not in the store:")
+            for problem in skipped { console.out("  \(problem.path): \(problem.reason)") }
+        }
+        if !unanalysable.isEmpty {
+            console.out("")
+            console.out("Unanalysable (\(unanalysable.count)): not photos PhotoDrain analyses; uploaded as they are only with --upload-unanalysable:")
+            for problem in unanalysable {
+                let uploaded = problem.state == AssetRecord.State.uploaded.rawValue ? " (uploaded)" : ""
+                console.out("  \(problem.path): \(problem.reason)\(uploaded)")
+            }
+        }
         if !undecodable.isEmpty {
             console.out("")
             console.out("Undecodable (\(undecodable.count)); they are uploaded with their error as the verdict:")
-            for problem in undecodable { console.out("  \(problem.path): \(problem.reason)") }
+            for problem in undecodable { console.out("  \(problem.path): \(problem.code ?? "error"): \(problem.reason)") }
         }
         if !failed.isEmpty {
             console.out("")
             console.out(console.red("Failed (\(failed.count)):"))
-            for problem in failed { console.out("  \(problem.path): \(problem.reason) (after \(problem.attempts) attempts)") }
+            for problem in failed { console.out("  \(problem.path): \(problem.reason) (after \(problem.attempts ?? 0) attempts)") }
         }
         return .success
     }

@@ -20,7 +20,8 @@ enum WakeCommand: Command {
                   .option("inflight-limit", "N", "Unacknowledged upload jobs allowed at once.", default: "40"),
                   .option("page-size", "N", "Photos analysed at most in one invocation.", default: "40"),
                   .option("max-attempts", "N", "Counted failures before a photo is failed.", default: "5"),
-                  .option("runtime-limit", "SECONDS", "Stop (exit 75) after this long.")]
+                  .option("runtime-limit", "SECONDS", "Stop (exit 75) after this long."),
+                  .flag("upload-unanalysable", "Create upload jobs for files that are not photos PhotoDrain analyses (videos, raws, documents) too, sent as they are with their 'unanalysable' verdict.")]
             + AnalysisOptions.all + [.flag("json", "Print the report as one JSON object.")],
         positionals: (1, 1),
         examples: [
@@ -48,6 +49,7 @@ enum WakeCommand: Command {
         options.inflightLimit = try arguments.int("inflight-limit", default: 40, range: 1...100_000)
         options.pageSize = try arguments.int("page-size", default: 40, range: 0...10_000)
         options.retryPolicy = RetryPolicy(maxAttempts: try arguments.int("max-attempts", default: 5, range: 1...1000))
+        options.uploadUnanalysable = arguments.flag("upload-unanalysable")
         if arguments.string("runtime-limit") != nil {
             options.runtimeLimit = .seconds(try arguments.double("runtime-limit", default: 0, range: 0.01...86_400))
         }
