@@ -33,7 +33,7 @@ extension AssetStore {
                     WHERE a.analyzed_at IS NOT NULL AND a.uploaded_at IS NULL AND a.failed = 0
                       AND (a.lease_owner IS NULL OR a.lease_until < ?)
                       AND NOT EXISTS (SELECT 1 FROM upload_jobs j WHERE j.asset_id = a.id)
-                      AND (? OR a.\(Self.notUnanalysable))
+                      AND (? OR a.\(Self.notUnanalysable)) AND \(filter.sql("a.path"))
                     ORDER BY a.last_attempt_at IS NOT NULL, a.last_attempt_at, a.id LIMIT ?
                     """, [.real(now), .integer(includeUnanalysable ? 1 : 0), .integer(Int64(limit))]).compactMap { $0.first?.int }
                 var claimed: [AssetRecord] = []
@@ -55,7 +55,7 @@ extension AssetStore {
         try withDatabase { (db) throws(StoreError) in
             try db.query("""
                 SELECT COUNT(*) FROM assets WHERE analyzed_at IS NOT NULL AND uploaded_at IS NULL AND failed = 0
-                  AND (? OR \(Self.notUnanalysable))
+                  AND (? OR \(Self.notUnanalysable)) AND \(filter.sql("path"))
                 """, [.integer(includeUnanalysable ? 1 : 0)]).first?.first?.int ?? 0
         }
     }
@@ -150,7 +150,7 @@ extension AssetStore {
                 SELECT \(AssetRecord.columns) FROM assets a
                 WHERE a.analyzed_at IS NOT NULL AND a.uploaded_at IS NULL AND a.failed = 0
                   AND NOT EXISTS (SELECT 1 FROM upload_jobs j WHERE j.asset_id = a.id)
-                  AND (? OR a.\(Self.notUnanalysable))
+                  AND (? OR a.\(Self.notUnanalysable)) AND \(filter.sql("a.path"))
                 ORDER BY a.last_attempt_at IS NOT NULL, a.last_attempt_at, a.id LIMIT ?
                 """, [.integer(includeUnanalysable ? 1 : 0), .integer(Int64(limit))]).map(AssetRecord.init(row:))
         }

@@ -15,17 +15,21 @@ public final class AssetStore: Sendable {
     public let root: String
     /// How many change records are kept; older tokens throw `tokenExpired`.
     public let historyLimit: Int
+    /// The rows this store object works on and reports: claims, counts and listings see only the
+    /// rows it lets through. Scans are unaffected (every file keeps its row).
+    public let filter: PathFilter
 
     private let database: Mutex<Database>
     /// The database and its SQLite sidecars, canonical: a scan never counts them as photos when the
     /// store lives inside the library.
-    private let ownFiles: Set<String>
+    let ownFiles: Set<String>
     /// Identifies this store object's analysis claims: `pid:nonce`.
     let leaseOwner: String
 
     /// Opens (creating and migrating as needed) the store for the library at `root`. With no
     /// `path`, the store lives under `$XDG_STATE_HOME/photodrain/` (or `~/.local/state/photodrain/`).
-    public init(root: String, path: String? = nil, historyLimit: Int = 100_000) throws(StoreError) {
+    /// `filter` narrows what this object claims, counts and lists (see `PathFilter`).
+    public init(root: String, path: String? = nil, historyLimit: Int = 100_000, filter: PathFilter = .all) throws(StoreError) {
         guard let canonical = FileTree.realPath(root) else {
             throw StoreError(.unreadableRoot, "\(root): no such folder")
         }
@@ -45,6 +49,7 @@ public final class AssetStore: Sendable {
         self.path = storePath
         self.root = canonical
         self.historyLimit = max(historyLimit, 1)
+        self.filter = filter
         self.database = Mutex(db)
         let slash = storePath.lastIndex(of: "/")
         let folder = slash.map { String(storePath[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
@@ -144,11 +149,11 @@ public final class AssetStore: Sendable {
     }
 
     /// The entries the latest scan left out and why (unreadable, links leading out of the library,
-    /// FIFOs and other non-files); empty before the first scan.
+    /// FIFOs and other non-files), those the filter lets through; empty before the first scan.
     public func skippedEntries() throws(StoreError) -> [ScanProblem] {
         try withDatabase { (db) throws(StoreError) -> [ScanProblem] in
             guard let text = try db.query("SELECT value FROM meta WHERE key = 'scan_skipped'").first?.first?.string else { return [] }
-            return (try? JSONDecoder().decode([ScanProblem].self, from: Data(text.utf8))) ?? []
+            return ((try? JSONDecoder().decode([ScanProblem].self, from: Data(text.utf8))) ?? []).filter { filter.matches($0.path) }
         }
     }
 
@@ -223,7 +228,7 @@ public final class AssetStore: Sendable {
                 let rows = try db.query("""
                     UPDATE assets SET lease_owner = ?, lease_until = ?
                     WHERE id IN (SELECT id FROM assets
-                                 WHERE analyzed_at IS NULL AND (lease_owner IS NULL OR lease_until < ?)
+                                 WHERE analyzed_at IS NULL AND (lease_owner IS NULL OR lease_until < ?) AND \(filter.sql("path"))
                                  ORDER BY discovered_at, id LIMIT ?)
                     RETURNING \(AssetRecord.columns)
                     """, [.text(leaseOwner), .real(now + leaseSeconds), .real(now), .integer(Int64(limit))])
@@ -271,7 +276,7 @@ public final class AssetStore: Sendable {
     /// Photos still without a verdict.
     public func unanalyzedCount() throws(StoreError) -> Int {
         try withDatabase { (db) throws(StoreError) in
-            try db.query("SELECT COUNT(*) FROM assets WHERE analyzed_at IS NULL").first?.first?.int ?? 0
+            try db.query("SELECT COUNT(*) FROM assets WHERE analyzed_at IS NULL AND \(filter.sql("path"))").first?.first?.int ?? 0
         }
     }
 
@@ -290,7 +295,7 @@ public final class AssetStore: Sendable {
                   SUM(face_count > 0),
                   TOTAL(face_count),
                   SUM(analyzed_at IS NOT NULL AND uploaded_at IS NULL AND failed = 0 AND NOT \(Self.notUnanalysable))
-                FROM assets
+                FROM assets WHERE \(filter.sql("path"))
                 """).first ?? []
             func int(_ i: Int) -> Int { i < row.count ? (row[i].int ?? Int(row[i].double ?? 0)) : 0 }
             return StatusCounts(total: int(0), discovered: int(1), analyzed: int(2), uploaded: int(3),
@@ -298,7 +303,7 @@ public final class AssetStore: Sendable {
         }
     }
 
-    /// Every row, by path; optionally only those in `state`.
+    /// Every row the filter lets through, by path; optionally only those in `state`.
     public func assets(in state: AssetRecord.State? = nil) throws(StoreError) -> [AssetRecord] {
         let condition: String
         switch state {
@@ -309,14 +314,15 @@ public final class AssetStore: Sendable {
         case .failed: condition = "failed != 0"
         }
         return try withDatabase { (db) throws(StoreError) in
-            try db.query("SELECT \(AssetRecord.columns) FROM assets WHERE \(condition) ORDER BY path").map(AssetRecord.init(row:))
+            try db.query("SELECT \(AssetRecord.columns) FROM assets WHERE \(condition) AND \(filter.sql("path")) ORDER BY path")
+                .map(AssetRecord.init(row:))
         }
     }
 
     /// Photos whose verdict is a decode error, by path; not the unanalysable files.
     public func undecodableAssets() throws(StoreError) -> [AssetRecord] {
         try withDatabase { (db) throws(StoreError) in
-            try db.query("SELECT \(AssetRecord.columns) FROM assets WHERE analysis_error IS NOT NULL AND \(Self.notUnanalysable) ORDER BY path")
+            try db.query("SELECT \(AssetRecord.columns) FROM assets WHERE analysis_error IS NOT NULL AND \(Self.notUnanalysable) AND \(filter.sql("path")) ORDER BY path")
                 .map(AssetRecord.init(row:))
         }
     }
@@ -325,7 +331,8 @@ public final class AssetStore: Sendable {
     /// their upload state.
     public func unanalysableAssets() throws(StoreError) -> [AssetRecord] {
         try withDatabase { (db) throws(StoreError) in
-            try db.query("SELECT \(AssetRecord.columns) FROM assets WHERE label = ? ORDER BY path", [.text(AssetRecord.unanalysableLabel)])
+            try db.query("SELECT \(AssetRecord.columns) FROM assets WHERE label = ? AND \(filter.sql("path")) ORDER BY path",
+                         [.text(AssetRecord.unanalysableLabel)])
                 .map(AssetRecord.init(row:))
         }
     }

@@ -119,6 +119,11 @@ enum FileTree {
         }
     }
 
+    /// fnmatch(3) with no flags: true when `path` matches the glob `pattern`.
+    static func matches(pattern: String, path: String) -> Bool {
+        fnmatch(pattern, path, 0) == 0
+    }
+
     /// The current time in seconds since the epoch.
     static func now() -> Double {
         var ts = timespec()
