@@ -16,8 +16,9 @@ enum AnalyzeCommand: Command {
         photo gets a terminal verdict with its error. Several runners may share one store.
         SIGINT/SIGTERM stop it within a second with exit 75; so does --expire-after seconds
         without a banked verdict.
-        """,
-        options: [LibraryOptions.store,
+
+        """ + LibraryOptions.filterDiscussion,
+        options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun,
                   .option("slots", "N", "Concurrent analyses.", default: "2"),
                   .option("page-size", "N", "Photos claimed from the store at a time.", default: "40"),
                   .option("expire-after", "SECONDS", "Stop (exit 75) when no verdict is banked for this long.", default: "30")]
@@ -26,7 +27,8 @@ enum AnalyzeCommand: Command {
         examples: [
             ("photodrain analyze ~/Pictures", "analyse everything, two at a time"),
             ("photodrain analyze ~/Pictures --json | jq 'select(.faces > 0) .path'", "photos with faces"),
-        ],
+            ("photodrain analyze ~/Pictures --dry-run --include '2019/*'", "what would be analysed in 2019/, changing nothing"),
+        ] + LibraryOptions.filterExamples("analyze"),
         exitCodes: [(0, "every photo has a verdict"), (1, "failure (store, cascade or model unreadable)"),
                     (64, "usage error"), (75, "work remains (interrupted, expired, or memory exhausted): run again")]
     )
@@ -61,6 +63,11 @@ enum AnalyzeCommand: Command {
         options.slots = try arguments.int("slots", default: 2, range: 1...64)
         options.pageSize = try arguments.int("page-size", default: 40, range: 1...10_000)
         options.expireAfter = .seconds(try arguments.double("expire-after", default: 30, range: 0.1...86_400))
+        if arguments.flag("dry-run") {
+            let store = try LibraryOptions.open(arguments, dryRun: true)
+            DryRunOutput.print(try store.dryRun(includeUnanalysable: false), command: spec.name, upload: false, json: arguments.flag("json"))
+            return .success
+        }
         let memory = try AnalysisOptions.memoryGuard(arguments)
         let pipeline = try AnalysisOptions.pipeline(arguments)
         let store = try LibraryOptions.open(arguments)

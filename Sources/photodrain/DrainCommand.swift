@@ -18,8 +18,9 @@ enum DrainCommand: Command {
         run. Transient failures rotate and count (the photo fails after --max-attempts), and each
         one in a row pauses uploads longer (1 s, 2 s, 4 s ... up to 30 s); permanent ones fail it at
         once; an unreachable destination (no HTTP answer at all) charges nothing.
-        """,
-        options: [LibraryOptions.store] + TransferOptions.all + [
+
+        """ + LibraryOptions.filterDiscussion,
+        options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun] + TransferOptions.all + [
             .option("slots", "N", "Concurrent uploads and analyses.", default: "3"),
             .option("bias", "upload-first|analysis-first", "Which work takes the slots when both wait.", default: "upload-first"),
             .option("max-attempts", "N", "Counted failures before a photo is failed.", default: "5"),
@@ -32,7 +33,8 @@ enum DrainCommand: Command {
             ("photodrain drain ~/Pictures --to http://127.0.0.1:8080/uploads", "to a local photodrain serve"),
             ("photodrain drain ~/Pictures --to https://photos.example/uploads --token-file ~/.config/photodrain/token", "with a token"),
             ("photodrain drain ~/Pictures --to s3://photos/library", "to S3 (AWS credentials from the environment)"),
-        ],
+            ("photodrain drain ~/Pictures --to URL --dry-run --json | jq -r 'select(.event == \"would-upload\") .path'", "what would be sent"),
+        ] + LibraryOptions.filterExamples("drain"),
         exitCodes: [(0, "every photo uploaded or terminally failed"), (1, "failure (store, cascade, model)"),
                     (64, "usage error"), (75, "interrupted, or the destination stayed unreachable: run again")]
     )
@@ -70,6 +72,13 @@ enum DrainCommand: Command {
         options.retryPolicy = RetryPolicy(maxAttempts: try arguments.int("max-attempts", default: 5, range: 1...1000))
         options.offlineGiveUp = .seconds(try arguments.double("offline-timeout", default: 120, range: 0...86_400))
         options.uploadUnanalysable = arguments.flag("upload-unanalysable")
+        if arguments.flag("dry-run") {
+            let store = try LibraryOptions.open(arguments, dryRun: true)
+            let plan = DryRunOutput.refine(try store.dryRun(includeUnanalysable: options.uploadUnanalysable),
+                                           uploadUnanalysable: options.uploadUnanalysable)
+            DryRunOutput.print(plan, command: spec.name, upload: true, json: arguments.flag("json"))
+            return .success
+        }
         let memory = try AnalysisOptions.memoryGuard(arguments)
         let pipeline = try AnalysisOptions.pipeline(arguments)
         let store = try LibraryOptions.open(arguments)

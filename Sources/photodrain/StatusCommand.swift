@@ -8,10 +8,11 @@ enum StatusCommand: Command {
         name: "status",
         abstract: "Show how far a library has got: files by state, and every skipped, unanalysable, undecodable or failed file with its reason.",
         arguments: "[DIR]",
-        discussion: "Reads the store only; it does not scan the folder (analyze, drain and wake do).",
-        options: [LibraryOptions.store, .flag("json", "One JSON object: counts, then the skipped, unanalysable, undecodable and failed files, each with code and reason.")],
+        discussion: "Reads the store only; it does not scan the folder (analyze, drain and wake do).\n" + LibraryOptions.filterDiscussion,
+        options: [LibraryOptions.store] + LibraryOptions.filters + [.flag("json", "One JSON object: counts, then the skipped, unanalysable, undecodable and failed files, each with code and reason.")],
         positionals: (0, 1),
-        examples: [("photodrain status ~/Pictures", "counts and failures"), ("photodrain status --json . | jq .counts", "for scripts")],
+        examples: [("photodrain status ~/Pictures", "counts and failures"), ("photodrain status --json . | jq .counts", "for scripts")]
+            + LibraryOptions.filterExamples("status"),
         exitCodes: [(0, "shown"), (1, "the store could not be read"), (64, "usage error")]
     )
 

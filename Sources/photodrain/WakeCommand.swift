@@ -15,8 +15,9 @@ enum WakeCommand: Command {
         uploaded); create jobs for analysed photos until --inflight-limit; analyse at most one page
         of photos, bailing the moment memory headroom runs low. It never sends file bytes: the
         `agent` does. Run it from a timer; SIGTERM stops it promptly with exit 75.
-        """,
-        options: [LibraryOptions.store, TransferOptions.to,
+
+        """ + LibraryOptions.filterDiscussion,
+        options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun, TransferOptions.to,
                   .option("inflight-limit", "N", "Unacknowledged upload jobs allowed at once.", default: "40"),
                   .option("page-size", "N", "Photos analysed at most in one invocation.", default: "40"),
                   .option("max-attempts", "N", "Counted failures before a photo is failed.", default: "5"),
@@ -27,7 +28,7 @@ enum WakeCommand: Command {
         examples: [
             ("photodrain wake ~/Pictures --to https://photos.example/uploads --memory-limit 200M", "what a timer runs"),
             ("until photodrain wake ~/Pictures --to URL; [ $? -ne 75 ] || continue; done", "repeat until done"),
-        ],
+        ] + LibraryOptions.filterExamples("wake"),
         exitCodes: [(0, "completed: every photo is uploaded or failed"), (1, "failure, or no progress possible (memory too small)"),
                     (64, "usage error"), (75, "processing: work remains (jobs with the agent, more to analyse)")]
     )
@@ -50,6 +51,14 @@ enum WakeCommand: Command {
         options.pageSize = try arguments.int("page-size", default: 40, range: 0...10_000)
         options.retryPolicy = RetryPolicy(maxAttempts: try arguments.int("max-attempts", default: 5, range: 1...1000))
         options.uploadUnanalysable = arguments.flag("upload-unanalysable")
+        if arguments.flag("dry-run") {
+            let store = try LibraryOptions.open(arguments, dryRun: true)
+            let plan = DryRunOutput.refine(try store.dryRun(includeUnanalysable: options.uploadUnanalysable),
+                                           uploadUnanalysable: options.uploadUnanalysable)
+            // One invocation analyses at most a page; the uploads listed become jobs for the agent.
+            DryRunOutput.print(plan, command: spec.name, upload: true, analyseLimit: options.pageSize, json: arguments.flag("json"))
+            return .success
+        }
         if arguments.string("runtime-limit") != nil {
             options.runtimeLimit = .seconds(try arguments.double("runtime-limit", default: 0, range: 0.01...86_400))
         }
