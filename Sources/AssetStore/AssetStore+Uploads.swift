@@ -274,7 +274,8 @@ extension AssetStore {
     // MARK: Performing jobs (agent)
 
     /// Claims up to `limit` jobs to perform: registered ones, and pending ones whose agent died or
-    /// whose claim expired (they resume from the saved upload URL). Claimed jobs become pending.
+    /// whose claim expired (they resume from the saved upload URL). Claimed jobs become pending,
+    /// and their photos' `last_attempt_at` is stamped: an upload attempt starts here.
     public func claimJobsToPerform(limit: Int, leaseSeconds: Double = 300) throws(StoreError) -> [UploadJob] {
         let now = FileTree.now()
         return try withDatabase { (db) throws(StoreError) -> [UploadJob] in
@@ -284,7 +285,7 @@ extension AssetStore {
                           pid > 0, !FileTree.processExists(pid) else { continue }
                     try db.run("UPDATE upload_jobs SET agent_owner = NULL, agent_until = NULL WHERE agent_owner = ?", [.text(owner)])
                 }
-                return try db.query("""
+                let claimed = try db.query("""
                     UPDATE upload_jobs SET state = 'pending', agent_owner = ?, agent_until = ?, updated_at = ?
                     WHERE id IN (SELECT id FROM upload_jobs
                                  WHERE state = 'registered' OR (state = 'pending' AND (agent_owner IS NULL OR agent_until < ?))
@@ -292,6 +293,12 @@ extension AssetStore {
                     RETURNING \(UploadJob.columns)
                     """, [.text(leaseOwner), .real(now + leaseSeconds), .real(now), .real(now), .integer(Int64(limit))])
                     .map(UploadJob.init(row:)).sorted { $0.id < $1.id }
+                for job in claimed {
+                    guard let assetID = job.assetID else { continue }
+                    try db.run("UPDATE assets SET last_attempt_at = ? WHERE id = ? AND generation = ?",
+                               [.real(now), .integer(assetID), .integer(Int64(job.assetGeneration))])
+                }
+                return claimed
             }
         }
     }

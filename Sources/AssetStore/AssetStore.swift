@@ -20,8 +20,8 @@ public final class AssetStore: Sendable {
     public let filter: PathFilter
 
     private let database: Mutex<Database>
-    /// The database and its SQLite sidecars, canonical: a scan never counts them as photos when the
-    /// store lives inside the library.
+    /// The database, its SQLite sidecars and the agent's lock file, canonical: a scan never counts
+    /// them as photos when the store lives inside the library.
     let ownFiles: Set<String>
     /// Identifies this store object's analysis claims: `pid:nonce`.
     let leaseOwner: String
@@ -55,7 +55,7 @@ public final class AssetStore: Sendable {
         let folder = slash.map { String(storePath[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
         let name = slash.map { String(storePath[storePath.index(after: $0)...]) } ?? storePath
         let base = (FileTree.realPath(folder) ?? folder) + "/" + name
-        self.ownFiles = [base, base + "-wal", base + "-shm", base + "-journal"]
+        self.ownFiles = [base, base + "-wal", base + "-shm", base + "-journal", base + ".agent"]
         self.leaseOwner = "\(FileTree.processID):\(UInt64.random(in: 1...UInt64.max))"
     }
 

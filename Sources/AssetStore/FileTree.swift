@@ -124,6 +124,39 @@ enum FileTree {
         fnmatch(pattern, path, 0) == 0
     }
 
+    /// Opens (creating, mode 0600) `path` and takes a shared flock(2) on it, waiting for it; the
+    /// descriptor, or nil with the reason.
+    static func lockShared(_ path: String) -> Result<Int32, StoreError> {
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return .failure(StoreError(.cannotOpen, "\(path): \(String(cString: strerror(errno)))")) }
+        while flock(fd, LOCK_SH) != 0 {
+            guard errno == EINTR else {
+                let message = String(cString: strerror(errno))
+                close(fd)
+                return .failure(StoreError(.cannotOpen, "\(path): \(message)"))
+            }
+        }
+        return .success(fd)
+    }
+
+    /// True when some open file description holds a flock(2) on `path` (a missing file holds none).
+    /// Probes by taking an exclusive lock without waiting and giving it straight back.
+    static func isLockHeld(_ path: String) -> Bool {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        if flock(fd, LOCK_EX | LOCK_NB) == 0 {
+            flock(fd, LOCK_UN)
+            return false
+        }
+        return errno == EWOULDBLOCK
+    }
+
+    /// Closes a descriptor `lockShared` returned, which releases its lock.
+    static func closeDescriptor(_ fd: Int32) {
+        close(fd)
+    }
+
     /// The current time in seconds since the epoch.
     static func now() -> Double {
         var ts = timespec()
