@@ -29,12 +29,14 @@ enum WakeCommand: Command {
             ("photodrain wake ~/Pictures --to https://photos.example/uploads --memory-limit 200M", "what a timer runs"),
             ("until photodrain wake ~/Pictures --to URL; [ $? -ne 75 ] || continue; done", "repeat until done"),
         ] + LibraryOptions.filterExamples("wake"),
-        exitCodes: [(0, "completed: every photo is uploaded or failed"), (1, "failure, or no progress possible (memory too small)"),
-                    (64, "usage error"), (75, "processing: work remains (jobs with the agent, more to analyse)")]
+        exitCodes: [(0, "completed: every photo is uploaded or failed"),
+                    (1, "failure, or no progress possible (memory too small, or jobs wait and no agent runs)"),
+                    (64, "usage error"), (75, "processing: this run made progress, or a running agent holds the jobs")]
     )
 
     struct Report: Encodable {
         var acknowledged, retried, cancelled, created, analysed, jobsInFlight: Int
+        var agentRunning: Bool
         var bailed: String?
         var workRemains: Bool
         var outcome: String
@@ -91,13 +93,16 @@ enum WakeCommand: Command {
         let outcome: String
         if !report.workRemains {
             (status, outcome) = (.success, "completed")
-        } else if report.madeProgress || report.jobsInFlight > 0 || report.interrupted {
+        } else if report.progressing {
             (status, outcome) = (.workRemains, "processing")
+        } else if report.jobsInFlight > 0 && !report.agentRunning {
+            (status, outcome) = (.failure, "no progress possible: \(report.jobsInFlight) upload job\(report.jobsInFlight == 1 ? "" : "s") wait and no agent is running (start `photodrain agent \(store.root)`)")
         } else {
             (status, outcome) = (.failure, "no progress possible")
         }
         let summary = Report(acknowledged: report.acknowledged, retried: report.retried, cancelled: report.cancelled,
                              created: report.created, analysed: report.analysed, jobsInFlight: report.jobsInFlight,
+                             agentRunning: report.agentRunning,
                              bailed: report.bailed, workRemains: report.workRemains, outcome: outcome)
         if arguments.flag("json") {
             Console.shared.json(summary)
