@@ -30,12 +30,37 @@ enum StatusCommand: Command {
         let library: String
         let store: String
         let counts: StatusCounts
+        /// Jobs with the agent, bytes confirmed and to send, rate and ETA.
+        let transfer: TransferProgress
         /// Entries the latest scan left out (unreadable, links out of the library, FIFOs...).
         let skipped: [Problem]
         /// Files that are not photos PhotoDrain analyses.
         let unanalysable: [Problem]
         let undecodable: [Problem]
         let failed: [Problem]
+    }
+
+    /// The upload progress as status lines: jobs with the agent, bytes, rate and time left.
+    static func transferRows(_ transfer: TransferProgress) -> [(String, String)] {
+        var rows = [("jobs with the agent", "\(transfer.jobsInFlight), \(formatBytes(Int(transfer.bytesConfirmed))) of \(formatBytes(Int(transfer.bytesInFlight))) confirmed")]
+        if transfer.jobsToAcknowledge > 0 {
+            rows.append(("jobs to acknowledge", "\(transfer.jobsToAcknowledge) (the next wake records them)"))
+        }
+        rows.append(("bytes uploaded", formatBytes(Int(transfer.bytesUploaded))))
+        rows.append(("bytes to send", formatBytes(Int(transfer.bytesRemaining))))
+        if let rate = transfer.bytesPerSecond, let eta = transfer.etaSeconds {
+            rows.append(("time left", "about \(formatDuration(eta)) at \(formatBytes(Int(rate)))/s (the last 10 minutes' rate)"))
+        } else if transfer.bytesRemaining > 0 {
+            rows.append(("time left", "unknown: nothing uploaded in the last 10 minutes"))
+        }
+        return rows
+    }
+
+    /// Seconds for people: `45 s`, `12 min`, `3.5 h`.
+    static func formatDuration(_ seconds: Double) -> String {
+        if seconds < 90 { return "\(Int(seconds)) s" }
+        if seconds < 5400 { return "\(Int((seconds / 60).rounded())) min" }
+        return String(format: "%.1f h", seconds / 3600)
     }
 
     /// The code and message of a row's error verdict; the code alone when the verdict is unreadable.
@@ -48,12 +73,13 @@ enum StatusCommand: Command {
     static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
         let store = try LibraryOptions.open(arguments)
         let counts = try store.counts()
+        let transfer = try store.transferProgress()
         let failed = try store.assets(in: .failed).map { Problem(path: $0.path, reason: $0.lastError ?? "unknown", attempts: $0.attempts) }
         let skipped = try store.skippedEntries().map { Problem(path: $0.path, reason: $0.message) }
         let unanalysable = try store.unanalysableAssets().map(problem)
         let undecodable = try store.undecodableAssets().map(problem)
         if arguments.flag("json") {
-            Console.shared.json(Report(library: store.root, store: store.path, counts: counts, skipped: skipped,
+            Console.shared.json(Report(library: store.root, store: store.path, counts: counts, transfer: transfer, skipped: skipped,
                                        unanalysable: unanalysable, undecodable: undecodable, failed: failed))
             return .success
         }
@@ -68,6 +94,9 @@ enum StatusCommand: Command {
             console.out("  \(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(value)")
         }
         console.out("  \("faces found".padding(toLength: 24, withPad: " ", startingAt: 0)) \(counts.faces) in \(counts.withFaces) photos")
+        for (name, value) in transferRows(transfer) {
+            console.out("  \(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(value)")
+        }
         if !skipped.isEmpty {
             console.out("")
             console.out("Skipped by the last scan (\(skipped.count)); not in the store:")
