@@ -106,13 +106,14 @@ public struct FacePipeline: PhotoAnalyzing {
     }
 
     /// The terminal verdict of a photo that could not be analysed (`unanalysable` when the file
-    /// is not a photo PhotoDrain analyses); the file is still hashed when it can be read, so it
-    /// uploads with its identity.
+    /// is not a photo PhotoDrain analyses); an undecodable photo is still hashed when it can be
+    /// read, so it uploads with its identity. An unanalysable file is not: it may be a video of
+    /// gigabytes that is never sent, and an upload hashes a file that has no hash yet itself.
     static func errorVerdict(code: String, message: String, path: String, elapsed: Double, unanalysable: Bool = false) -> BankedVerdict {
         let verdict = Verdict(failure: Verdict.Failure(code: code, message: message), milliseconds: elapsed, unanalysable: unanalysable)
         let json = (try? verdict.json()) ?? "{\"label\":\"\(verdict.label.rawValue)\"}"
         return BankedVerdict(json: json, label: verdict.label.rawValue, faceCount: 0, score: nil,
-                             analysisError: code, sha256: try? FileDigest.sha256Hex(path: path))
+                             analysisError: code, sha256: unanalysable ? nil : try? FileDigest.sha256Hex(path: path))
     }
 }
 
