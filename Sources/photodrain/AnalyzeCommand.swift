@@ -50,6 +50,8 @@ enum AnalyzeCommand: Command {
         var faces: Int
         var withFaces: Int
         var errors: Int
+        /// Files that are not photos PhotoDrain analyses (not counted in `errors`).
+        var unanalysable: Int
         var remaining: Int
         var seconds: Double
         var imagesPerSecond: Double
@@ -78,12 +80,12 @@ enum AnalyzeCommand: Command {
         for problem in scan.problems { console.err("photodrain analyze: skipped \(problem.path): \(problem.message)") }
         let todo = try store.unanalyzedCount()
         if !json {
-            console.err("\(scan.photoCount) photos in \(store.root): \(scan.changes.added.count) new, \(scan.changes.modified.count) changed, \(scan.changes.removed.count) removed; \(todo) to analyse")
+            console.err("\(scan.photoCount) files in \(store.root): \(scan.changes.added.count) new, \(scan.changes.modified.count) changed, \(scan.changes.removed.count) removed; \(todo) to analyse")
         }
         let runner = AnalyzeRunner(store: store, analyzer: pipeline, options: options, memory: memory)
         signals.attach { signal in runner.stop(.interrupted(signal: signal)) }
         let bar = ProgressBar(title: "analysing", total: todo, quiet: json)
-        let tally = Mutex((analysed: 0, faces: 0, withFaces: 0, errors: 0))
+        let tally = Mutex((analysed: 0, faces: 0, withFaces: 0, errors: 0, unanalysable: 0))
         let clock = ContinuousClock()
         let start = clock.now
         let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<AnalyzeOutcome, Never>) in
@@ -96,7 +98,11 @@ enum AnalyzeCommand: Command {
                             $0.analysed += 1
                             $0.faces += verdict.faceCount
                             if verdict.faceCount > 0 { $0.withFaces += 1 }
-                            if verdict.analysisError != nil { $0.errors += 1 }
+                            if verdict.label == AssetRecord.unanalysableLabel {
+                                $0.unanalysable += 1
+                            } else if verdict.analysisError != nil {
+                                $0.errors += 1
+                            }
                         }
                         if json {
                             console.json(VerdictLine(path: path, label: verdict.label, faces: verdict.faceCount, score: verdict.score,
@@ -116,13 +122,13 @@ enum AnalyzeCommand: Command {
         let remaining = try store.unanalyzedCount()
         let t = tally.withLock { $0 }
         let summary = Summary(photos: scan.photoCount, analysed: t.analysed, faces: t.faces, withFaces: t.withFaces, errors: t.errors,
-                              remaining: remaining, seconds: (seconds * 100).rounded() / 100,
+                              unanalysable: t.unanalysable, remaining: remaining, seconds: (seconds * 100).rounded() / 100,
                               imagesPerSecond: seconds > 0 ? (Double(t.analysed) / seconds * 10).rounded() / 10 : 0,
                               outcome: describe(outcome))
         if json {
             console.json(summary)
         } else {
-            console.out("analysed \(t.analysed) photos in \(String(format: "%.1f", seconds)) s (\(String(format: "%.1f", summary.imagesPerSecond)) images/s): \(t.faces) faces in \(t.withFaces) photos, \(t.errors) undecodable; \(remaining) left")
+            console.out("analysed \(t.analysed) photos in \(String(format: "%.1f", seconds)) s (\(String(format: "%.1f", summary.imagesPerSecond)) images/s): \(t.faces) faces in \(t.withFaces) photos, \(t.errors) undecodable, \(t.unanalysable) not photos (unanalysable); \(remaining) left")
         }
         if case .failed(let message) = outcome {
             console.err("photodrain analyze: \(message)")

@@ -58,6 +58,22 @@ import Testing
         #expect(after["unanalysable"] as? Int == 0 && after["uploaded"] as? Int == photos.count + 2)
     }
 
+    @Test func analyzeCountsUnanalysableFilesApartFromUndecodablePhotos() throws {
+        let ws = try Workspace()
+        try ws.write("IMG_0001.MOV", bytes: Self.movie)
+        try ws.write("broken.jpg", bytes: [0xFF, 0xD8, 0xFF, 0xE0, 0, 16] + Array(repeating: 7, count: 300))
+        let result = try CLI.run(["analyze", ws.library, "--store", ws.store, "--json"] + Self.fast)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let verdicts = Dictionary(uniqueKeysWithValues: lines.filter { $0["event"] as? String == "verdict" }
+            .compactMap { line in (line["path"] as? String).map { ($0, line["label"] as? String) } })
+        #expect(verdicts == ["IMG_0001.MOV": "unanalysable", "broken.jpg": "error"])
+        let summary = try #require(lines.last)
+        #expect(summary["errors"] as? Int == 1 && summary["unanalysable"] as? Int == 1, "\(summary)")
+        let text = try CLI.run(["analyze", ws.library, "--store", ws.store] + Self.fast)
+        #expect(text.stderr.contains("2 files in "), "\(text.stderr)")
+    }
+
     @Test func wakeCreatesJobsForUnanalysableFilesOnlyWhenAsked() throws {
         let ws = try Workspace()
         try ws.write("IMG_0001.MOV", bytes: Self.movie)
