@@ -59,6 +59,16 @@ public final class AssetStore: Sendable {
         self.leaseOwner = "\(FileTree.processID):\(UInt64.random(in: 1...UInt64.max))"
     }
 
+    /// The default store location for a library folder given by any path to it (relative, with
+    /// `.` or links): `defaultPath(forRoot:)` of its canonical path. Throws `unreadableRoot` when
+    /// the folder does not exist.
+    public static func defaultPath(forFolder folder: String) throws(StoreError) -> String {
+        guard let canonical = FileTree.realPath(folder) else {
+            throw StoreError(.unreadableRoot, "\(folder): no such folder")
+        }
+        return try defaultPath(forRoot: canonical)
+    }
+
     /// The default store location for a library folder: one database per library, named after the
     /// folder and a hash of its path.
     public static func defaultPath(forRoot root: String) throws(StoreError) -> String {

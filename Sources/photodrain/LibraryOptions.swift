@@ -46,7 +46,7 @@ enum LibraryOptions {
         let filter = try filter(arguments)
         var path = arguments.string("store")
         if dryRun {
-            let existing = try path ?? AssetStore.defaultPath(forRoot: URL(fileURLWithPath: folder).resolvingSymlinksInPath().path)
+            let existing = try path ?? AssetStore.defaultPath(forFolder: folder)
             if !FileManager.default.fileExists(atPath: existing) { path = ":memory:" }
         }
         return try AssetStore(root: folder, path: path, filter: filter)

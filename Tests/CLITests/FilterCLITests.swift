@@ -66,6 +66,20 @@ import Testing
         #expect(!server.running.stderr.contains("/uploads"), "the dry run contacted the receiver: \(server.running.stderr)")
     }
 
+    /// With the default store (no --store) and the folder named another way, a dry run still
+    /// finds the library's store rather than planning as if nothing were done.
+    @Test func dryRunFindsTheDefaultStore() throws {
+        let ws = try Workspace()
+        try ws.write("notes.txt", bytes: Array("not a photo".utf8))
+        let env = ["XDG_STATE_HOME": ws.root.appendingPathComponent("state").path]
+        #expect(try CLI.run(["analyze", ws.library] + Self.fast, environment: env).status == 0)
+        let dry = try CLI.run(["drain", ws.library + "/./", "--to", "http://127.0.0.1:9/uploads", "--dry-run", "--json"], environment: env)
+        let summary = try #require(Self.jsonLines(dry.stdout).last)
+        #expect(summary["analyse"] as? Int == 0 && summary["heldBack"] as? Int == 1, "\(dry.stdout) \(dry.stderr)")
+        let held = Self.jsonLines(dry.stdout).first { $0["event"] as? String == "held-back" }
+        #expect((held?["reason"] as? String)?.hasPrefix("unanalysable") == true, "\(dry.stdout)")
+    }
+
     @Test func wakeAndDrainTakeFilters() throws {
         let (ws, photos) = try Self.twoYears()
         let server = try ServeProcess(directory: ws.root.appendingPathComponent("received").path)
