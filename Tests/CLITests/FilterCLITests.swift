@@ -66,6 +66,17 @@ import Testing
         #expect(!server.running.stderr.contains("/uploads"), "the dry run contacted the receiver: \(server.running.stderr)")
     }
 
+    @Test func reportShowsOnlyTheFilteredFiles() throws {
+        let (ws, photos) = try Self.twoYears()
+        let out = ws.root.appendingPathComponent("set1.html").path
+        let result = try CLI.run(["report", ws.library, "--store", ws.store, "--out", out, "--include", "set1/*"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let html = try String(contentsOfFile: out, encoding: .utf8)
+        let cards = html.components(separatedBy: "<article class=\"card\"").count - 1
+        #expect(cards == photos.filter { $0.hasPrefix("set1/") }.count)
+        #expect(!html.contains("data-path=\"set0/"))
+    }
+
     /// With the default store (no --store) and the folder named another way, a dry run still
     /// finds the library's store rather than planning as if nothing were done.
     @Test func dryRunFindsTheDefaultStore() throws {
