@@ -19,13 +19,15 @@ let package = Package(
         // MARK: C shims and system libraries (the only places that touch C error handling)
         .target(name: "CJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
         .target(name: "CPNG", linkerSettings: [.linkedLibrary("png16")]),
+        .target(name: "CHEIF", linkerSettings: [.linkedLibrary("heif")]),
+        .target(name: "CWEBP", linkerSettings: [.linkedLibrary("webp")]),
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
         .target(name: "CCrypto", linkerSettings: [.linkedLibrary("crypto")]),
         .systemLibrary(name: "CSQLite"),
         .target(name: "CCPUFeatures"),
 
         // MARK: Pipeline modules
-        .target(name: "PhotoDecoding", dependencies: ["CJPEG", "CPNG"], swiftSettings: swiftSettings),
+        .target(name: "PhotoDecoding", dependencies: ["CJPEG", "CPNG", "CHEIF", "CWEBP"], swiftSettings: swiftSettings),
         // The CNN's kernels, once for the baseline target and once compiled for AVX2 + FMA (picked
         // at run time when the processor has them). x86-64 only, as the package is.
         .target(name: "CNNKernels", swiftSettings: swiftSettings),

@@ -42,6 +42,13 @@ public struct AssetRecord: Sendable, Equatable, Codable {
     public let serverID: String?
     public let failed: Bool
 
+    /// The `label` of a file's verdict when it is not a photo PhotoDrain analyses (a video, a raw
+    /// photo, a document): terminal, and kept out of uploads unless a runner is asked to send it.
+    public static let unanalysableLabel = "unanalysable"
+
+    /// True when the verdict is `unanalysable`.
+    public var isUnanalysable: Bool { label == Self.unanalysableLabel }
+
     public var state: State {
         if failed { return .failed }
         if uploadedAt != nil { return .uploaded }

@@ -20,8 +20,9 @@ extension AssetStore {
 
     /// Claims up to `limit` analysed, not uploaded, not failed photos that no live job or other
     /// runner holds, least recently attempted first (never-attempted before all), and stamps
-    /// `last_attempt_at`: a flaky photo rotates to the back and cannot stall a page.
-    public func claimForUpload(limit: Int, leaseSeconds: Double = 600) throws(StoreError) -> [AssetRecord] {
+    /// `last_attempt_at`: a flaky photo rotates to the back and cannot stall a page. Files with an
+    /// `unanalysable` verdict are left out unless `includeUnanalysable`.
+    public func claimForUpload(limit: Int, leaseSeconds: Double = 600, includeUnanalysable: Bool = false) throws(StoreError) -> [AssetRecord] {
         guard limit > 0 else { return [] }
         let now = FileTree.now()
         return try withDatabase { (db) throws(StoreError) -> [AssetRecord] in
@@ -32,8 +33,9 @@ extension AssetStore {
                     WHERE a.analyzed_at IS NOT NULL AND a.uploaded_at IS NULL AND a.failed = 0
                       AND (a.lease_owner IS NULL OR a.lease_until < ?)
                       AND NOT EXISTS (SELECT 1 FROM upload_jobs j WHERE j.asset_id = a.id)
+                      AND (? OR a.\(Self.notUnanalysable)) AND \(filter.sql("a.path"))
                     ORDER BY a.last_attempt_at IS NOT NULL, a.last_attempt_at, a.id LIMIT ?
-                    """, [.real(now), .integer(Int64(limit))]).compactMap { $0.first?.int }
+                    """, [.real(now), .integer(includeUnanalysable ? 1 : 0), .integer(Int64(limit))]).compactMap { $0.first?.int }
                 var claimed: [AssetRecord] = []
                 for id in order {
                     let rows = try db.query("""
@@ -47,10 +49,14 @@ extension AssetStore {
         }
     }
 
-    /// Photos waiting for upload (analysed, not uploaded, not failed).
-    public func uploadableCount() throws(StoreError) -> Int {
+    /// Photos waiting for upload (analysed, not uploaded, not failed); files with an `unanalysable`
+    /// verdict only when `includeUnanalysable`.
+    public func uploadableCount(includeUnanalysable: Bool = false) throws(StoreError) -> Int {
         try withDatabase { (db) throws(StoreError) in
-            try db.query("SELECT COUNT(*) FROM assets WHERE analyzed_at IS NOT NULL AND uploaded_at IS NULL AND failed = 0").first?.first?.int ?? 0
+            try db.query("""
+                SELECT COUNT(*) FROM assets WHERE analyzed_at IS NOT NULL AND uploaded_at IS NULL AND failed = 0
+                  AND (? OR \(Self.notUnanalysable)) AND \(filter.sql("path"))
+                """, [.integer(includeUnanalysable ? 1 : 0)]).first?.first?.int ?? 0
         }
     }
 
@@ -136,15 +142,17 @@ extension AssetStore {
         }
     }
 
-    /// Analysed photos that need a job: not uploaded, not failed, no job of any state yet.
-    public func assetsNeedingJobs(limit: Int) throws(StoreError) -> [AssetRecord] {
+    /// Analysed photos that need a job: not uploaded, not failed, no job of any state yet; files
+    /// with an `unanalysable` verdict only when `includeUnanalysable`.
+    public func assetsNeedingJobs(limit: Int, includeUnanalysable: Bool = false) throws(StoreError) -> [AssetRecord] {
         try withDatabase { (db) throws(StoreError) in
             try db.query("""
                 SELECT \(AssetRecord.columns) FROM assets a
                 WHERE a.analyzed_at IS NOT NULL AND a.uploaded_at IS NULL AND a.failed = 0
                   AND NOT EXISTS (SELECT 1 FROM upload_jobs j WHERE j.asset_id = a.id)
+                  AND (? OR a.\(Self.notUnanalysable)) AND \(filter.sql("a.path"))
                 ORDER BY a.last_attempt_at IS NOT NULL, a.last_attempt_at, a.id LIMIT ?
-                """, [.integer(Int64(limit))]).map(AssetRecord.init(row:))
+                """, [.integer(includeUnanalysable ? 1 : 0), .integer(Int64(limit))]).map(AssetRecord.init(row:))
         }
     }
 
@@ -266,7 +274,8 @@ extension AssetStore {
     // MARK: Performing jobs (agent)
 
     /// Claims up to `limit` jobs to perform: registered ones, and pending ones whose agent died or
-    /// whose claim expired (they resume from the saved upload URL). Claimed jobs become pending.
+    /// whose claim expired (they resume from the saved upload URL). Claimed jobs become pending,
+    /// and their photos' `last_attempt_at` is stamped: an upload attempt starts here.
     public func claimJobsToPerform(limit: Int, leaseSeconds: Double = 300) throws(StoreError) -> [UploadJob] {
         let now = FileTree.now()
         return try withDatabase { (db) throws(StoreError) -> [UploadJob] in
@@ -276,7 +285,7 @@ extension AssetStore {
                           pid > 0, !FileTree.processExists(pid) else { continue }
                     try db.run("UPDATE upload_jobs SET agent_owner = NULL, agent_until = NULL WHERE agent_owner = ?", [.text(owner)])
                 }
-                return try db.query("""
+                let claimed = try db.query("""
                     UPDATE upload_jobs SET state = 'pending', agent_owner = ?, agent_until = ?, updated_at = ?
                     WHERE id IN (SELECT id FROM upload_jobs
                                  WHERE state = 'registered' OR (state = 'pending' AND (agent_owner IS NULL OR agent_until < ?))
@@ -284,6 +293,12 @@ extension AssetStore {
                     RETURNING \(UploadJob.columns)
                     """, [.text(leaseOwner), .real(now + leaseSeconds), .real(now), .real(now), .integer(Int64(limit))])
                     .map(UploadJob.init(row:)).sorted { $0.id < $1.id }
+                for job in claimed {
+                    guard let assetID = job.assetID else { continue }
+                    try db.run("UPDATE assets SET last_attempt_at = ? WHERE id = ? AND generation = ?",
+                               [.real(now), .integer(assetID), .integer(Int64(job.assetGeneration))])
+                }
+                return claimed
             }
         }
     }

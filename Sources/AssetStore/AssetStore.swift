@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// The durable record of one photo library: one row per photo, its verdict, its upload state and
@@ -14,14 +15,21 @@ public final class AssetStore: Sendable {
     public let root: String
     /// How many change records are kept; older tokens throw `tokenExpired`.
     public let historyLimit: Int
+    /// The rows this store object works on and reports: claims, counts and listings see only the
+    /// rows it lets through. Scans are unaffected (every file keeps its row).
+    public let filter: PathFilter
 
     private let database: Mutex<Database>
+    /// The database, its SQLite sidecars and the agent's lock file, canonical: a scan never counts
+    /// them as photos when the store lives inside the library.
+    let ownFiles: Set<String>
     /// Identifies this store object's analysis claims: `pid:nonce`.
     let leaseOwner: String
 
     /// Opens (creating and migrating as needed) the store for the library at `root`. With no
     /// `path`, the store lives under `$XDG_STATE_HOME/photodrain/` (or `~/.local/state/photodrain/`).
-    public init(root: String, path: String? = nil, historyLimit: Int = 100_000) throws(StoreError) {
+    /// `filter` narrows what this object claims, counts and lists (see `PathFilter`).
+    public init(root: String, path: String? = nil, historyLimit: Int = 100_000, filter: PathFilter = .all) throws(StoreError) {
         guard let canonical = FileTree.realPath(root) else {
             throw StoreError(.unreadableRoot, "\(root): no such folder")
         }
@@ -41,8 +49,24 @@ public final class AssetStore: Sendable {
         self.path = storePath
         self.root = canonical
         self.historyLimit = max(historyLimit, 1)
+        self.filter = filter
         self.database = Mutex(db)
+        let slash = storePath.lastIndex(of: "/")
+        let folder = slash.map { String(storePath[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
+        let name = slash.map { String(storePath[storePath.index(after: $0)...]) } ?? storePath
+        let base = (FileTree.realPath(folder) ?? folder) + "/" + name
+        self.ownFiles = [base, base + "-wal", base + "-shm", base + "-journal", base + ".agent"]
         self.leaseOwner = "\(FileTree.processID):\(UInt64.random(in: 1...UInt64.max))"
+    }
+
+    /// The default store location for a library folder given by any path to it (relative, with
+    /// `.` or links): `defaultPath(forRoot:)` of its canonical path. Throws `unreadableRoot` when
+    /// the folder does not exist.
+    public static func defaultPath(forFolder folder: String) throws(StoreError) -> String {
+        guard let canonical = FileTree.realPath(folder) else {
+            throw StoreError(.unreadableRoot, "\(folder): no such folder")
+        }
+        return try defaultPath(forRoot: canonical)
     }
 
     /// The default store location for a library folder: one database per library, named after the
@@ -80,11 +104,13 @@ public final class AssetStore: Sendable {
 
     // MARK: Scanning and change tracking
 
-    /// Walks the library folder and brings the rows in line with it: new photos are added, changed
+    /// Walks the library folder and brings the rows in line with it: new files are added, changed
     /// ones (size or modification time) lose their verdict and upload state, missing ones are
-    /// removed. Records each change and returns them with the new token.
+    /// removed. Every regular file but hidden ones and the store's own is a row (see `FileTree`);
+    /// the entries skipped, with why, are kept for `skippedEntries()`. Records each change and
+    /// returns them with the new token.
     public func scan() throws(StoreError) -> ScanReport {
-        let (files, problems) = try FileTree.walk(root: root)
+        let (files, problems) = try FileTree.walk(root: root, excluding: ownFiles)
         let now = FileTree.now()
         return try withDatabase { (db) throws(StoreError) -> ScanReport in
             try db.transaction { () throws(StoreError) -> ScanReport in
@@ -125,10 +151,25 @@ public final class AssetStore: Sendable {
                 }
                 let end = try Self.currentSequence(db)
                 try db.run("DELETE FROM changes WHERE seq <= ?", [.integer(end - Int64(historyLimit))])
+                try db.run("INSERT OR REPLACE INTO meta(key, value) VALUES ('scan_skipped', ?)", [.text(Self.encodeSkipped(problems))])
                 changes.token = ChangeToken(sequence: end)
                 return ScanReport(changes: changes, photoCount: files.count, problems: problems)
             }
         }
+    }
+
+    /// The entries the latest scan left out and why (unreadable, links leading out of the library,
+    /// FIFOs and other non-files), those the filter lets through; empty before the first scan.
+    public func skippedEntries() throws(StoreError) -> [ScanProblem] {
+        try withDatabase { (db) throws(StoreError) -> [ScanProblem] in
+            guard let text = try db.query("SELECT value FROM meta WHERE key = 'scan_skipped'").first?.first?.string else { return [] }
+            return ((try? JSONDecoder().decode([ScanProblem].self, from: Data(text.utf8))) ?? []).filter { filter.matches($0.path) }
+        }
+    }
+
+    private static func encodeSkipped(_ problems: [ScanProblem]) -> String {
+        guard let data = try? JSONEncoder().encode(problems) else { return "[]" }
+        return String(decoding: data, as: UTF8.self)
     }
 
     /// The token for "now": changes recorded after it are news.
@@ -197,7 +238,7 @@ public final class AssetStore: Sendable {
                 let rows = try db.query("""
                     UPDATE assets SET lease_owner = ?, lease_until = ?
                     WHERE id IN (SELECT id FROM assets
-                                 WHERE analyzed_at IS NULL AND (lease_owner IS NULL OR lease_until < ?)
+                                 WHERE analyzed_at IS NULL AND (lease_owner IS NULL OR lease_until < ?) AND \(filter.sql("path"))
                                  ORDER BY discovered_at, id LIMIT ?)
                     RETURNING \(AssetRecord.columns)
                     """, [.text(leaseOwner), .real(now + leaseSeconds), .real(now), .integer(Int64(limit))])
@@ -245,7 +286,7 @@ public final class AssetStore: Sendable {
     /// Photos still without a verdict.
     public func unanalyzedCount() throws(StoreError) -> Int {
         try withDatabase { (db) throws(StoreError) in
-            try db.query("SELECT COUNT(*) FROM assets WHERE analyzed_at IS NULL").first?.first?.int ?? 0
+            try db.query("SELECT COUNT(*) FROM assets WHERE analyzed_at IS NULL AND \(filter.sql("path"))").first?.first?.int ?? 0
         }
     }
 
@@ -257,21 +298,22 @@ public final class AssetStore: Sendable {
             let row = try db.query("""
                 SELECT COUNT(*),
                   SUM(analyzed_at IS NULL AND failed = 0),
-                  SUM(analyzed_at IS NOT NULL AND uploaded_at IS NULL AND failed = 0),
+                  SUM(analyzed_at IS NOT NULL AND uploaded_at IS NULL AND failed = 0 AND \(Self.notUnanalysable)),
                   SUM(uploaded_at IS NOT NULL AND failed = 0),
                   SUM(failed != 0),
-                  SUM(analysis_error IS NOT NULL),
+                  SUM(analysis_error IS NOT NULL AND \(Self.notUnanalysable)),
                   SUM(face_count > 0),
-                  TOTAL(face_count)
-                FROM assets
+                  TOTAL(face_count),
+                  SUM(analyzed_at IS NOT NULL AND uploaded_at IS NULL AND failed = 0 AND NOT \(Self.notUnanalysable))
+                FROM assets WHERE \(filter.sql("path"))
                 """).first ?? []
             func int(_ i: Int) -> Int { i < row.count ? (row[i].int ?? Int(row[i].double ?? 0)) : 0 }
             return StatusCounts(total: int(0), discovered: int(1), analyzed: int(2), uploaded: int(3),
-                                failed: int(4), undecodable: int(5), withFaces: int(6), faces: int(7))
+                                failed: int(4), undecodable: int(5), withFaces: int(6), faces: int(7), unanalysable: int(8))
         }
     }
 
-    /// Every row, by path; optionally only those in `state`.
+    /// Every row the filter lets through, by path; optionally only those in `state`.
     public func assets(in state: AssetRecord.State? = nil) throws(StoreError) -> [AssetRecord] {
         let condition: String
         switch state {
@@ -282,16 +324,31 @@ public final class AssetStore: Sendable {
         case .failed: condition = "failed != 0"
         }
         return try withDatabase { (db) throws(StoreError) in
-            try db.query("SELECT \(AssetRecord.columns) FROM assets WHERE \(condition) ORDER BY path").map(AssetRecord.init(row:))
+            try db.query("SELECT \(AssetRecord.columns) FROM assets WHERE \(condition) AND \(filter.sql("path")) ORDER BY path")
+                .map(AssetRecord.init(row:))
         }
     }
 
-    /// Photos whose verdict is a decode error, by path.
+    /// Photos whose verdict is a decode error, by path; not the unanalysable files.
     public func undecodableAssets() throws(StoreError) -> [AssetRecord] {
         try withDatabase { (db) throws(StoreError) in
-            try db.query("SELECT \(AssetRecord.columns) FROM assets WHERE analysis_error IS NOT NULL ORDER BY path").map(AssetRecord.init(row:))
+            try db.query("SELECT \(AssetRecord.columns) FROM assets WHERE analysis_error IS NOT NULL AND \(Self.notUnanalysable) AND \(filter.sql("path")) ORDER BY path")
+                .map(AssetRecord.init(row:))
         }
     }
+
+    /// Files whose verdict is `unanalysable` (not a photo PhotoDrain analyses), by path, whatever
+    /// their upload state.
+    public func unanalysableAssets() throws(StoreError) -> [AssetRecord] {
+        try withDatabase { (db) throws(StoreError) in
+            try db.query("SELECT \(AssetRecord.columns) FROM assets WHERE label = ? AND \(filter.sql("path")) ORDER BY path",
+                         [.text(AssetRecord.unanalysableLabel)])
+                .map(AssetRecord.init(row:))
+        }
+    }
+
+    /// SQL true for a row whose verdict is not `unanalysable` (including rows with no verdict yet).
+    static let notUnanalysable = "label IS NOT '\(AssetRecord.unanalysableLabel)'"
 
     /// One photo's row by relative path.
     public func asset(path: String) throws(StoreError) -> AssetRecord? {

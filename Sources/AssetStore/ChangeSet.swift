@@ -28,9 +28,9 @@ public struct ChangeSet: Sendable, Equatable {
 /// The result of a scan: what changed, what could not be read, and the new token.
 public struct ScanReport: Sendable, Equatable {
     public var changes: ChangeSet
-    /// Photos seen in the folder.
+    /// Files seen in the folder: photos and every other regular file (each is a row).
     public var photoCount: Int
-    /// Directories or files that could not be read.
+    /// Entries left out, with why: unreadable, or not a regular file inside the library.
     public var problems: [ScanProblem]
 }
 
@@ -39,14 +39,17 @@ public struct StatusCounts: Sendable, Equatable, Codable {
     public var total = 0
     /// Not analysed yet.
     public var discovered = 0
-    /// Analysed (verdict banked), waiting for upload.
+    /// Analysed (verdict banked), waiting for upload; not the unanalysable files.
     public var analyzed = 0
     public var uploaded = 0
     public var failed = 0
-    /// Of the analysed/uploaded/failed: photos whose verdict is a decode error.
+    /// Of the analysed/uploaded/failed: photos whose verdict is a decode error (not unanalysable).
     public var undecodable = 0
     /// Photos whose verdict found at least one face.
     public var withFaces = 0
     /// Faces over all verdicts.
     public var faces = 0
+    /// Files with an `unanalysable` verdict (not a photo PhotoDrain analyses), not uploaded and not
+    /// failed: held back from upload unless the runner is asked to upload them as they are.
+    public var unanalysable = 0
 }

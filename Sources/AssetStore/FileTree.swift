@@ -2,7 +2,8 @@
 import Glibc
 #endif
 
-/// A photo file found by a walk of the library folder.
+/// A file found by a walk of the library folder: a photo, or any other regular file, which
+/// analysis then gives an `unanalysable` verdict.
 public struct FileEntry: Sendable, Equatable {
     /// Relative to the root, `/`-separated.
     public let path: String
@@ -10,18 +11,31 @@ public struct FileEntry: Sendable, Equatable {
     public let mtimeNanoseconds: Int64
 }
 
-/// Something a walk could not read; reported, never fatal.
-public struct ScanProblem: Sendable, Equatable {
+/// A library entry a walk did not make a row for, and why: it could not be read, or it is not a
+/// regular file inside the library (a link leading out, a dangling link, a FIFO, a socket, a
+/// device). Reported by each scan and kept by the store for `status`; never fatal.
+public struct ScanProblem: Sendable, Equatable, Codable {
+    /// Relative to the root, `/`-separated; `.` for the root itself.
     public let path: String
+    /// Why it was skipped, in words.
     public let message: String
+
+    /// A skipped entry and the reason.
+    public init(path: String, message: String) {
+        self.path = path
+        self.message = message
+    }
 }
 
-/// Walks a library folder with libc (every call wrapped here). Hidden entries (a leading dot) and
-/// files that are not JPEG or PNG by extension are skipped; symbolic links are followed only when
-/// they resolve inside the root, and each directory is visited once, so a link loop ends.
+/// Walks a library folder with libc (every call wrapped here). Every regular file becomes an entry,
+/// whatever its name, so nothing in the library vanishes silently; what is left out is left out by
+/// one rule: an entry whose name starts with a dot (hidden files and folders, such as `.cache/` or
+/// a `.DS_Store`), and the store's own files (`excluding`, absolute paths) when the store lives
+/// inside the library, are not the library's content and are neither entries nor problems. Any
+/// other entry that is not made an entry is a `ScanProblem` with its reason. Symbolic links are
+/// followed only when they resolve inside the root, and each directory is visited once, so a link
+/// loop ends.
 enum FileTree {
-    static let photoExtensions: Set<String> = ["jpg", "jpeg", "jpe", "jfif", "png"]
-
     /// The canonical absolute path of `path`, or nil.
     static func realPath(_ path: String) -> String? {
         guard let resolved = realpath(path, nil) else { return nil }
@@ -29,13 +43,9 @@ enum FileTree {
         return String(cString: resolved)
     }
 
-    static func isPhotoName(_ name: String) -> Bool {
-        guard let dot = name.lastIndex(of: ".") else { return false }
-        return photoExtensions.contains(name[name.index(after: dot)...].lowercased())
-    }
-
-    /// Every photo under `root` (a canonical absolute path), sorted by path.
-    static func walk(root: String) throws(StoreError) -> (files: [FileEntry], problems: [ScanProblem]) {
+    /// Every regular file under `root` (a canonical absolute path) but hidden ones and `excluding`
+    /// (absolute paths), sorted by path, and every entry skipped for another reason.
+    static func walk(root: String, excluding: Set<String> = []) throws(StoreError) -> (files: [FileEntry], problems: [ScanProblem]) {
         var info = stat()
         guard stat(root, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
             throw StoreError(.unreadableRoot, "\(root): \(String(cString: strerror(errno)))")
@@ -58,6 +68,7 @@ enum FileTree {
                 if name.hasPrefix(".") { continue }
                 let childRelative = relative.isEmpty ? name : relative + "/" + name
                 let childAbsolute = absolute + "/" + name
+                if excluding.contains(childAbsolute) { continue }
                 var link = stat()
                 guard lstat(childAbsolute, &link) == 0 else {
                     problems.append(ScanProblem(path: childRelative, message: String(cString: strerror(errno))))
@@ -65,26 +76,85 @@ enum FileTree {
                 }
                 var target = link
                 if (link.st_mode & S_IFMT) == S_IFLNK {
-                    guard let resolved = realPath(childAbsolute), resolved == root || resolved.hasPrefix(root + "/") else {
-                        continue  // dangling, or pointing out of the library: not ours to read
+                    guard let resolved = realPath(childAbsolute) else {
+                        problems.append(ScanProblem(path: childRelative, message: "a dangling symbolic link"))
+                        continue
                     }
-                    guard stat(childAbsolute, &target) == 0 else { continue }
+                    guard resolved == root || resolved.hasPrefix(root + "/") else {
+                        problems.append(ScanProblem(path: childRelative, message: "a symbolic link to \(resolved), outside the library"))
+                        continue
+                    }
+                    if excluding.contains(resolved) { continue }
+                    guard stat(childAbsolute, &target) == 0 else {
+                        problems.append(ScanProblem(path: childRelative, message: String(cString: strerror(errno))))
+                        continue
+                    }
                 }
                 switch target.st_mode & S_IFMT {
                 case S_IFDIR:
                     if visited.insert([UInt64(target.st_dev), UInt64(target.st_ino)]).inserted {
                         pending.append(childRelative)
                     }
-                case S_IFREG where isPhotoName(name):
+                case S_IFREG:
                     let mtime = Int64(target.st_mtim.tv_sec) * 1_000_000_000 + Int64(target.st_mtim.tv_nsec)
                     files.append(FileEntry(path: childRelative, size: Int(target.st_size), mtimeNanoseconds: mtime))
-                default:
-                    continue
+                case let kind:
+                    problems.append(ScanProblem(path: childRelative, message: "\(describe(fileType: kind)), not a regular file"))
                 }
             }
         }
         files.sort { $0.path < $1.path }
+        problems.sort { $0.path < $1.path }
         return (files, problems)
+    }
+
+    /// A phrase naming a `st_mode` file type that is neither a file nor a directory.
+    static func describe(fileType: mode_t) -> String {
+        switch fileType {
+        case S_IFIFO: "a FIFO"
+        case S_IFSOCK: "a socket"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        default: "an entry of unknown type"
+        }
+    }
+
+    /// fnmatch(3) with no flags: true when `path` matches the glob `pattern`.
+    static func matches(pattern: String, path: String) -> Bool {
+        fnmatch(pattern, path, 0) == 0
+    }
+
+    /// Opens (creating, mode 0600) `path` and takes a shared flock(2) on it, waiting for it; the
+    /// descriptor, or nil with the reason.
+    static func lockShared(_ path: String) -> Result<Int32, StoreError> {
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return .failure(StoreError(.cannotOpen, "\(path): \(String(cString: strerror(errno)))")) }
+        while flock(fd, LOCK_SH) != 0 {
+            guard errno == EINTR else {
+                let message = String(cString: strerror(errno))
+                close(fd)
+                return .failure(StoreError(.cannotOpen, "\(path): \(message)"))
+            }
+        }
+        return .success(fd)
+    }
+
+    /// True when some open file description holds a flock(2) on `path` (a missing file holds none).
+    /// Probes by taking an exclusive lock without waiting and giving it straight back.
+    static func isLockHeld(_ path: String) -> Bool {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        if flock(fd, LOCK_EX | LOCK_NB) == 0 {
+            flock(fd, LOCK_UN)
+            return false
+        }
+        return errno == EWOULDBLOCK
+    }
+
+    /// Closes a descriptor `lockShared` returned, which releases its lock.
+    static func closeDescriptor(_ fd: Int32) {
+        close(fd)
     }
 
     /// The current time in seconds since the epoch.

@@ -34,6 +34,21 @@ final class Database {
         try execute("PRAGMA journal_mode = WAL")
         try execute("PRAGMA synchronous = NORMAL")
         try execute("PRAGMA foreign_keys = ON")
+        try registerFnmatch()
+    }
+
+    /// Registers `pd_fnmatch(pattern, text)`: 1 when `text` matches the glob `pattern` by
+    /// fnmatch(3) with no flags, 0 when not, NULL when either is NULL. `PathFilter` builds on it.
+    private func registerFnmatch() throws(StoreError) {
+        let rc = sqlite3_create_function_v2(handle, "pd_fnmatch", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, { context, count, values in
+            guard count == 2, let values, let pattern = sqlite3_value_text(values[0]), let text = sqlite3_value_text(values[1]) else {
+                sqlite3_result_null(context)
+                return
+            }
+            let matched = FileTree.matches(pattern: String(cString: pattern), path: String(cString: text))
+            sqlite3_result_int(context, matched ? 1 : 0)
+        }, nil, nil, nil)
+        guard rc == SQLITE_OK else { throw error(rc, sql: nil) }
     }
 
     deinit { sqlite3_close_v2(handle) }

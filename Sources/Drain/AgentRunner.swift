@@ -68,8 +68,12 @@ public final class AgentRunner: Sendable {
         worker.withLock { $0?.cancel() }
     }
 
-    /// Runs until stopped (or idle for `exitWhenIdleFor`). Returns the number of jobs finished.
+    /// Runs until stopped (or idle for `exitWhenIdleFor`), announced on the store as a running
+    /// agent (`AgentPresence`) throughout. Returns the number of jobs finished; throws when the
+    /// store fails or the presence cannot be announced.
     public func run(events: @escaping @Sendable (AgentEvent) -> Void = { _ in }) async throws(StoreError) -> Int {
+        let presence = try AgentPresence(store: store)
+        defer { withExtendedLifetime(presence) {} }
         let task = Task { await self.loop(events: events) }
         worker.withLock { $0 = task }
         if stopFlag.isCompleted { task.cancel() }

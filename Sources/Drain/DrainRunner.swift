@@ -21,6 +21,9 @@ public struct DrainOptions: Sendable {
     public var maxRetryBackoff: Duration = .seconds(30)
     /// Where uploads go (resumable HTTP or S3); `destination.endpoint` is recorded on each job.
     public var destination: any UploadDestination
+    /// Upload files with an `unanalysable` verdict (videos, raws, documents) as they are, with
+    /// that verdict; by default they stay in the library only, and count as done.
+    public var uploadUnanalysable = false
 
     /// Options uploading to `destination`.
     public init(destination: any UploadDestination) { self.destination = destination }
@@ -136,7 +139,7 @@ public final class DrainRunner: Sendable {
                 }
                 let counts: (vision: Int, upload: Int)
                 do {
-                    counts = (try store.unanalyzedCount(), try store.uploadableCount())
+                    counts = (try store.unanalyzedCount(), try store.uploadableCount(includeUnanalysable: options.uploadUnanalysable))
                 } catch {
                     failure = "\(error)"
                     break
@@ -260,7 +263,7 @@ public final class DrainRunner: Sendable {
             if let waiting = try store.claimJobsToPerform(limit: 1).first {
                 job = waiting
             } else {
-                guard let asset = try store.claimForUpload(limit: 1).first else { return .noWork(.upload) }
+                guard let asset = try store.claimForUpload(limit: 1, includeUnanalysable: options.uploadUnanalysable).first else { return .noWork(.upload) }
                 _ = try store.createJob(for: asset, destination: options.destination.endpoint, inflightLimit: .max)
                 guard let created = try store.claimJobsToPerform(limit: 1).first else { return .noWork(.upload) }
                 job = created

@@ -96,7 +96,7 @@ public struct FacePipeline: PhotoAnalyzing {
             if let memoryBudget {
                 let denominator = PhotoDecoder.scaleDenominator(for: header, targetShortSide: natural)
                 guard let admitted = MemoryGuard.admit(width: header.width, height: header.height, denominator: denominator,
-                                                       progressive: header.progressive, analysisShortSide: natural,
+                                                       progressive: header.decodesFullFrame, analysisShortSide: natural,
                                                        headroom: memoryBudget, channels: detector.wantsColour ? 3 : 1,
                                                        detectorBytes: detector.kind == .blazeface ? BlazeFace.workspaceBytes : 0) else {
                     return .deferred(reason: "decoding \(header.width)x\(header.height) does not fit \(memoryBudget >> 20) MiB of headroom")
@@ -114,7 +114,8 @@ public struct FacePipeline: PhotoAnalyzing {
                                           sha256: sha, format: header.format.rawValue,
                                           width: header.uprightSize.width, height: header.uprightSize.height))
         } catch let error as DecodeError {
-            return .verdict(Self.errorVerdict(code: error.code.rawValue, message: error.message, path: path, elapsed: elapsed()))
+            return .verdict(Self.errorVerdict(code: error.code.rawValue, message: error.message, path: path, elapsed: elapsed(),
+                                              unanalysable: Self.isUnanalysable(error, path: path)))
         } catch let error as FaceAnalysisError {
             return .verdict(Self.errorVerdict(code: "analysis-failed", message: error.description, path: path, elapsed: elapsed()))
         } catch let error as TransferError {
@@ -124,13 +125,28 @@ public struct FacePipeline: PhotoAnalyzing {
         }
     }
 
-    /// The terminal verdict of a photo that could not be analysed; the file is still hashed when
-    /// it can be read, so it uploads with its identity.
-    static func errorVerdict(code: String, message: String, path: String, elapsed: Double) -> BankedVerdict {
-        let verdict = Verdict(failure: Verdict.Failure(code: code, message: message), milliseconds: elapsed)
-        let json = (try? verdict.json()) ?? "{\"label\":\"error\"}"
+    /// True when a decode error means the file is not a photo PhotoDrain analyses, rather than a
+    /// broken photo: its name is no photo's (`notes.txt`, `IMG_0001.MOV`, whatever its bytes), or
+    /// its bytes are a format `ForeignFormat` names (a QuickTime video called `.jpg`). A photo's
+    /// name with bytes that are corrupt, truncated, empty or of no known format stays an
+    /// undecodable photo, uploaded with its error as the verdict.
+    static func isUnanalysable(_ error: DecodeError, path: String) -> Bool {
+        if ImageFormat.fromExtension(of: path) == nil { return true }
+        guard error.code == .unsupportedFormat, let file = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? file.close() }
+        let head = (try? file.read(upToCount: ImageFormat.signatureLength)) ?? Data()
+        return ForeignFormat.sniff([UInt8](head)) != nil
+    }
+
+    /// The terminal verdict of a photo that could not be analysed (`unanalysable` when the file
+    /// is not a photo PhotoDrain analyses); an undecodable photo is still hashed when it can be
+    /// read, so it uploads with its identity. An unanalysable file is not: it may be a video of
+    /// gigabytes that is never sent, and an upload hashes a file that has no hash yet itself.
+    static func errorVerdict(code: String, message: String, path: String, elapsed: Double, unanalysable: Bool = false) -> BankedVerdict {
+        let verdict = Verdict(failure: Verdict.Failure(code: code, message: message), milliseconds: elapsed, unanalysable: unanalysable)
+        let json = (try? verdict.json()) ?? "{\"label\":\"\(verdict.label.rawValue)\"}"
         return BankedVerdict(json: json, label: verdict.label.rawValue, faceCount: 0, score: nil,
-                             analysisError: code, sha256: try? FileDigest.sha256Hex(path: path))
+                             analysisError: code, sha256: unanalysable ? nil : try? FileDigest.sha256Hex(path: path))
     }
 }
 

@@ -50,9 +50,11 @@ public struct MemoryGuard: Sendable {
 
     /// The estimated peak bytes of analysing a photo decoded to `width` x `height` (stored size)
     /// at scale 1/`denominator`, analysed at `analysisShortSide`. Progressive JPEGs keep every
-    /// DCT coefficient of the full image in memory whatever the scale, so they cost more.
-    /// `channels` is 3 for a colour decode (BlazeFace) and `detectorBytes` what the detector holds
-    /// besides the image (BlazeFace's activation buffers).
+    /// DCT coefficient of the full image in memory whatever the scale, so they cost more; so does
+    /// HEIF, decoded at full size (4:2:0 planes in the codec and in libheif) before it is reduced:
+    /// pass `ImageHeader.decodesFullFrame` as `progressive`. `channels` is 3 for a colour decode
+    /// (BlazeFace) and `detectorBytes` what the detector holds besides the image (BlazeFace's
+    /// activation buffers).
     public static func estimatedCost(width: Int, height: Int, denominator: Int, progressive: Bool = false,
                                      analysisShortSide: Int, channels: Int = 1, detectorBytes: Int = 0) -> Int {
         let w = (width + denominator - 1) / denominator

@@ -15,6 +15,9 @@ public struct WakeOptions: Sendable {
     public var runtimeLimit: Duration?
     /// Concurrent analyses within the page.
     public var slots: Int = 1
+    /// Create jobs for files with an `unanalysable` verdict too, uploading them as they are; by
+    /// default they stay in the library only, and count as done.
+    public var uploadUnanalysable = false
 
     public init(destination: String) { self.destination = destination }
 }
@@ -32,10 +35,17 @@ public struct WakeReport: Sendable, Equatable {
     public var workRemains = false
     /// Jobs the agent holds (registered or pending) at the end.
     public var jobsInFlight = 0
+    /// Whether an agent was running at the end: jobs in flight progress only then.
+    public var agentRunning = false
     /// Stopped by `terminate` or the runtime limit.
     public var interrupted = false
 
     public var madeProgress: Bool { acknowledged + retried + cancelled + created + analysed > 0 }
+
+    /// True when work remains and something is moving it: this invocation made progress, was
+    /// interrupted, or an agent is running to perform the jobs in flight. A wake with jobs waiting
+    /// but no agent, and nothing else done, must not report "processing" (exit 75).
+    public var progressing: Bool { madeProgress || interrupted || (jobsInFlight > 0 && agentRunning) }
 }
 
 /// One bounded invocation of the closed-app extension's work (the seeds' `processJobs()`), in its
@@ -83,7 +93,9 @@ public final class WakeRunner: Sendable {
             let asset = try store.asset(for: job)
             guard policy.shouldRetry(job, asset: asset) else { continue }
             do {
-                if try store.retryJob(job, update: policy.update(for: job, asset: asset), inflightLimit: options.inflightLimit) != nil {
+                // To the destination of this invocation: after `--to` changes, a retry goes to the new one.
+                if try store.retryJob(job, update: policy.update(for: job, asset: asset), destination: options.destination,
+                                      inflightLimit: options.inflightLimit) != nil {
                     report.retried += 1
                 }
             } catch let error where error.code == .limitExceeded {
@@ -96,7 +108,7 @@ public final class WakeRunner: Sendable {
         }
         // 4. Create jobs for analysed photos until the inflight limit.
         creating: while !stopping() {
-            let candidates = try store.assetsNeedingJobs(limit: 50)
+            let candidates = try store.assetsNeedingJobs(limit: 50, includeUnanalysable: options.uploadUnanalysable)
             if candidates.isEmpty { break }
             for asset in candidates {
                 do {
@@ -118,7 +130,9 @@ public final class WakeRunner: Sendable {
         }
         let counts = try store.counts()
         report.jobsInFlight = try store.inflightJobCount()
-        report.workRemains = counts.discovered + counts.analyzed > 0 || report.jobsInFlight > 0
+        report.agentRunning = store.isAgentRunning()
+        let heldBack = options.uploadUnanalysable ? counts.unanalysable : 0
+        report.workRemains = counts.discovered + counts.analyzed + heldBack > 0 || report.jobsInFlight > 0
         return report
     }
 

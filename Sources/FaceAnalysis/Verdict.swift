@@ -21,6 +21,9 @@ public struct Verdict: Codable, Sendable, Equatable {
         case noFaces = "no-faces"
         /// The photo could not be analysed; `error` says why.
         case error
+        /// The file is not a photo PhotoDrain analyses (a video, a camera raw, a document, bytes of
+        /// no known format); `error` says what it is. Terminal; uploaded as it is only on request.
+        case unanalysable
     }
 
     /// One cascade box and the classifier's opinion of it.
@@ -89,7 +92,7 @@ public struct Verdict: Codable, Sendable, Equatable {
     public var analysisSize: Size?
     /// Wall time of the analysis (or of the failed attempt), in milliseconds, to 0.001 ms.
     public var milliseconds: Double
-    /// Why the photo has no analysis; nil unless `label` is `error`.
+    /// Why the photo has no analysis; nil unless `label` is `error` or `unanalysable`.
     public var error: Failure?
 
     /// The verdict of an analysed photo: the label and score follow from the faces (see the type).
@@ -112,10 +115,11 @@ public struct Verdict: Codable, Sendable, Equatable {
         self.error = nil
     }
 
-    /// The terminal verdict of a photo that could not be analysed.
-    public init(failure: Failure, milliseconds: Double) {
+    /// The terminal verdict of a photo that could not be analysed: labelled `unanalysable` when
+    /// the file is not a photo PhotoDrain analyses, `error` otherwise.
+    public init(failure: Failure, milliseconds: Double, unanalysable: Bool = false) {
         self.version = 1
-        self.label = .error
+        self.label = unanalysable ? .unanalysable : .error
         self.score = 0
         self.faces = []
         self.model = nil

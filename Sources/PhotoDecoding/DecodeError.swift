@@ -7,7 +7,8 @@ public struct DecodeError: Error, Sendable, Equatable, CustomStringConvertible {
         case unreadable
         /// The file is empty.
         case empty
-        /// The bytes are neither JPEG nor PNG.
+        /// The bytes are not JPEG, PNG, HEIF or WebP, or use a feature PhotoDrain does not decode
+        /// (a HEIF codec libheif lacks, an animated WebP).
         case unsupportedFormat = "unsupported-format"
         /// The library rejected the data: corrupt, truncated or malformed.
         case corrupt

@@ -16,12 +16,15 @@ public struct DecodeOptions: Sendable, Equatable {
 
     /// Gray or RGB.
     public var output: Output
-    /// The short side to reach, at or just above, with JPEG's DCT scaling (1/1, 1/2, 1/4, 1/8).
-    /// nil decodes at full size. PNG has no scaled decode: it always decodes at full size.
+    /// The short side to reach, at or just above, with JPEG's DCT scaling (1/1, 1/2, 1/4, 1/8);
+    /// HEIF (from its thumbnail or a box mean) and WebP (libwebp's rescaler) reduce to the same
+    /// sizes. nil decodes at full size. PNG has no scaled decode: it always decodes at full size.
     public var targetShortSide: Int?
     /// Photos whose header claims more pixels than this are refused before any pixel is allocated.
     public var maxPixels: Int
-    /// Turn the pixels upright by the EXIF orientation.
+    /// Turn the pixels upright by the EXIF orientation; for HEIF by its irot/imir (and clap)
+    /// boxes instead, EXIF being ignored there. false gives the pixels as stored (for HEIF, as
+    /// coded, and never from the embedded thumbnail).
     public var applyOrientation: Bool
 
     public init(output: Output = .gray, targetShortSide: Int? = nil,

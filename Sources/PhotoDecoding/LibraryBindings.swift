@@ -1,8 +1,11 @@
+import CHEIF
 import CJPEG
 import CPNG
+import CWEBP
 
-// Every call into libjpeg and libpng goes through the two classes in this file. Each owns its C
-// decoder and frees it in deinit; the C shims catch the libraries' errors with setjmp.
+// Every call into libjpeg, libpng, libheif and libwebp goes through the classes in this file. Each owns its
+// C decoder and frees it in deinit; the C shims catch the libraries' errors (with setjmp for
+// libjpeg and libpng) and hand back a status and a message.
 
 private let errorCapacity = 256
 
@@ -174,6 +177,151 @@ final class PNGDecoder {
             throw DecodeError(status == Int32(PD_PNG_ERR_DECODE) ? .corrupt : .invalidRequest, message, path: path)
         }
         return Image(width: width, height: height, channels: channels, pixels: pixels)
+    }
+}
+
+/// An open HEIF file (libheif through the CHEIF shim) with its primary image's boxes read.
+///
+/// Sizes are as the image displays: libheif applies irot/imir (and clap) itself, and HEIF's rule
+/// is that those boxes, not the EXIF orientation tag, say which way is up, so `orientation` is
+/// always `.up` and EXIF is never applied on top.
+final class HEIFDecoder {
+    private let handle: OpaquePointer
+    private let source: OwnedBytes?
+    private let path: String?
+
+    /// Opens a file and reads its boxes.
+    init(path: String) throws(DecodeError) {
+        var status: Int32 = 0
+        let (handle, message) = withErrorBuffer { pd_heif_open_file(path, &status, $0, $1) }
+        guard let handle else { throw HEIFDecoder.error(status, message, path: path) }
+        self.handle = handle
+        self.source = nil
+        self.path = path
+    }
+
+    /// Reads a HEIF file held in memory.
+    init(bytes: some Collection<UInt8>) throws(DecodeError) {
+        let owned = OwnedBytes(bytes)
+        var status: Int32 = 0
+        let count = bytes.count
+        let (handle, message) = withErrorBuffer { pd_heif_open_memory(owned.base, count, &status, $0, $1) }
+        guard let handle else { throw HEIFDecoder.error(status, message, path: nil) }
+        self.handle = handle
+        self.source = owned
+        self.path = nil
+    }
+
+    deinit { pd_heif_close(handle) }
+
+    private var header: pd_heif_header { pd_heif_get_header(handle) }
+    /// Width as displayed (after irot/imir/clap).
+    var width: Int { Int(header.width) }
+    /// Height as displayed.
+    var height: Int { Int(header.height) }
+    /// The coded size ('ispe'), the buffer libheif allocates whatever the transformations.
+    var codedWidth: Int { Int(header.coded_width) }
+    var codedHeight: Int { Int(header.coded_height) }
+    /// The largest embedded thumbnail's displayed size, nil when the file has none.
+    var thumbnailSize: (width: Int, height: Int)? {
+        header.thumbnail_width > 0 && header.thumbnail_height > 0
+            ? (Int(header.thumbnail_width), Int(header.thumbnail_height)) : nil
+    }
+
+    /// Decodes the primary image, or its thumbnail when `thumbnail` is true, reduced by
+    /// 1/`denominator` (box average) to gray (the codec's luma plane) or RGB. Call once.
+    func decode(thumbnail: Bool, denominator: Int, output: DecodeOptions.Output,
+                applyTransformations: Bool) throws(DecodeError) -> Image {
+        var w: Int32 = 0, h: Int32 = 0, comps: Int32 = 0
+        let (status, message) = withErrorBuffer {
+            pd_heif_start(handle, thumbnail ? 1 : 0, Int32(denominator), output == .gray ? 1 : 0,
+                          applyTransformations ? 0 : 1, &w, &h, &comps, $0, $1)
+        }
+        guard status == Int32(PD_HEIF_OK) else { throw HEIFDecoder.error(status, message, path: path) }
+        let width = Int(w), height = Int(h), components = Int(comps)
+        var readStatus: Int32 = 0
+        var readMessage = ""
+        let pixels = [UInt8](unsafeUninitializedCapacity: width * height * components) { buffer, count in
+            (readStatus, readMessage) = withErrorBuffer {
+                pd_heif_read(handle, buffer.baseAddress!, width * components, buffer.count, $0, $1)
+            }
+            count = buffer.count
+        }
+        guard readStatus == Int32(PD_HEIF_OK) else { throw HEIFDecoder.error(readStatus, readMessage, path: path) }
+        return Image(width: width, height: height, channels: components, pixels: pixels)
+    }
+
+    private static func error(_ status: Int32, _ message: String, path: String?) -> DecodeError {
+        switch status {
+        case Int32(PD_HEIF_ERR_OPEN): DecodeError(.unreadable, message, path: path)
+        case Int32(PD_HEIF_ERR_UNSUPPORTED): DecodeError(.unsupportedFormat, "libheif cannot decode this file: \(message)", path: path)
+        case Int32(PD_HEIF_ERR_LIMIT): DecodeError(.tooLarge, message, path: path)
+        case Int32(PD_HEIF_ERR_ARGUMENT), Int32(PD_HEIF_ERR_STATE): DecodeError(.invalidRequest, message, path: path)
+        default: DecodeError(.corrupt, message, path: path)
+        }
+    }
+}
+
+/// An open WebP (libwebp through the CWEBP shim): the whole file in memory, its header read.
+/// WebP has no orientation PhotoDrain applies: an EXIF chunk, when present, is not read.
+final class WebPDecoder {
+    private let handle: OpaquePointer
+    private let source: OwnedBytes?
+    private let path: String?
+
+    /// Reads a file (libwebp decodes from memory) and its header.
+    init(path: String) throws(DecodeError) {
+        var status: Int32 = 0
+        let (handle, message) = withErrorBuffer { pd_webp_open_file(path, &status, $0, $1) }
+        guard let handle else { throw WebPDecoder.error(status, message, path: path) }
+        self.handle = handle
+        self.source = nil
+        self.path = path
+    }
+
+    /// Reads a WebP held in memory.
+    init(bytes: some Collection<UInt8>) throws(DecodeError) {
+        let owned = OwnedBytes(bytes)
+        var status: Int32 = 0
+        let count = bytes.count
+        let (handle, message) = withErrorBuffer { pd_webp_open_memory(owned.base, count, &status, $0, $1) }
+        guard let handle else { throw WebPDecoder.error(status, message, path: nil) }
+        self.handle = handle
+        self.source = owned
+        self.path = nil
+    }
+
+    deinit { pd_webp_close(handle) }
+
+    var width: Int { Int(pd_webp_get_header(handle).width) }
+    var height: Int { Int(pd_webp_get_header(handle).height) }
+
+    /// Decodes reduced by 1/`denominator` (libwebp's area-averaging rescaler, sizes rounded up as
+    /// JPEG's are) to gray (full-range luma) or RGB. Call once.
+    func decode(denominator: Int, output: DecodeOptions.Output) throws(DecodeError) -> Image {
+        let width = scaledDimension(self.width, denominator: denominator)
+        let height = scaledDimension(self.height, denominator: denominator)
+        let channels = output.channels
+        var status: Int32 = 0
+        var message = ""
+        let pixels = [UInt8](unsafeUninitializedCapacity: width * height * channels) { buffer, count in
+            (status, message) = withErrorBuffer {
+                pd_webp_decode(handle, output == .gray ? 1 : 0, Int32(width), Int32(height),
+                               buffer.baseAddress!, width * channels, buffer.count, $0, $1)
+            }
+            count = buffer.count
+        }
+        guard status == Int32(PD_WEBP_OK) else { throw WebPDecoder.error(status, message, path: path) }
+        return Image(width: width, height: height, channels: channels, pixels: pixels)
+    }
+
+    private static func error(_ status: Int32, _ message: String, path: String?) -> DecodeError {
+        switch status {
+        case Int32(PD_WEBP_ERR_OPEN): DecodeError(.unreadable, message, path: path)
+        case Int32(PD_WEBP_ERR_UNSUPPORTED): DecodeError(.unsupportedFormat, message, path: path)
+        case Int32(PD_WEBP_ERR_ARGUMENT), Int32(PD_WEBP_ERR_STATE): DecodeError(.invalidRequest, message, path: path)
+        default: DecodeError(.corrupt, message, path: path)
+        }
     }
 }
 

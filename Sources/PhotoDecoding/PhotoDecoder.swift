@@ -1,9 +1,10 @@
-/// Reads photo headers and decodes photos, JPEG and PNG, to upright gray or RGB pixels.
+/// Reads photo headers and decodes photos, JPEG, PNG, HEIF and WebP, to upright gray or RGB pixels.
 ///
 /// Every failure is a `DecodeError` for that one file: a corrupt, truncated, empty, mislabelled or
 /// hostile file never stops the caller's batch.
 public enum PhotoDecoder {
     /// Reads only the header: format (from the signature), stored size, EXIF orientation, file size.
+    /// For HEIF the size is as displayed (irot/imir applied) and the orientation is `.up`.
     /// Throws `tooLarge` when the header claims more than `maxPixels`.
     public static func probe(_ path: String,
                              maxPixels: Int = DecodeOptions.defaultMaxPixels) throws(DecodeError) -> ImageHeader {
@@ -20,19 +21,31 @@ public enum PhotoDecoder {
             let png = try PNGDecoder(path: path)
             header = ImageHeader(format: .png, width: png.width, height: png.height,
                                  orientation: png.orientation, fileSize: size)
+        case .heif:
+            let heif = try HEIFDecoder(path: path)
+            try checkCeiling(heif, maxPixels: maxPixels, path: path)
+            header = ImageHeader(format: .heif, width: heif.width, height: heif.height, orientation: .up, fileSize: size,
+                                 thumbnail: heif.thumbnailSize.map { PixelSize(width: $0.width, height: $0.height) })
+        case .webp:
+            let webp = try WebPDecoder(path: path)
+            header = ImageHeader(format: .webp, width: webp.width, height: webp.height, orientation: .up, fileSize: size)
         }
         try checkCeiling(width: header.width, height: header.height, maxPixels: maxPixels, path: path)
         return header
     }
 
     /// Decodes the photo at `path`. JPEG is DCT-scaled so its short side lands at or just above
-    /// `options.targetShortSide`; the result is turned upright by the EXIF orientation.
+    /// `options.targetShortSide`, HEIF is reduced by the same factors (from its embedded thumbnail
+    /// when that is big enough) and WebP by libwebp's rescaler to the same sizes; the result is
+    /// turned upright by the EXIF orientation, or for HEIF by its irot/imir boxes alone.
     public static func decode(_ path: String, options: DecodeOptions = DecodeOptions()) throws(DecodeError) -> Image {
         let size = try FileSystem.fileSize(path)
         guard size > 0 else { throw DecodeError(.empty, "the file is empty", path: path) }
         switch try sniff(path) {
         case .jpeg: return try decodeJPEG(JPEGDecoder(path: path), options: options, path: path)
         case .png: return try decodePNG(PNGDecoder(path: path), options: options, path: path)
+        case .heif: return try decodeHEIF(HEIFDecoder(path: path), options: options, path: path)
+        case .webp: return try decodeWebP(WebPDecoder(path: path), options: options, path: path)
         }
     }
 
@@ -42,22 +55,44 @@ public enum PhotoDecoder {
         switch ImageFormat.sniff(bytes) {
         case .jpeg: return try decodeJPEG(JPEGDecoder(bytes: bytes), options: options, path: nil)
         case .png: return try decodePNG(PNGDecoder(bytes: bytes), options: options, path: nil)
-        case nil: throw DecodeError(.unsupportedFormat, "not a JPEG or PNG file")
+        case .heif: return try decodeHEIF(HEIFDecoder(bytes: bytes), options: options, path: nil)
+        case .webp: return try decodeWebP(WebPDecoder(bytes: bytes), options: options, path: nil)
+        case nil: throw unsupported(bytes, path: nil)
         }
     }
 
-    /// The JPEG scale denominator `decode` would use for a photo with this header.
+    /// The scale denominator `decode` would use for a photo with this header: JPEG's DCT scale,
+    /// the box reduction of HEIF's full-size decode, or WebP's rescale. For a HEIF image that
+    /// `decodesThumbnail` this still describes the primary image, so a memory estimate from it
+    /// errs high.
     public static func scaleDenominator(for header: ImageHeader, targetShortSide: Int?) -> Int {
-        header.format == .jpeg ? jpegScaleDenominator(width: header.width, height: header.height,
-                                                       targetShortSide: targetShortSide) : 1
+        switch header.format {
+        case .jpeg, .heif, .webp: jpegScaleDenominator(width: header.width, height: header.height, targetShortSide: targetShortSide)
+        case .png: 1
+        }
+    }
+
+    /// The embedded thumbnail `decode` would use instead of a HEIF primary image for this target,
+    /// and the reduction it would get; nil when the primary image is decoded.
+    public static func thumbnailPlan(for header: ImageHeader, targetShortSide: Int?) -> (thumbnail: PixelSize, denominator: Int)? {
+        guard header.format == .heif, let thumbnail = header.thumbnail else { return nil }
+        let plan = heifPlan(width: header.width, height: header.height,
+                            thumbnail: (thumbnail.width, thumbnail.height), targetShortSide: targetShortSide)
+        return plan.useThumbnail ? (thumbnail, plan.denominator) : nil
     }
 
     private static func sniff(_ path: String) throws(DecodeError) -> ImageFormat {
-        let head = try FileSystem.leadingBytes(path, count: 8)
-        guard let format = ImageFormat.sniff(head) else {
-            throw DecodeError(.unsupportedFormat, "not a JPEG or PNG file", path: path)
-        }
+        let head = try FileSystem.leadingBytes(path, count: ImageFormat.signatureLength)
+        guard let format = ImageFormat.sniff(head) else { throw unsupported(head, path: path) }
         return format
+    }
+
+    /// The error for bytes that are no format PhotoDrain decodes, naming what they are when known.
+    private static func unsupported(_ head: [UInt8], path: String?) -> DecodeError {
+        guard let foreign = ForeignFormat.sniff(head) else {
+            return DecodeError(.unsupportedFormat, "not a JPEG, PNG, HEIF or WebP file", path: path)
+        }
+        return DecodeError(.unsupportedFormat, "\(foreign.summary), not a photo format PhotoDrain decodes (JPEG, PNG, HEIF, WebP)", path: path)
     }
 
     private static func checkCeiling(width: Int, height: Int, maxPixels: Int, path: String?) throws(DecodeError) {
@@ -84,4 +119,42 @@ public enum PhotoDecoder {
         let image = try png.decode(output: options.output)
         return options.applyOrientation ? png.orientation.apply(to: image) : image
     }
+
+    private static func decodeWebP(_ webp: WebPDecoder, options: DecodeOptions, path: String?) throws(DecodeError) -> Image {
+        try checkCeiling(width: webp.width, height: webp.height, maxPixels: options.maxPixels, path: path)
+        let denominator = jpegScaleDenominator(width: webp.width, height: webp.height, targetShortSide: options.targetShortSide)
+        return try webp.decode(denominator: denominator, output: options.output)
+    }
+
+    /// The ceiling applies to the coded size too: libheif allocates that before it crops.
+    private static func checkCeiling(_ heif: HEIFDecoder, maxPixels: Int, path: String?) throws(DecodeError) {
+        try checkCeiling(width: heif.width, height: heif.height, maxPixels: maxPixels, path: path)
+        if heif.codedWidth > 0, heif.codedHeight > 0 {
+            try checkCeiling(width: heif.codedWidth, height: heif.codedHeight, maxPixels: maxPixels, path: path)
+        }
+    }
+
+    private static func decodeHEIF(_ heif: HEIFDecoder, options: DecodeOptions, path: String?) throws(DecodeError) -> Image {
+        try checkCeiling(heif, maxPixels: options.maxPixels, path: path)
+        // Stored pixels are asked for by the primary image alone: a thumbnail's boxes may differ.
+        let plan = heifPlan(width: heif.width, height: heif.height,
+                            thumbnail: options.applyOrientation ? heif.thumbnailSize : nil,
+                            targetShortSide: options.targetShortSide)
+        return try heif.decode(thumbnail: plan.useThumbnail, denominator: plan.denominator, output: options.output,
+                               applyTransformations: options.applyOrientation)
+    }
+}
+
+/// How to decode a HEIF image of `width` x `height` (as displayed) for `targetShortSide`: from its
+/// embedded thumbnail when one of the same shape is at least that big (sparing the full-size HEVC
+/// decode), else from the primary image; either way reduced by the largest of 1/1..1/8 that keeps
+/// the short side at or above the target.
+public func heifPlan(width: Int, height: Int, thumbnail: (width: Int, height: Int)?,
+                     targetShortSide target: Int?) -> (useThumbnail: Bool, denominator: Int) {
+    if let target, target > 0, let thumbnail, min(thumbnail.width, thumbnail.height) >= target,
+       abs(thumbnail.width * height - thumbnail.height * width) * 100 <= thumbnail.height * width {
+        // Same aspect ratio within 1%: a thumbnail padded or cropped to another shape is not used.
+        return (true, jpegScaleDenominator(width: thumbnail.width, height: thumbnail.height, targetShortSide: target))
+    }
+    return (false, jpegScaleDenominator(width: width, height: height, targetShortSide: target))
 }

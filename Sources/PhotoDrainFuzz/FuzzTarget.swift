@@ -6,11 +6,11 @@ import UploadProtocol
 /// The inputs PhotoDrain reads from outside, one fuzz target each. A target must return for any
 /// bytes (an error is fine); a crash, a trap or a hang is a finding.
 enum FuzzTarget: String, CaseIterable {
-    case jpeg, png, cascade, http, uploadLimit = "upload-limit"
+    case jpeg, png, heif, webp, cascade, http, uploadLimit = "upload-limit"
 
     func run(_ bytes: [UInt8]) {
         switch self {
-        case .jpeg, .png:
+        case .jpeg, .png, .heif, .webp:
             // The same call the runners make on a photo's bytes; probing too, as planning does.
             _ = try? PhotoDecoder.decode(bytes: bytes)
             _ = try? PhotoDecoder.decode(bytes: bytes, options: DecodeOptions(output: .rgb, targetShortSide: 64))

@@ -16,8 +16,9 @@ enum AnalyzeCommand: Command {
         photo gets a terminal verdict with its error. Several runners may share one store.
         SIGINT/SIGTERM stop it within a second with exit 75; so does --expire-after seconds
         without a banked verdict.
-        """,
-        options: [LibraryOptions.store,
+
+        """ + LibraryOptions.filterDiscussion,
+        options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun,
                   .option("slots", "N", "Concurrent analyses.", default: "2"),
                   .option("page-size", "N", "Photos claimed from the store at a time.", default: "40"),
                   .option("expire-after", "SECONDS", "Stop (exit 75) when no verdict is banked for this long.", default: "30")]
@@ -26,7 +27,8 @@ enum AnalyzeCommand: Command {
         examples: [
             ("photodrain analyze ~/Pictures", "analyse everything, two at a time"),
             ("photodrain analyze ~/Pictures --json | jq 'select(.faces > 0) .path'", "photos with faces"),
-        ],
+            ("photodrain analyze ~/Pictures --dry-run --include '2019/*'", "what would be analysed in 2019/, changing nothing"),
+        ] + LibraryOptions.filterExamples("analyze"),
         exitCodes: [(0, "every photo has a verdict"), (1, "failure (store, cascade or model unreadable)"),
                     (64, "usage error"), (75, "work remains (interrupted, expired, or memory exhausted): run again")]
     )
@@ -48,6 +50,8 @@ enum AnalyzeCommand: Command {
         var faces: Int
         var withFaces: Int
         var errors: Int
+        /// Files that are not photos PhotoDrain analyses (not counted in `errors`).
+        var unanalysable: Int
         var remaining: Int
         var seconds: Double
         var imagesPerSecond: Double
@@ -61,6 +65,11 @@ enum AnalyzeCommand: Command {
         options.slots = try arguments.int("slots", default: 2, range: 1...64)
         options.pageSize = try arguments.int("page-size", default: 40, range: 1...10_000)
         options.expireAfter = .seconds(try arguments.double("expire-after", default: 30, range: 0.1...86_400))
+        if arguments.flag("dry-run") {
+            let store = try LibraryOptions.open(arguments, dryRun: true)
+            DryRunOutput.print(try store.dryRun(includeUnanalysable: false), command: spec.name, upload: false, json: arguments.flag("json"))
+            return .success
+        }
         let memory = try AnalysisOptions.memoryGuard(arguments)
         let pipeline = try AnalysisOptions.pipeline(arguments)
         let store = try LibraryOptions.open(arguments)
@@ -68,15 +77,15 @@ enum AnalyzeCommand: Command {
         let console = Console.shared
 
         let scan = try store.scan()
-        for problem in scan.problems { console.err("photodrain analyze: cannot read \(problem.path): \(problem.message)") }
+        for problem in scan.problems { console.err("photodrain analyze: skipped \(problem.path): \(problem.message)") }
         let todo = try store.unanalyzedCount()
         if !json {
-            console.err("\(scan.photoCount) photos in \(store.root): \(scan.changes.added.count) new, \(scan.changes.modified.count) changed, \(scan.changes.removed.count) removed; \(todo) to analyse")
+            console.err("\(scan.photoCount) files in \(store.root): \(scan.changes.added.count) new, \(scan.changes.modified.count) changed, \(scan.changes.removed.count) removed; \(todo) to analyse")
         }
         let runner = AnalyzeRunner(store: store, analyzer: pipeline, options: options, memory: memory)
         signals.attach { signal in runner.stop(.interrupted(signal: signal)) }
         let bar = ProgressBar(title: "analysing", total: todo, quiet: json)
-        let tally = Mutex((analysed: 0, faces: 0, withFaces: 0, errors: 0))
+        let tally = Mutex((analysed: 0, faces: 0, withFaces: 0, errors: 0, unanalysable: 0))
         let clock = ContinuousClock()
         let start = clock.now
         let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<AnalyzeOutcome, Never>) in
@@ -89,7 +98,11 @@ enum AnalyzeCommand: Command {
                             $0.analysed += 1
                             $0.faces += verdict.faceCount
                             if verdict.faceCount > 0 { $0.withFaces += 1 }
-                            if verdict.analysisError != nil { $0.errors += 1 }
+                            if verdict.label == AssetRecord.unanalysableLabel {
+                                $0.unanalysable += 1
+                            } else if verdict.analysisError != nil {
+                                $0.errors += 1
+                            }
                         }
                         if json {
                             console.json(VerdictLine(path: path, label: verdict.label, faces: verdict.faceCount, score: verdict.score,
@@ -109,13 +122,13 @@ enum AnalyzeCommand: Command {
         let remaining = try store.unanalyzedCount()
         let t = tally.withLock { $0 }
         let summary = Summary(photos: scan.photoCount, analysed: t.analysed, faces: t.faces, withFaces: t.withFaces, errors: t.errors,
-                              remaining: remaining, seconds: (seconds * 100).rounded() / 100,
+                              unanalysable: t.unanalysable, remaining: remaining, seconds: (seconds * 100).rounded() / 100,
                               imagesPerSecond: seconds > 0 ? (Double(t.analysed) / seconds * 10).rounded() / 10 : 0,
                               outcome: describe(outcome))
         if json {
             console.json(summary)
         } else {
-            console.out("analysed \(t.analysed) photos in \(String(format: "%.1f", seconds)) s (\(String(format: "%.1f", summary.imagesPerSecond)) images/s): \(t.faces) faces in \(t.withFaces) photos, \(t.errors) undecodable; \(remaining) left")
+            console.out("analysed \(t.analysed) photos in \(String(format: "%.1f", seconds)) s (\(String(format: "%.1f", summary.imagesPerSecond)) images/s): \(t.faces) faces in \(t.withFaces) photos, \(t.errors) undecodable, \(t.unanalysable) not photos (unanalysable); \(remaining) left")
         }
         if case .failed(let message) = outcome {
             console.err("photodrain analyze: \(message)")

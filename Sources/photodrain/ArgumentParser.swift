@@ -119,6 +119,7 @@ struct CommandSpec: Sendable {
                     throw UsageError("--\(key) needs a value (\(spec.value ?? "VALUE"))", command: name)
                 }
                 parsed.values[key] = value
+                parsed.lists[key, default: []].append(value)
             }
         }
         if parsed.helpRequested { return parsed }
@@ -136,6 +137,8 @@ struct CommandSpec: Sendable {
 struct ParsedArguments {
     let command: String
     var values: [String: String] = [:]
+    /// Every value of each option given, in order, for options that may repeat (`--include`).
+    var lists: [String: [String]] = [:]
     var flags: Set<String> = []
     var positionals: [String] = []
     var helpRequested = false
@@ -143,6 +146,9 @@ struct ParsedArguments {
     func flag(_ name: String) -> Bool { flags.contains(name) }
 
     func string(_ name: String) -> String? { values[name] }
+
+    /// Every value a repeatable option was given, in order (a later one does not replace an earlier).
+    func strings(_ name: String) -> [String] { lists[name] ?? values[name].map { [$0] } ?? [] }
 
     func int(_ name: String, default defaultValue: Int, range: ClosedRange<Int> = 0...Int.max) throws(UsageError) -> Int {
         guard let text = values[name] else { return defaultValue }

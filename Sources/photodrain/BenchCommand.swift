@@ -45,7 +45,7 @@ enum BenchCommand: Command {
         let repeats = try arguments.int("repeat", default: 5, range: 1...1000)
         let limit = arguments.string("limit") == nil || arguments.string("limit") == "all" ? Int.max : try arguments.int("limit", default: 0, range: 1...Int.max)
         let files = Array(try photoFiles(arguments.positionals.isEmpty ? [try DemoCommand.sampleImagesFolder()] : arguments.positionals).prefix(limit))
-        guard !files.isEmpty else { throw UsageError("no JPEG or PNG photos found", command: spec.name) }
+        guard !files.isEmpty else { throw UsageError("no JPEG, PNG, HEIF or WebP photos found", command: spec.name) }
         if case .blazeFace = pipeline.detector {
             return benchBlazeFace(pipeline, files: files, repeats: repeats, json: arguments.flag("json"))
         }

@@ -56,9 +56,10 @@ enum DemoCommand: Command {
         let outcome = await runner.run { event in
             switch event {
             case .scanned(let report):
-                console.out("scanned \(report.photoCount) photos")
+                console.out("scanned \(report.photoCount) files")
             case .analysed(let path, let verdict, _):
-                let what = verdict.analysisError.map { "undecodable (\($0))" } ?? "\(verdict.faceCount) face\(verdict.faceCount == 1 ? "" : "s"), \(verdict.label ?? "?")"
+                let what = verdict.label == AssetRecord.unanalysableLabel ? "not a photo: unanalysable, not uploaded"
+                    : verdict.analysisError.map { "undecodable (\($0))" } ?? "\(verdict.faceCount) face\(verdict.faceCount == 1 ? "" : "s"), \(verdict.label ?? "?")"
                 console.out("  analysed  \(path): \(what)")
             case .uploaded(let path, let id):
                 console.out("  uploaded  \(path) -> \(id ?? "?")")
@@ -102,7 +103,9 @@ enum DemoCommand: Command {
         let counts = try store.counts()
         console.out("\(counts.total) photos, \(counts.faces) faces in \(counts.withFaces) photos; \(counts.uploaded) uploaded, \(objects.count) objects on the receiver, \(intact) verified byte for byte with their verdicts, in \(String(format: "%.1f", seconds)) s (\(DrainCommand.describe(outcome)))")
         if arguments.flag("keep") { console.out("kept \(work.path)") }
-        return intact == rows.count && objects.count == rows.count ? .success : .failure
+        // Files that are not photos (the folder's LICENSES.md) stay behind: drain was not asked to send them.
+        let sent = rows.filter { !$0.isUnanalysable }.count
+        return intact == sent && objects.count == sent ? .success : .failure
     }
 
     /// SampleImages of the checkout this binary was built in, or of the current folder.

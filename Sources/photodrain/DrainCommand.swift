@@ -18,12 +18,14 @@ enum DrainCommand: Command {
         run. Transient failures rotate and count (the photo fails after --max-attempts), and each
         one in a row pauses uploads longer (1 s, 2 s, 4 s ... up to 30 s); permanent ones fail it at
         once; an unreachable destination (no HTTP answer at all) charges nothing.
-        """,
-        options: [LibraryOptions.store] + TransferOptions.all + [
+
+        """ + LibraryOptions.filterDiscussion,
+        options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun] + TransferOptions.all + [
             .option("slots", "N", "Concurrent uploads and analyses.", default: "3"),
             .option("bias", "upload-first|analysis-first", "Which work takes the slots when both wait.", default: "upload-first"),
             .option("max-attempts", "N", "Counted failures before a photo is failed.", default: "5"),
             .flag("retry-failed", "Give photos that failed for good another chance (after fixing the destination or token)."),
+            .flag("upload-unanalysable", "Upload files that are not photos PhotoDrain analyses (videos, raws, documents) as they are, with their 'unanalysable' verdict; without it they stay put and count as done."),
             .option("offline-timeout", "SECONDS", "With only uploads left and the destination unreachable this long, stop (exit 75).", default: "120"),
         ] + AnalysisOptions.all + [.flag("json", "JSON lines: one per event, then a summary.")],
         positionals: (1, 1),
@@ -31,7 +33,8 @@ enum DrainCommand: Command {
             ("photodrain drain ~/Pictures --to http://127.0.0.1:8080/uploads", "to a local photodrain serve"),
             ("photodrain drain ~/Pictures --to https://photos.example/uploads --token-file ~/.config/photodrain/token", "with a token"),
             ("photodrain drain ~/Pictures --to s3://photos/library", "to S3 (AWS credentials from the environment)"),
-        ],
+            ("photodrain drain ~/Pictures --to URL --dry-run --json | jq -r 'select(.event == \"would-upload\") .path'", "what would be sent"),
+        ] + LibraryOptions.filterExamples("drain"),
         exitCodes: [(0, "every photo uploaded or terminally failed"), (1, "failure (store, cascade, model)"),
                     (64, "usage error"), (75, "interrupted, or the destination stayed unreachable: run again")]
     )
@@ -68,6 +71,14 @@ enum DrainCommand: Command {
         options.bias = bias
         options.retryPolicy = RetryPolicy(maxAttempts: try arguments.int("max-attempts", default: 5, range: 1...1000))
         options.offlineGiveUp = .seconds(try arguments.double("offline-timeout", default: 120, range: 0...86_400))
+        options.uploadUnanalysable = arguments.flag("upload-unanalysable")
+        if arguments.flag("dry-run") {
+            let store = try LibraryOptions.open(arguments, dryRun: true)
+            let plan = DryRunOutput.refine(try store.dryRun(includeUnanalysable: options.uploadUnanalysable),
+                                           uploadUnanalysable: options.uploadUnanalysable)
+            DryRunOutput.print(plan, command: spec.name, upload: true, json: arguments.flag("json"))
+            return .success
+        }
         let memory = try AnalysisOptions.memoryGuard(arguments)
         let pipeline = try AnalysisOptions.pipeline(arguments)
         let store = try LibraryOptions.open(arguments)
@@ -89,7 +100,7 @@ enum DrainCommand: Command {
             var line: EventLine?
             switch event {
             case .scanned(let report):
-                for problem in report.problems { console.err("cannot read \(problem.path): \(problem.message)") }
+                for problem in report.problems { console.err("skipped \(problem.path): \(problem.message)") }
                 if let counts = try? store.counts() { bar.setTotal(counts.total - counts.uploaded - counts.failed) }
                 if !json {
                     console.err("\(report.photoCount) photos: \(report.changes.added.count) new, \(report.changes.modified.count) changed, \(report.changes.removed.count) removed")
@@ -120,6 +131,7 @@ enum DrainCommand: Command {
         }
         bar.finish()
         let counts = try store.counts()
+        let left = counts.discovered + counts.analyzed + (options.uploadUnanalysable ? counts.unanalysable : 0)
         let t = tally.withLock { $0 }
         let seconds = (clock.now - start).seconds
         let summary = Summary(analysed: t.analysed, uploaded: t.uploaded, failed: t.failed, counts: counts,
@@ -127,16 +139,16 @@ enum DrainCommand: Command {
         if json {
             console.json(summary)
         } else {
-            console.out("uploaded \(t.uploaded), analysed \(t.analysed), failed \(t.failed) in \(String(format: "%.1f", seconds)) s; library: \(counts.uploaded)/\(counts.total) uploaded, \(counts.failed) failed, \(counts.discovered + counts.analyzed) left (\(describe(outcome)))")
+            console.out("uploaded \(t.uploaded), analysed \(t.analysed), failed \(t.failed) in \(String(format: "%.1f", seconds)) s; library: \(counts.uploaded)/\(counts.total) uploaded, \(counts.failed) failed, \(left) left (\(describe(outcome)))")
         }
         switch outcome {
         case .failed(let message):
             console.err("photodrain drain: \(message)")
             return .failure
         case .finished:
-            return counts.discovered + counts.analyzed == 0 ? .success : .workRemains
+            return left == 0 ? .success : .workRemains
         case .interrupted, .offline:
-            return counts.discovered + counts.analyzed == 0 ? .success : .workRemains
+            return left == 0 ? .success : .workRemains
         }
     }
 

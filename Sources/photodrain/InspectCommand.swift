@@ -9,8 +9,9 @@ enum InspectCommand: Command {
         abstract: "Probe and decode photos; report format, size, orientation and the decode scale.",
         arguments: "FILE...",
         discussion: """
-        Each file is probed (header only), then decoded to gray at the JPEG DCT scale that puts its
-        short side at or just above --analysis-size. One line per file; a file that cannot be
+        Each file (JPEG, PNG, HEIF: HEIC and AVIF, or WebP) is probed (header only), then decoded
+        to gray at the scale (JPEG's DCT scale; for HEIF its thumbnail or a 1/2..1/8 reduction; for
+        WebP libwebp's rescaler) that puts its short side at or just above --analysis-size. One line per file; a file that cannot be
         decoded gets its error and the rest go on.
         """,
         options: [
@@ -35,6 +36,9 @@ enum InspectCommand: Command {
         var orientation: Int?
         var fileSize: Int?
         var scale: String?
+        /// The embedded thumbnail (WxH) a HEIF decode used instead of the primary image; `scale`
+        /// is then relative to it.
+        var thumbnail: String?
         var decodedWidth: Int?
         var decodedHeight: Int?
         var decodeMilliseconds: Double?
@@ -76,8 +80,12 @@ enum InspectCommand: Command {
             report.height = header.height
             report.orientation = header.orientation.rawValue
             report.fileSize = header.fileSize
-            let denominator = PhotoDecoder.scaleDenominator(for: header, targetShortSide: analysisSize)
-            report.scale = "1/\(denominator)"
+            if let plan = PhotoDecoder.thumbnailPlan(for: header, targetShortSide: analysisSize) {
+                report.thumbnail = "\(plan.thumbnail.width)x\(plan.thumbnail.height)"
+                report.scale = "1/\(plan.denominator)"
+            } else {
+                report.scale = "1/\(PhotoDecoder.scaleDenominator(for: header, targetShortSide: analysisSize))"
+            }
             let clock = ContinuousClock()
             let start = clock.now
             let image = try PhotoDecoder.decode(path, options: DecodeOptions(
@@ -99,7 +107,8 @@ enum InspectCommand: Command {
         let w = report.width ?? 0, h = report.height ?? 0
         let size = formatBytes(report.fileSize ?? 0)
         let ms = String(format: "%.1f", report.decodeMilliseconds ?? 0)
+        let source = report.thumbnail.map { "thumbnail \($0) " } ?? ""
         return "\(report.path): \(format) \(w)x\(h) orientation \(report.orientation ?? 1) \(size) "
-            + "scale \(report.scale ?? "1/1") -> \(report.decodedWidth ?? 0)x\(report.decodedHeight ?? 0) gray (\(ms) ms)"
+            + "\(source)scale \(report.scale ?? "1/1") -> \(report.decodedWidth ?? 0)x\(report.decodedHeight ?? 0) gray (\(ms) ms)"
     }
 }

@@ -6,14 +6,50 @@ enum LibraryOptions {
     static let store = OptionSpec.option("store", "PATH", "The library's SQLite store.",
                                          default: "$XDG_STATE_HOME/photodrain/<folder>-<hash>.sqlite")
 
-    /// Opens the store for the library folder `DIR` (the first positional, or the current folder).
-    static func open(_ arguments: ParsedArguments) throws -> AssetStore {
+    static let include = OptionSpec.option("include", "GLOB", "Work on (and show) only files whose path in the library matches; repeatable: any may match.")
+    static let exclude = OptionSpec.option("exclude", "GLOB", "Leave alone files whose path in the library matches; repeatable; wins over --include.")
+    static let filters = [include, exclude]
+    static let dryRun = OptionSpec.flag("dry-run", "Only list what would be analysed and uploaded (with --json, as JSON lines); touches neither the store nor the destination.")
+
+    /// The --help text on --include and --exclude, for each command that takes them.
+    static let filterDiscussion = "\n" + """
+        --include and --exclude take fnmatch(3) globs, matched against the path relative to DIR with
+        no flags: * ? and [...] match / too (so '*.jpg' matches at any depth), case counts, and a
+        backslash quotes. A file is in when it matches any --include (or none is given) and no
+        --exclude. Filters never drop a file's row: the next run without them picks up the rest.
+        """
+
+    /// The examples on --include and --exclude.
+    static func filterExamples(_ command: String) -> [(String, String)] {
+        [("photodrain \(command) ~/Pictures --include '2019/*' --exclude '*.MOV'", "only 2019, no QuickTime videos"),
+         ("photodrain \(command) ~/Pictures --include '*.[jJ][pP][gG]' --include '*.[hH][eE][iI][cC]'", "JPEG and HEIC of either case")]
+    }
+
+    /// The --include/--exclude filter; an empty pattern is a usage error.
+    static func filter(_ arguments: ParsedArguments) throws -> PathFilter {
+        do {
+            return try PathFilter(include: arguments.strings("include"), exclude: arguments.strings("exclude"))
+        } catch {
+            throw UsageError(error.message, command: arguments.command)
+        }
+    }
+
+    /// Opens the store for the library folder `DIR` (the first positional, or the current folder),
+    /// narrowed by --include/--exclude when the command takes them. With `dryRun` and no store yet,
+    /// an empty store in memory stands in, so a dry run creates no file.
+    static func open(_ arguments: ParsedArguments, dryRun: Bool = false) throws -> AssetStore {
         let folder = arguments.positionals.first ?? FileManager.default.currentDirectoryPath
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw UsageError("\(folder) is not a folder", command: arguments.command)
         }
-        return try AssetStore(root: folder, path: arguments.string("store"))
+        let filter = try filter(arguments)
+        var path = arguments.string("store")
+        if dryRun {
+            let existing = try path ?? AssetStore.defaultPath(forFolder: folder)
+            if !FileManager.default.fileExists(atPath: existing) { path = ":memory:" }
+        }
+        return try AssetStore(root: folder, path: path, filter: filter)
     }
 }
 

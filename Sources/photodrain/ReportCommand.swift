@@ -26,7 +26,7 @@ enum ReportCommand: Command {
         """,
         options: [
             .option("out", "FILE.html", "Where to write the page (required)."),
-            LibraryOptions.store,
+            LibraryOptions.store, LibraryOptions.include, LibraryOptions.exclude,
             .option("thumbnail-size", "PIXELS", "Longest side of each thumbnail, 32...2048.", default: "320"),
             .option("slots", "N", "Thumbnails made at once.", default: "the number of cores"),
         ],
@@ -34,6 +34,7 @@ enum ReportCommand: Command {
         examples: [
             ("photodrain report ~/Pictures --out report.html", "after analyze or drain: look at what was found"),
             ("photodrain report ~/Pictures --out /tmp/small.html --thumbnail-size 160", "a lighter page for a big library"),
+            ("photodrain report ~/Pictures --out 2019.html --include '2019/*'", "only the photos under 2019/ (fnmatch(3) globs, as analyze takes)"),
         ],
         exitCodes: [(0, "the page was written"), (1, "failure (store unreadable, the page could not be written)"),
                     (64, "usage error")]
@@ -51,7 +52,7 @@ enum ReportCommand: Command {
         let console = Console.shared
 
         let scan = try store.scan()
-        for problem in scan.problems { console.err("photodrain report: cannot read \(problem.path): \(problem.message)") }
+        for problem in scan.problems { console.err("photodrain report: skipped \(problem.path): \(problem.message)") }
         let entries = try store.assets().map(ReportEntry.init(record:))
         let summary = ReportSummary(entries: entries)
         let generatedAt = isoTimestamp(Date().timeIntervalSince1970) ?? ""

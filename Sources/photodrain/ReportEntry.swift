@@ -56,7 +56,7 @@ struct ReportEntry: Sendable {
         switch verdict.label {
         case .faces: return .faces
         case .noFaces: return .noFaces
-        case .error: return .error
+        case .error, .unanalysable: return .error
         }
     }
 

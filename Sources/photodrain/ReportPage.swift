@@ -152,7 +152,7 @@ enum ReportPage {
         }
         html += "</div>\n<div class=\"meta\">\n<h2 class=\"name\">\(escape(record.path))</h2>\n"
         html += "<p><span class=\"tag \(label.rawValue)\">\(label.title)</span>"
-        if let verdict = entry.verdict, verdict.label != .error {
+        if let verdict = entry.verdict, verdict.label != .error, verdict.label != .unanalysable {
             html += " score \(String(format: "%.3f", verdict.score))"
             html += " · \(entry.confirmedFaces) face\(entry.confirmedFaces == 1 ? "" : "s")"
             if entry.rejectedBoxes > 0 { html += ", \(entry.rejectedBoxes) rejected" }

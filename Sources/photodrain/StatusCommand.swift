@@ -1,61 +1,124 @@
 import AssetStore
+import FaceAnalysis
 import Foundation
 
 /// `photodrain status [DIR]`: counts by state and the photos that failed, with their reasons.
 enum StatusCommand: Command {
     static let spec = CommandSpec(
         name: "status",
-        abstract: "Show how far a library has got: photos by state, and every failure with its reason.",
+        abstract: "Show how far a library has got: files by state, and every skipped, unanalysable, undecodable or failed file with its reason.",
         arguments: "[DIR]",
-        discussion: "Reads the store only; it does not scan the folder (analyze, drain and wake do).",
-        options: [LibraryOptions.store, .flag("json", "One JSON object: counts, failed and undecodable photos.")],
+        discussion: "Reads the store only; it does not scan the folder (analyze, drain and wake do).\n" + LibraryOptions.filterDiscussion,
+        options: [LibraryOptions.store] + LibraryOptions.filters + [.flag("json", "One JSON object: counts, then the skipped, unanalysable, undecodable and failed files, each with code and reason.")],
         positionals: (0, 1),
-        examples: [("photodrain status ~/Pictures", "counts and failures"), ("photodrain status --json . | jq .counts", "for scripts")],
+        examples: [("photodrain status ~/Pictures", "counts and failures"), ("photodrain status --json . | jq .counts", "for scripts")]
+            + LibraryOptions.filterExamples("status"),
         exitCodes: [(0, "shown"), (1, "the store could not be read"), (64, "usage error")]
     )
 
+    /// One file that is not (or not yet) a plain success, and why: `reason` is the message a
+    /// person reads, `code` the stable code for machines.
     struct Problem: Encodable {
         let path: String
+        var code: String?
         let reason: String
-        let attempts: Int
+        var attempts: Int?
+        var state: String?
     }
 
     struct Report: Encodable {
         let library: String
         let store: String
         let counts: StatusCounts
-        let failed: [Problem]
+        /// Jobs with the agent, bytes confirmed and to send, rate and ETA.
+        let transfer: TransferProgress
+        /// Entries the latest scan left out (unreadable, links out of the library, FIFOs...).
+        let skipped: [Problem]
+        /// Files that are not photos PhotoDrain analyses.
+        let unanalysable: [Problem]
         let undecodable: [Problem]
+        let failed: [Problem]
+    }
+
+    /// The upload progress as status lines: jobs with the agent, bytes, rate and time left.
+    static func transferRows(_ transfer: TransferProgress) -> [(String, String)] {
+        var rows = [("jobs with the agent", "\(transfer.jobsInFlight), \(formatBytes(Int(transfer.bytesConfirmed))) of \(formatBytes(Int(transfer.bytesInFlight))) confirmed")]
+        if transfer.jobsToAcknowledge > 0 {
+            rows.append(("jobs to acknowledge", "\(transfer.jobsToAcknowledge) (the next wake records them)"))
+        }
+        rows.append(("bytes uploaded", formatBytes(Int(transfer.bytesUploaded))))
+        rows.append(("bytes to send", formatBytes(Int(transfer.bytesRemaining))))
+        if let rate = transfer.bytesPerSecond, let eta = transfer.etaSeconds {
+            rows.append(("time left", "about \(formatDuration(eta)) at \(formatBytes(Int(rate)))/s (the last 10 minutes' rate)"))
+        } else if transfer.bytesRemaining > 0 {
+            rows.append(("time left", "unknown: nothing uploaded in the last 10 minutes"))
+        }
+        return rows
+    }
+
+    /// Seconds for people: `45 s`, `12 min`, `3.5 h`.
+    static func formatDuration(_ seconds: Double) -> String {
+        if seconds < 90 { return "\(Int(seconds)) s" }
+        if seconds < 5400 { return "\(Int((seconds / 60).rounded())) min" }
+        return String(format: "%.1f h", seconds / 3600)
+    }
+
+    /// The code and message of a row's error verdict; the code alone when the verdict is unreadable.
+    static func problem(_ row: AssetRecord) -> Problem {
+        let failure = row.verdictJSON.flatMap { try? JSONDecoder().decode(Verdict.self, from: Data($0.utf8)) }?.error
+        return Problem(path: row.path, code: failure?.code ?? row.analysisError,
+                       reason: failure?.message ?? row.analysisError ?? "unknown", state: row.state.rawValue)
     }
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
         let store = try LibraryOptions.open(arguments)
         let counts = try store.counts()
+        let transfer = try store.transferProgress()
         let failed = try store.assets(in: .failed).map { Problem(path: $0.path, reason: $0.lastError ?? "unknown", attempts: $0.attempts) }
-        let undecodable = try store.undecodableAssets().map { Problem(path: $0.path, reason: $0.analysisError ?? "", attempts: 0) }
+        let skipped = try store.skippedEntries().map { Problem(path: $0.path, reason: $0.message) }
+        let unanalysable = try store.unanalysableAssets().map(problem)
+        let undecodable = try store.undecodableAssets().map(problem)
         if arguments.flag("json") {
-            Console.shared.json(Report(library: store.root, store: store.path, counts: counts, failed: failed, undecodable: undecodable))
+            Console.shared.json(Report(library: store.root, store: store.path, counts: counts, transfer: transfer, skipped: skipped,
+                                       unanalysable: unanalysable, undecodable: undecodable, failed: failed))
             return .success
         }
         let console = Console.shared
         console.out(console.bold("\(store.root)") + "  (store \(store.path))")
         let rows: [(String, Int)] = [
-            ("photos", counts.total), ("waiting for analysis", counts.discovered), ("analysed, not uploaded", counts.analyzed),
-            ("uploaded", counts.uploaded), ("failed", counts.failed),
+            ("files", counts.total), ("waiting for analysis", counts.discovered), ("analysed, not uploaded", counts.analyzed),
+            ("uploaded", counts.uploaded), ("failed", counts.failed), ("unanalysable, held back", counts.unanalysable),
+            ("skipped by the scan", skipped.count),
         ]
         for (name, value) in rows {
             console.out("  \(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(value)")
         }
         console.out("  \("faces found".padding(toLength: 24, withPad: " ", startingAt: 0)) \(counts.faces) in \(counts.withFaces) photos")
+        for (name, value) in transferRows(transfer) {
+            console.out("  \(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(value)")
+        }
+        if !skipped.isEmpty {
+            console.out("")
+            console.out("Skipped by the last scan (\(skipped.count)); not in the store:")
+            for problem in skipped { console.out("  \(problem.path): \(problem.reason)") }
+        }
+        if !unanalysable.isEmpty {
+            console.out("")
+            console.out("Unanalysable (\(unanalysable.count)): not photos PhotoDrain analyses; uploaded as they are only with --upload-unanalysable:")
+            for problem in unanalysable {
+                let uploaded = problem.state == AssetRecord.State.uploaded.rawValue ? " (uploaded)" : ""
+                console.out("  \(problem.path): \(problem.reason)\(uploaded)")
+            }
+        }
         if !undecodable.isEmpty {
             console.out("")
             console.out("Undecodable (\(undecodable.count)); they are uploaded with their error as the verdict:")
-            for problem in undecodable { console.out("  \(problem.path): \(problem.reason)") }
+            for problem in undecodable { console.out("  \(problem.path): \(problem.code ?? "error"): \(problem.reason)") }
         }
         if !failed.isEmpty {
             console.out("")
             console.out(console.red("Failed (\(failed.count)):"))
-            for problem in failed { console.out("  \(problem.path): \(problem.reason) (after \(problem.attempts) attempts)") }
+            for problem in failed { console.out("  \(problem.path): \(problem.reason) (after \(problem.attempts ?? 0) attempts)") }
         }
         return .success
     }

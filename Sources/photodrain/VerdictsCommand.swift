@@ -10,10 +10,12 @@ enum VerdictsCommand: Command {
         discussion: """
         One record per photo, by path: state, label, face count, score, timestamps, server id, the
         decode error for undecodable photos, and (JSON lines only) the whole verdict.
-        """,
-        options: [LibraryOptions.store, .option("format", "jsonl|csv", "Output format.", default: "jsonl")],
+
+        """ + LibraryOptions.filterDiscussion,
+        options: [LibraryOptions.store] + LibraryOptions.filters + [.option("format", "jsonl|csv", "Output format.", default: "jsonl")],
         positionals: (0, 1),
-        examples: [("photodrain verdicts ~/Pictures --format csv > verdicts.csv", "a spreadsheet of results")],
+        examples: [("photodrain verdicts ~/Pictures --format csv > verdicts.csv", "a spreadsheet of results")]
+            + LibraryOptions.filterExamples("verdicts"),
         exitCodes: [(0, "printed"), (1, "the store could not be read"), (64, "usage error")]
     )
 

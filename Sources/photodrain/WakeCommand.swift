@@ -15,24 +15,28 @@ enum WakeCommand: Command {
         uploaded); create jobs for analysed photos until --inflight-limit; analyse at most one page
         of photos, bailing the moment memory headroom runs low. It never sends file bytes: the
         `agent` does. Run it from a timer; SIGTERM stops it promptly with exit 75.
-        """,
-        options: [LibraryOptions.store, TransferOptions.to,
+
+        """ + LibraryOptions.filterDiscussion,
+        options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun, TransferOptions.to,
                   .option("inflight-limit", "N", "Unacknowledged upload jobs allowed at once.", default: "40"),
                   .option("page-size", "N", "Photos analysed at most in one invocation.", default: "40"),
                   .option("max-attempts", "N", "Counted failures before a photo is failed.", default: "5"),
-                  .option("runtime-limit", "SECONDS", "Stop (exit 75) after this long.")]
+                  .option("runtime-limit", "SECONDS", "Stop (exit 75) after this long."),
+                  .flag("upload-unanalysable", "Create upload jobs for files that are not photos PhotoDrain analyses (videos, raws, documents) too, sent as they are with their 'unanalysable' verdict.")]
             + AnalysisOptions.all + [.flag("json", "Print the report as one JSON object.")],
         positionals: (1, 1),
         examples: [
             ("photodrain wake ~/Pictures --to https://photos.example/uploads --memory-limit 200M", "what a timer runs"),
             ("until photodrain wake ~/Pictures --to URL; [ $? -ne 75 ] || continue; done", "repeat until done"),
-        ],
-        exitCodes: [(0, "completed: every photo is uploaded or failed"), (1, "failure, or no progress possible (memory too small)"),
-                    (64, "usage error"), (75, "processing: work remains (jobs with the agent, more to analyse)")]
+        ] + LibraryOptions.filterExamples("wake"),
+        exitCodes: [(0, "completed: every photo is uploaded or failed"),
+                    (1, "failure, or no progress possible (memory too small, or jobs wait and no agent runs)"),
+                    (64, "usage error"), (75, "processing: this run made progress, or a running agent holds the jobs")]
     )
 
     struct Report: Encodable {
         var acknowledged, retried, cancelled, created, analysed, jobsInFlight: Int
+        var agentRunning: Bool
         var bailed: String?
         var workRemains: Bool
         var outcome: String
@@ -48,6 +52,15 @@ enum WakeCommand: Command {
         options.inflightLimit = try arguments.int("inflight-limit", default: 40, range: 1...100_000)
         options.pageSize = try arguments.int("page-size", default: 40, range: 0...10_000)
         options.retryPolicy = RetryPolicy(maxAttempts: try arguments.int("max-attempts", default: 5, range: 1...1000))
+        options.uploadUnanalysable = arguments.flag("upload-unanalysable")
+        if arguments.flag("dry-run") {
+            let store = try LibraryOptions.open(arguments, dryRun: true)
+            let plan = DryRunOutput.refine(try store.dryRun(includeUnanalysable: options.uploadUnanalysable),
+                                           uploadUnanalysable: options.uploadUnanalysable)
+            // One invocation analyses at most a page; the uploads listed become jobs for the agent.
+            DryRunOutput.print(plan, command: spec.name, upload: true, analyseLimit: options.pageSize, json: arguments.flag("json"))
+            return .success
+        }
         if arguments.string("runtime-limit") != nil {
             options.runtimeLimit = .seconds(try arguments.double("runtime-limit", default: 0, range: 0.01...86_400))
         }
@@ -80,13 +93,16 @@ enum WakeCommand: Command {
         let outcome: String
         if !report.workRemains {
             (status, outcome) = (.success, "completed")
-        } else if report.madeProgress || report.jobsInFlight > 0 || report.interrupted {
+        } else if report.progressing {
             (status, outcome) = (.workRemains, "processing")
+        } else if report.jobsInFlight > 0 && !report.agentRunning {
+            (status, outcome) = (.failure, "no progress possible: \(report.jobsInFlight) upload job\(report.jobsInFlight == 1 ? "" : "s") wait and no agent is running (start `photodrain agent \(store.root)`)")
         } else {
             (status, outcome) = (.failure, "no progress possible")
         }
         let summary = Report(acknowledged: report.acknowledged, retried: report.retried, cancelled: report.cancelled,
                              created: report.created, analysed: report.analysed, jobsInFlight: report.jobsInFlight,
+                             agentRunning: report.agentRunning,
                              bailed: report.bailed, workRemains: report.workRemains, outcome: outcome)
         if arguments.flag("json") {
             Console.shared.json(summary)

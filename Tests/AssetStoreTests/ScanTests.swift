@@ -3,7 +3,7 @@ import Testing
 @testable import AssetStore
 
 @Suite struct ScanTests {
-    @Test func findsPhotosAndSkipsHiddenAndOtherFiles() throws {
+    @Test func everyFileIsARowButHiddenOnes() throws {
         let library = try TemporaryLibrary()
         try library.write("a.jpg")
         try library.write("trip/b.JPEG")
@@ -14,12 +14,65 @@ import Testing
         try library.write("movie.mov")
         let store = try library.open()
         let report = try store.scan()
-        #expect(report.photoCount == 3)
-        #expect(report.changes.added == ["a.jpg", "trip/b.JPEG", "trip/deep/c.png"])
+        #expect(report.photoCount == 5)
+        #expect(report.changes.added == ["a.jpg", "movie.mov", "notes.txt", "trip/b.JPEG", "trip/deep/c.png"])
         #expect(report.problems.isEmpty)
         let rows = try store.assets()
-        #expect(rows.map(\.path) == ["a.jpg", "trip/b.JPEG", "trip/deep/c.png"])
+        #expect(rows.map(\.path) == ["a.jpg", "movie.mov", "notes.txt", "trip/b.JPEG", "trip/deep/c.png"])
         #expect(rows.allSatisfy { $0.state == .discovered && $0.discoveredAt > 0 })
+        #expect(try store.skippedEntries().isEmpty)
+    }
+
+    @Test func heifAndWebPPhotosAreScanned() throws {
+        let library = try TemporaryLibrary()
+        try library.write("IMG_0001.HEIC")
+        try library.write("b.heif")
+        try library.write("c.avif")
+        try library.write("d.hif")
+        try library.write("e.webp")
+        try library.write("IMG_0001.MOV")
+        let report = try library.open().scan()
+        #expect(report.changes.added == ["IMG_0001.HEIC", "IMG_0001.MOV", "b.heif", "c.avif", "d.hif", "e.webp"])
+    }
+
+    /// A store kept inside its own library is not part of the library: not the database, nor the
+    /// WAL and shared-memory files SQLite keeps beside it.
+    @Test func aStoreInsideTheLibraryIsNotCounted() throws {
+        let library = try TemporaryLibrary()
+        try library.write("a.jpg")
+        let store = try AssetStore(root: library.libraryPath, path: library.libraryPath + "/catalogue.sqlite")
+        let first = try store.scan()
+        _ = try store.scan()
+        let files = try FileManager.default.contentsOfDirectory(atPath: library.libraryPath)
+        #expect(files.contains("catalogue.sqlite") && files.contains("catalogue.sqlite-wal"), "\(files)")
+        #expect(first.changes.added == ["a.jpg"])
+        #expect(try store.assets().map(\.path) == ["a.jpg"])
+        #expect(try store.skippedEntries().isEmpty)
+    }
+
+    /// What is not a regular file inside the library is not a row, but it does not vanish: the
+    /// scan reports it and the store keeps the list, with why, until a scan no longer finds it.
+    @Test func entriesThatAreNotFilesAreListedWithWhy() throws {
+        let library = try TemporaryLibrary()
+        try library.write("a.jpg")
+        let lib = URL(fileURLWithPath: library.libraryPath)
+        let outside = library.root.appendingPathComponent("outside.jpg")
+        try Data("x".utf8).write(to: outside)
+        try FileManager.default.createSymbolicLink(at: lib.appendingPathComponent("escape.jpg"), withDestinationURL: outside)
+        try FileManager.default.createSymbolicLink(at: lib.appendingPathComponent("gone.jpg"), withDestinationURL: lib.appendingPathComponent("nothing"))
+        #expect(mkfifo(lib.appendingPathComponent("pipe").path, 0o600) == 0)
+        let store = try library.open()
+        let report = try store.scan()
+        #expect(report.changes.added == ["a.jpg"])
+        #expect(report.problems.map(\.path) == ["escape.jpg", "gone.jpg", "pipe"])
+        let skipped = try store.skippedEntries()
+        #expect(skipped == report.problems)
+        #expect(skipped[0].message.hasSuffix("outside the library") && skipped[0].message.contains(outside.lastPathComponent))
+        #expect(skipped[1].message == "a dangling symbolic link")
+        #expect(skipped[2].message == "a FIFO, not a regular file")
+        for name in ["escape.jpg", "gone.jpg", "pipe"] { try library.remove(name) }
+        _ = try store.scan()
+        #expect(try store.skippedEntries().isEmpty)
     }
 
     @Test func symlinksAreFollowedOnlyInsideTheRoot() throws {

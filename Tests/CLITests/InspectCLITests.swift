@@ -26,6 +26,30 @@ import Testing
         #expect(object["decodedWidth"] as? Int == 128 && object["decodedHeight"] as? Int == 150)
     }
 
+    @Test(arguments: [("heif-chelsea.heic", "heif"), ("heif-chelsea.avif", "heif"), ("webp-chelsea.webp", "webp")])
+    func inspectsHEIFAndWebPPhotos(file: String, format: String) throws {
+        let path = CLI.repository.appendingPathComponent("Tests/PhotoDecodingTests/Fixtures/\(file)").path
+        let result = try CLI.run(["inspect", "--json", "--analysis-size", "150", path])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(object["format"] as? String == format)
+        #expect(object["width"] as? Int == 451 && object["height"] as? Int == 300)
+        #expect(object["scale"] as? String == "1/2")
+        #expect(object["decodedWidth"] as? Int == 226 && object["decodedHeight"] as? Int == 150)
+    }
+
+    @Test func saysWhenAHEICThumbnailServesTheDecode() throws {
+        let path = CLI.repository.appendingPathComponent("Tests/PhotoDecodingTests/Fixtures/heif-astronaut.heic").path
+        let json = try CLI.run(["inspect", "--json", "--analysis-size", "100", path])
+        #expect(json.status == 0, "stderr: \(json.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(object["thumbnail"] as? String == "160x160" && object["scale"] as? String == "1/1")
+        #expect(object["decodedWidth"] as? Int == 160)
+        let text = try CLI.run(["inspect", "--analysis-size", "200", path])
+        #expect(text.stdout.contains("heif 512x512 orientation 1") && text.stdout.contains("scale 1/2 -> 256x256"))
+        #expect(!text.stdout.contains("thumbnail"))
+    }
+
     @Test func badFilesGiveTheirErrorAndExit65() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pd-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
