@@ -10,6 +10,12 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
 ]
 
+/// The CNN kernels and FaceAnalysis (pyramid, network runner, cascade scanner) are built optimised
+/// whatever the configuration: the tests and the CLI tests run the detectors on real photos.
+let kernelSettings: [SwiftSetting] = [
+    .unsafeFlags(["-O"], .when(configuration: .debug)),
+]
+
 let package = Package(
     name: "PhotoDrain",
     products: [
@@ -29,14 +35,16 @@ let package = Package(
         // MARK: Pipeline modules
         .target(name: "PhotoDecoding", dependencies: ["CJPEG", "CPNG", "CHEIF", "CWEBP"], swiftSettings: swiftSettings),
         // The CNN's kernels, once for the baseline target and once compiled for AVX2 + FMA (picked
-        // at run time when the processor has them). x86-64 only, as the package is.
-        .target(name: "CNNKernels", swiftSettings: swiftSettings),
+        // at run time when the processor has them). x86-64 only, as the package is. Optimised in
+        // debug builds too (`kernelSettings`): unoptimised SIMD is hundreds of times slower.
+        .target(name: "CNNKernels", swiftSettings: swiftSettings + kernelSettings),
         .target(
             name: "CNNKernelsAVX2",
             dependencies: ["CNNKernels", "CCPUFeatures"],
-            swiftSettings: swiftSettings + [.unsafeFlags(["-target-cpu", "haswell"])]
+            swiftSettings: swiftSettings + kernelSettings + [.unsafeFlags(["-target-cpu", "haswell"])]
         ),
-        .target(name: "FaceAnalysis", dependencies: ["PhotoDecoding", "CCrypto", "CNNKernels", "CNNKernelsAVX2"], swiftSettings: swiftSettings),
+        .target(name: "FaceAnalysis", dependencies: ["PhotoDecoding", "CCrypto", "CNNKernels", "CNNKernelsAVX2"],
+                swiftSettings: swiftSettings + kernelSettings),
         .target(name: "AssetStore", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
         .target(name: "UploadProtocol", swiftSettings: swiftSettings),
         .target(name: "Transfer", dependencies: ["CCurl", "CCrypto", "UploadProtocol"], swiftSettings: swiftSettings),

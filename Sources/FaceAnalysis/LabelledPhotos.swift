@@ -23,6 +23,8 @@ public struct LabelledPhotos: Sendable {
         public var height: Int
         /// `group`, `people` or `no-people`.
         public var kind: String
+        /// What a photo without people shows: `animal`, `painting`, `landscape`, `object`.
+        public var subject: String?
         public var faces: [Face]
 
         /// Whether a person would say the photo shows faces: it has a face that is not hard.
@@ -77,6 +79,8 @@ public struct DetectionScore: Codable, Sendable, Equatable {
     public var smallFacesFound = 0
     /// Boxes on photos labelled as having no people.
     public var falseFacesWithoutPeople = 0
+    /// Of those, boxes on photos of animals or paintings (the faces a person would not call faces).
+    public var falseFacesOnAnimalsAndPaintings = 0
     /// Photos whose label (faces or not) the boxes got right, of all photos scored.
     public var photosRight = 0
     public var photos = 0
@@ -101,7 +105,10 @@ public struct DetectionScore: Codable, Sendable, Equatable {
             }
         }
         falsePositives += matches.unmatchedBoxes
-        if photo.kind == "no-people" { falseFacesWithoutPeople += boxes.count }
+        if photo.kind == "no-people" {
+            falseFacesWithoutPeople += boxes.count
+            if photo.subject == "animal" || photo.subject == "painting" { falseFacesOnAnimalsAndPaintings += boxes.count }
+        }
         photos += 1
         if photo.hasFaces == !boxes.isEmpty { photosRight += 1 }
     }

@@ -112,7 +112,7 @@ enum TrainCommand: Command {
             console.out("held out    \(e.folds) photo groups, \(e.repeats) groupings pooled (seeds \(e.seed)...\(e.seed + UInt64(max(e.repeats, 1) - 1))); every figure below is from photos the model never saw")
             console.out("calibration Brier \(f(e.brier)) (base rate \(f(e.baseRateBrier))), ECE \(f(e.expectedCalibrationError)), log loss \(f(e.logLoss)); Platt a \(f(e.plattA)) b \(f(e.plattB))")
             for (name, score) in [("verdicts", e.classifier), ("detector", e.detectorAlone)] {
-                console.out("\(name.padding(toLength: 11, withPad: " ", startingAt: 0)) precision \(f(score.precision)), recall \(f(score.recall)) (IoU 0.5), small faces \(score.smallFacesFound)/\(score.smallFaces), false faces on photos without people \(score.falseFacesWithoutPeople), photo labels \(score.photosRight)/\(score.photos) (\(f(score.photoAccuracy)))")
+                console.out("\(name.padding(toLength: 11, withPad: " ", startingAt: 0)) precision \(f(score.precision)), recall \(f(score.recall)) (IoU 0.5), small faces \(score.smallFacesFound)/\(score.smallFaces), false faces on photos without people \(score.falseFacesWithoutPeople) (on animals or paintings \(score.falseFacesOnAnimalsAndPaintings)), photo labels \(score.photosRight)/\(score.photos) (\(f(score.photoAccuracy)))")
             }
             return .success
         } catch {

@@ -15,7 +15,17 @@ import Testing
         analysisSize: Verdict.Size(width: 512, height: 384), milliseconds: 41.23456)
 
     @Test func encodingIsPinned() throws {
-        #expect(try Self.fixed.json() == #"{"analysisSize":{"height":384,"width":512},"cascade":"haarcascade_frontalface_default.xml","faces":[{"confirmed":true,"probability":0.9877,"region":{"detectorScore":3.25,"height":95,"neighbors":12,"width":95,"x":176,"y":66}},{"confirmed":false,"probability":0.125,"region":{"detectorScore":0.5,"height":40,"neighbors":3,"width":40,"x":10,"y":400}}],"label":"faces","milliseconds":41.235,"model":"face-confirm@0123abcd","score":0.9877,"version":1}"#)
+        #expect(try Self.fixed.json() == #"{"analysisSize":{"height":384,"width":512},"cascade":"haarcascade_frontalface_default.xml","detector":"haarcascade_frontalface_default.xml","faces":[{"confirmed":true,"probability":0.9877,"region":{"detectorScore":3.25,"height":95,"neighbors":12,"width":95,"x":176,"y":66}},{"confirmed":false,"probability":0.125,"region":{"detectorScore":0.5,"height":40,"neighbors":3,"width":40,"x":10,"y":400}}],"label":"faces","milliseconds":41.235,"model":"face-confirm@0123abcd","score":0.9877,"version":1}"#)
+    }
+
+    @Test func blazeFaceEncodingIsPinned() throws {
+        let region = FaceRegion(x: 10, y: 20, width: 30, height: 40, neighbors: 5, detectorScore: 0.91234,
+                                keypoints: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], levels: 2)
+        let verdict = Verdict(faces: [Verdict.Face(region: region, probability: 0.8, confirmed: true)],
+                              model: "face-verdict@00000001", detector: "blazeface-full-range@e5b08c53",
+                              analysisSize: Verdict.Size(width: 600, height: 400), milliseconds: 12)
+        #expect(try verdict.json() == #"{"analysisSize":{"height":400,"width":600},"detector":"blazeface-full-range@e5b08c53","faces":[{"confirmed":true,"probability":0.8,"region":{"detectorScore":0.9123,"height":40,"keypoints":[1,2,3,4,5,6,7,8,9,10,11,12],"levels":2,"neighbors":5,"width":30,"x":10,"y":20}}],"label":"faces","milliseconds":12,"model":"face-verdict@00000001","score":0.8,"version":1}"#)
+        #expect(try Verdict.decode(json: verdict.json()) == verdict)
     }
 
     @Test func errorEncodingIsPinned() throws {

@@ -1,0 +1,78 @@
+import FaceAnalysis
+import Foundation
+import Testing
+
+/// Quality on real, hand-labelled photos (Fixtures/LabelledPhotos, see its LICENSES.md), never on
+/// crops. The detector never saw these photos; the verdict classifier is scored only on photos held
+/// out of its training (grouped cross-validation). The floors sit a little under what the shipped
+/// detector and training measure (Models/face-verdict.md), so a regression fails here.
+@Suite(.serialized) struct LabelledPhotoQualityTests {
+    static let directory = Fixtures.directory + "/LabelledPhotos"
+
+    /// The detector's boxes of every photo, found once per test process.
+    static let collected: Result<[PhotoTrainer.PhotoBoxes], FaceAnalysisError> = {
+        do throws(FaceAnalysisError) {
+            let set = try LabelledPhotos(directory: directory)
+            let detector = FaceDetector.blazeFace(try BlazeFace(file: try NetworkFile.load(Fixtures.modelsDirectory + "/blazeface-full-range.pdnn")),
+                                                  BlazeFaceOptions(), minFaceSize: nil)
+            return .success(try PhotoTrainer.collect(set, detector: detector, features: try Features(spec: .detector)))
+        } catch {
+            return .failure(error)
+        }
+    }()
+
+    @Test func theSetIsRealPhotosOfEveryKind() throws {
+        let set = try LabelledPhotos(directory: Self.directory)
+        let kinds = Dictionary(grouping: set.photos, by: \.kind).mapValues(\.count)
+        #expect(kinds["group", default: 0] >= 10)
+        #expect(kinds["people", default: 0] >= 8)
+        #expect(kinds["no-people", default: 0] >= 12)
+        #expect(set.photos.flatMap(\.faces).filter { !$0.hard }.count >= 100)
+        for photo in set.photos {
+            #expect(FileManager.default.fileExists(atPath: set.path(of: photo)), "\(photo.file) is labelled but missing")
+        }
+    }
+
+    @Test func blazeFaceFindsTheLabelledFaces() throws {
+        let photos = try Self.collected.get()
+        var score = DetectionScore()
+        for photo in photos {
+            let strongest = photo.regions.indices.filter { photo.regions[$0].detectorScore >= 0.5 }
+                .sorted { photo.regions[$0].detectorScore > photo.regions[$1].detectorScore }
+            let boxes = photo.photoBoxes
+            score.add(photo.photo, boxes: strongest.map { boxes[$0] })
+        }
+        // Measured: precision 0.944, recall 0.971, small faces 39/42, 2 boxes on photos without people.
+        #expect(score.recall >= 0.95, "recall \(score.recall)")
+        #expect(score.precision >= 0.92, "precision \(score.precision)")
+        #expect(score.smallFaceRecall >= 0.88, "small-face recall \(score.smallFaceRecall) (\(score.smallFacesFound)/\(score.smallFaces))")
+        #expect(score.falseFacesWithoutPeople <= 3, "\(score.falseFacesWithoutPeople) faces on photos without people")
+    }
+
+    @Test func theCalibratedClassifierHoldsUpOnPhotosItNeverSaw() throws {
+        let photos = try Self.collected.get()
+        let options = PhotoTrainer.Options()  // 5 folds, 5 groupings, as Scripts/train-face-model
+        let (model, evaluation) = try PhotoTrainer.train(photos, options: options)
+        #expect(model.evaluation == evaluation)
+        // Calibrated: held-out probabilities are as often right as they claim.
+        #expect(evaluation.expectedCalibrationError <= 0.05, "ECE \(evaluation.expectedCalibrationError)")
+        #expect(evaluation.brier < evaluation.baseRateBrier / 2, "Brier \(evaluation.brier) vs base rate \(evaluation.baseRateBrier)")
+        // Verdicts on held-out photos.
+        #expect(evaluation.classifier.photoAccuracy >= 0.93, "photo labels \(evaluation.classifier.photoAccuracy)")
+        #expect(evaluation.classifier.precision >= 0.92, "precision \(evaluation.classifier.precision)")
+        // Measured: precision 0.944, recall 0.904, photo labels 0.957 (Models/face-verdict.md).
+        #expect(evaluation.classifier.recall >= 0.88, "recall \(evaluation.classifier.recall)")
+        // Measured: 1 box on the 11 photos of animals or paintings over the 5 groupings (the issue
+        // asks for 0: not met yet, and this keeps it from growing).
+        #expect(evaluation.classifier.falseFacesOnAnimalsAndPaintings <= 1,
+                "\(evaluation.classifier.falseFacesOnAnimalsAndPaintings) faces confirmed on photos of animals or paintings")
+    }
+
+    @Test func theShippedModelIsOneTrainedOnThisSet() throws {
+        let shipped = try LinearModel.load(Fixtures.modelsDirectory + "/face-verdict.json")
+        #expect(shipped.spec == .detector)
+        let evaluation = try #require(shipped.evaluation, "the shipped verdict model carries its held-out figures")
+        #expect(evaluation.photos == (try LabelledPhotos(directory: Self.directory)).photos.count)
+        #expect(evaluation.folds >= 2)
+    }
+}
