@@ -80,9 +80,10 @@ public final class BlazeFace: Sendable {
     /// The plan for the network's own 192x192 input; other sizes share its packed weights.
     private let template: ConvolutionalNetwork
     private let plans = Mutex<[Int: ConvolutionalNetwork]>([:])
-    /// Idle activation buffers, newest last; at most `idleLimit` are kept, whatever their size.
+    /// Idle activation buffers, newest last, at most `idleLimit`; each serves any tile size (a
+    /// 448x448 tile needs about 25 MB).
     private let idle = Mutex<[NetworkWorkspace]>([])
-    static let idleLimit = 4
+    static let idleLimit = 2
     /// About what one `detect` call holds in activation buffers at the default 512 tile (measured
     /// plan: the slots of a 512x512 input), for memory budgets.
     public static let workspaceBytes = 40 << 20
@@ -283,11 +284,6 @@ public final class BlazeFace: Sendable {
     }
 
     private func borrowWorkspace(height: Int, width: Int) throws(FaceAnalysisError) -> NetworkWorkspace {
-        let found = idle.withLock { pool -> NetworkWorkspace? in
-            guard let i = pool.lastIndex(where: { $0.network.inputShape.height == height && $0.network.inputShape.width == width }) else { return nil }
-            return pool.remove(at: i)
-        }
-        if let found { return found }
         let key = Self.key(height, width)
         let plan: ConvolutionalNetwork
         if let cached = plans.withLock({ $0[key] }) {
@@ -295,6 +291,11 @@ public final class BlazeFace: Sendable {
         } else {
             plan = try ConvolutionalNetwork(file: file, inputSize: (height, width), sharingWeightsWith: template)
             plans.withLock { $0[key] = plan }
+        }
+        // Any idle workspace will do: it lays its buffers out for this plan, growing if needed.
+        if let idleWorkspace = idle.withLock({ $0.popLast() }) {
+            idleWorkspace.use(plan)
+            return idleWorkspace
         }
         return NetworkWorkspace(network: plan)
     }

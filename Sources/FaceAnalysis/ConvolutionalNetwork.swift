@@ -51,6 +51,8 @@ public final class ConvolutionalNetwork: Sendable {
     let outputs: [String: Int]
     /// The longest patch a general convolution gathers.
     let patchLength: Int
+    /// Floats a workspace needs for this plan: every slot, each rounded up to 16 floats (64 bytes).
+    var arenaFloats: Int { slotSizes.reduce(0) { $0 + ($1 + 15) / 16 * 16 } }
     /// Repacked weights and bias by op index: the same for every input size, so plans for other
     /// sizes share them (arrays are copy-on-write) instead of repacking megabytes.
     let packed: [Int: (weights: [Float], bias: [Float])]
@@ -378,29 +380,66 @@ public final class NetworkWorkspace: @unchecked Sendable {
         public var isSupported: Bool { self == .portable || AVX2Kernels.isSupported }
     }
 
-    public let network: ConvolutionalNetwork
+    /// The plan the buffers are laid out for (see `use(_:)`).
+    public private(set) var network: ConvolutionalNetwork
     /// The kernels this workspace runs (never one the processor lacks).
     public let kernels: Kernels
-    private let slots: [UnsafeMutablePointer<Float>]
-    private let patch: UnsafeMutablePointer<Float>
+    /// One allocation holds every slot, back to back; a plan for another input size reuses it
+    /// (growing it when that plan needs more), so one workspace serves every tile size.
+    private var arena: UnsafeMutablePointer<Float>
+    private var capacity: Int
+    private var slots: [UnsafeMutablePointer<Float>] = []
+    private var patch: UnsafeMutablePointer<Float>
+    private var patchCapacity: Int
 
     /// Buffers for `network` (a few megabytes for BlazeFace), run with `kernels` (the fastest this
     /// processor supports by default; an unsupported choice falls back to `portable`).
     public init(network: ConvolutionalNetwork, kernels: Kernels = .best) {
         self.network = network
         self.kernels = kernels.isSupported ? kernels : .portable
-        slots = network.slotSizes.map { size in
-            let p = UnsafeMutablePointer<Float>.allocate(capacity: max(size, 8))
-            p.initialize(repeating: 0, count: max(size, 8))
-            return p
-        }
-        patch = .allocate(capacity: max(network.patchLength, 8))
-        patch.initialize(repeating: 0, count: max(network.patchLength, 8))
+        capacity = max(network.arenaFloats, 8)
+        arena = .allocate(capacity: capacity)
+        arena.initialize(repeating: 0, count: capacity)
+        patchCapacity = max(network.patchLength, 8)
+        patch = .allocate(capacity: patchCapacity)
+        patch.initialize(repeating: 0, count: patchCapacity)
+        layOut()
     }
 
     deinit {
-        for p in slots { p.deallocate() }
+        arena.deallocate()
         patch.deallocate()
+    }
+
+    /// Lays the buffers out for `plan` (another input size of the same network, say), growing them
+    /// if it needs more than they hold.
+    public func use(_ plan: ConvolutionalNetwork) {
+        let needed = max(plan.arenaFloats, 8)
+        if needed > capacity {
+            arena.deallocate()
+            capacity = needed
+            arena = .allocate(capacity: capacity)
+            arena.initialize(repeating: 0, count: capacity)
+        }
+        if plan.patchLength > patchCapacity {
+            patch.deallocate()
+            patchCapacity = plan.patchLength
+            patch = .allocate(capacity: patchCapacity)
+            patch.initialize(repeating: 0, count: patchCapacity)
+        }
+        network = plan
+        layOut()
+    }
+
+    /// The floats this workspace holds.
+    public var floats: Int { capacity + patchCapacity }
+
+    private func layOut() {
+        var offset = 0
+        slots = network.slotSizes.map { size in
+            defer { offset += (size + 15) / 16 * 16 }
+            return arena + offset
+        }
     }
 
     /// The input tensor to fill before `run()`: height x width x channels floats, unpadded.

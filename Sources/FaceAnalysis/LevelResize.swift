@@ -12,44 +12,40 @@ enum LevelResize {
         let channels = image.channels
         let columns = Resampler.taps(sourceLength: image.width, outputLength: width)
         let rows = Resampler.taps(sourceLength: image.height, outputLength: height)
-        // Horizontal pass into Float rows, only for the source rows some output row reads.
-        let firstRow = rows.first?.first ?? 0
-        let lastRow = (rows.last.map { $0.first + $0.weights.count } ?? image.height) - 1
-        let usedRows = lastRow - firstRow + 1
-        var horizontal = [Float](repeating: 0, count: usedRows * width * channels)
-        image.pixels.withUnsafeBufferPointer { pixels in
-            horizontal.withUnsafeMutableBufferPointer { out in
-                for y in 0..<usedRows {
-                    let source = pixels.baseAddress! + (firstRow + y) * image.width * channels
-                    let target = out.baseAddress! + y * width * channels
-                    for (x, tap) in columns.enumerated() {
-                        tap.weights.withUnsafeBufferPointer { weights in
-                            for c in 0..<channels {
-                                var sum: Float = 0
-                                var p = source + tap.first * channels + c
-                                for w in weights {
-                                    sum += w * Float(p.pointee)
-                                    p += channels
-                                }
-                                target[x * channels + c] = sum
-                            }
-                        }
+        let rowLength = width * channels
+        // Source rows resampled horizontally, kept only while an output row still needs them (the
+        // windows slide down), so a 12 MP level needs a few rows of Floats, not the whole image.
+        var cache: [Int: [Float]] = [:]
+        func horizontal(_ y: Int, _ pixels: UnsafeBufferPointer<UInt8>) -> [Float] {
+            if let row = cache[y] { return row }
+            var row = [Float](repeating: 0, count: rowLength)
+            let source = pixels.baseAddress! + y * image.width * channels
+            for (x, tap) in columns.enumerated() {
+                for c in 0..<channels {
+                    var sum: Float = 0
+                    var p = source + tap.first * channels + c
+                    for w in tap.weights {
+                        sum += w * Float(p.pointee)
+                        p += channels
                     }
+                    row[x * channels + c] = sum
                 }
             }
+            cache[y] = row
+            return row
         }
-        return Image(width: width, height: height, channels: channels) { out in
-            horizontal.withUnsafeBufferPointer { h in
-                let rowLength = width * channels
+        return image.pixels.withUnsafeBufferPointer { pixels in
+            Image(width: width, height: height, channels: channels) { out in
+                var sums = [Float](repeating: 0, count: rowLength)
                 for (y, tap) in rows.enumerated() {
-                    let target = out.baseAddress! + y * rowLength
-                    for i in 0..<rowLength {
-                        var sum: Float = 0
-                        for (k, w) in tap.weights.enumerated() {
-                            sum += w * h[(tap.first - firstRow + k) * rowLength + i]
-                        }
-                        target[i] = UInt8(clamping: Int(sum + 0.5))
+                    cache = cache.filter { $0.key >= tap.first }
+                    for i in 0..<rowLength { sums[i] = 0 }
+                    for (k, w) in tap.weights.enumerated() {
+                        let row = horizontal(tap.first + k, pixels)
+                        for i in 0..<rowLength { sums[i] += w * row[i] }
                     }
+                    let target = out.baseAddress! + y * rowLength
+                    for i in 0..<rowLength { target[i] = UInt8(clamping: Int(sums[i] + 0.5)) }
                 }
             }
         }
