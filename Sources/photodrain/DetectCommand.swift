@@ -15,8 +15,9 @@ enum DetectCommand: Command {
         cascade on gray at the analysis size, as OpenCV's detectMultiScale does (same pyramid,
         steps and grouping; --scale-factor, --min-neighbors, --min-size and --max-size apply to it).
         Boxes are printed in the photo's own upright pixel coordinates with the classifier's
-        probability. --annotate writes the photo with its boxes drawn (green confirmed, red
-        rejected) as PNG.
+        probability; BlazeFace proposes many weak boxes, so its rejected ones are listed (and drawn)
+        only with --all-boxes. --annotate writes the photo with its boxes drawn (green confirmed,
+        red rejected) as PNG.
         """,
         options: [
             .option("scale-factor", "F", "Cascade: pyramid step between scales (> 1).", default: "1.1"),
@@ -24,6 +25,7 @@ enum DetectCommand: Command {
             .option("min-size", "PIXELS", "Cascade: smallest face searched, in analysed pixels.", default: "24"),
             .option("max-size", "PIXELS", "Cascade: largest face searched, in analysed pixels (0: no limit).", default: "0"),
             .option("annotate", "OUT.png", "Write the (single) photo with its boxes drawn."),
+            .flag("all-boxes", "Also list every rejected box (BlazeFace proposes many weak candidates); --json always has them."),
             .flag("json", "One JSON object per photo."),
         ] + AnalysisOptions.all.filter { $0.name != "memory-limit" },
         positionals: (1, nil),
@@ -88,7 +90,8 @@ enum DetectCommand: Command {
                 }
                 report.milliseconds = ((clock.now - start).milliseconds * 10).rounded() / 10
                 if let annotate {
-                    let boxes = faces.map { (Detection(x: $0.region.x, y: $0.region.y, width: $0.region.width, height: $0.region.height), $0.confirmed) }
+                    let drawn = arguments.flag("all-boxes") || settings.detector == .cascade ? faces : faces.filter(\.confirmed)
+                    let boxes = drawn.map { (Detection(x: $0.region.x, y: $0.region.y, width: $0.region.width, height: $0.region.height), $0.confirmed) }
                     let picture = Annotation.draw(boxes: boxes, on: try PhotoDecoder.decode(path, options: DecodeOptions(output: .rgb)),
                                                   analysed: image)
                     try ImageEncoder.writePNG(picture, to: annotate)
@@ -104,12 +107,14 @@ enum DetectCommand: Command {
             } else {
                 let confirmed = report.faces.filter(\.confirmed).count
                 console.out("\(path): \(confirmed) face\(confirmed == 1 ? "" : "s") (\(report.faces.count) detector boxes) in \(String(format: "%.1f", report.milliseconds ?? 0)) ms")
-                for face in report.faces {
+                let shown = arguments.flag("all-boxes") ? report.faces : report.faces.filter(\.confirmed)
+                for face in shown {
                     console.out("  \(face.confirmed ? "face    " : "rejected") x \(face.x) y \(face.y) \(face.width)x\(face.height)  p \(String(format: "%.3f", face.probability))  \(settings.detector == .cascade ? "neighbours" : "support") \(face.neighbors)")
                 }
             }
         }
         if let annotate, !failed { console.err("wrote \(annotate)") }
+
         return failed ? .dataError : .success
     }
 }
