@@ -107,7 +107,7 @@ public struct FacePipeline: PhotoAnalyzing {
             }
             let (image, faces) = try findFaces(in: path, header: header, targetShortSide: target)
             let sha = try FileDigest.sha256Hex(path: path)
-            let verdict = Verdict(faces: faces, model: classifier.model.identifier, detector: detector.identifier,
+            let verdict = Verdict(faces: Self.recorded(faces), model: classifier.model.identifier, detector: detector.identifier,
                                   analysisSize: Verdict.Size(width: image.width, height: image.height), milliseconds: elapsed())
             return .verdict(BankedVerdict(json: try verdict.json(), label: verdict.label.rawValue,
                                           faceCount: verdict.faces.filter(\.confirmed).count, score: (Double(verdict.score) * 10_000).rounded() / 10_000,
@@ -136,6 +136,15 @@ public struct FacePipeline: PhotoAnalyzing {
         defer { try? file.close() }
         let head = (try? file.read(upToCount: ImageFormat.signatureLength)) ?? Data()
         return ForeignFormat.sniff([UInt8](head)) != nil
+    }
+
+    /// The boxes a verdict keeps: every confirmed face, and the rejected boxes a person might want
+    /// to see (probability at least 0.05, the 8 strongest). BlazeFace proposes dozens of weak
+    /// candidates per photo; recording them all would bloat every row and upload header.
+    static func recorded(_ faces: [Verdict.Face]) -> [Verdict.Face] {
+        let rejected = faces.filter { !$0.confirmed && $0.probability >= 0.05 }
+            .sorted { $0.probability > $1.probability }.prefix(8)
+        return faces.filter { $0.confirmed || rejected.contains($0) }
     }
 
     /// The terminal verdict of a photo that could not be analysed (`unanalysable` when the file

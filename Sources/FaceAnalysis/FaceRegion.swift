@@ -39,7 +39,7 @@ public struct FaceRegion: Codable, Sendable, Equatable, Hashable {
     }
 
     /// A BlazeFace detection as a region: its `faceBox` rounded to whole pixels, `neighbors` the number
-    /// of raw candidates blended into it, the score, the keypoints (to one decimal) and the levels.
+    /// of raw candidates blended into it, the score, the keypoints (to whole pixels) and the levels.
     public init(_ detection: BlazeFaceDetection) {
         let f = detection.face
         let box = detection.faceBox
@@ -47,7 +47,7 @@ public struct FaceRegion: Codable, Sendable, Equatable, Hashable {
         self.init(x: x0, y: y0, width: max(1, Int((box.x + box.width).rounded()) - x0),
                   height: max(1, Int((box.y + box.height).rounded()) - y0),
                   neighbors: detection.support, detectorScore: f.score,
-                  keypoints: f.keypoints.flatMap { [($0.x * 10).rounded() / 10, ($0.y * 10).rounded() / 10] },
+                  keypoints: f.keypoints.flatMap { [$0.x.rounded(), $0.y.rounded()] },
                   levels: detection.levels)
     }
 

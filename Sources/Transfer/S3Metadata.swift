@@ -30,19 +30,42 @@ public enum S3Metadata {
         return text
     }
 
-    /// The metadata headers for an upload, in order. Throws `TransferError` (`invalid-request`,
-    /// permanent) when they exceed S3's 2 KB limit (a verdict with very many faces).
+    /// The metadata headers for an upload, in order. A verdict too long for S3's 2 KB limit (a group
+    /// photo's every box) is replaced by its summary (`summary(ofVerdict:)`); the whole verdict stays
+    /// in the store. Throws `TransferError` (`invalid-request`, permanent) when even that does not fit.
     public static func headers(for metadata: UploadMetadata) throws(TransferError) -> [(name: String, value: String)] {
-        let headers: [(name: String, value: String)] = [
-            (sha256Header, metadata.sha256Hex.lowercased()),
-            (filenameHeader, encode(metadata.filename)),
-            (verdictHeader, encode(metadata.verdictJSON)),
-        ]
-        let total = headers.reduce(0) { $0 + $1.name.utf8.count - "x-amz-meta-".utf8.count + $1.value.utf8.count }
-        guard total <= limit else {
-            throw TransferError(.invalidRequest, "the verdict and file name exceed S3's 2 KB metadata limit")
+        func headers(_ verdict: String) -> (headers: [(name: String, value: String)], total: Int) {
+            let list: [(name: String, value: String)] = [
+                (sha256Header, metadata.sha256Hex.lowercased()),
+                (filenameHeader, encode(metadata.filename)),
+                (verdictHeader, encode(verdict)),
+            ]
+            return (list, list.reduce(0) { $0 + $1.name.utf8.count - "x-amz-meta-".utf8.count + $1.value.utf8.count })
         }
-        return headers
+        let whole = headers(metadata.verdictJSON)
+        if whole.total <= limit { return whole.headers }
+        if let summary = summary(ofVerdict: metadata.verdictJSON) {
+            let short = headers(summary)
+            if short.total <= limit { return short.headers }
+        }
+        throw TransferError(.invalidRequest, "the verdict and file name exceed S3's 2 KB metadata limit")
+    }
+
+    /// A verdict without its boxes: label, score, model, detector, how many faces were confirmed
+    /// and how many boxes the full verdict has, marked `"summary": true`. Compact JSON with sorted
+    /// keys; nil when `json` is not a verdict object.
+    public static func summary(ofVerdict json: String) -> String? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] else { return nil }
+        var summary: [String: Any] = ["summary": true]
+        for key in ["label", "score", "model", "detector", "cascade", "version", "error"] {
+            if let value = object[key] { summary[key] = value }
+        }
+        if let faces = object["faces"] as? [[String: Any]] {
+            summary["boxes"] = faces.count
+            summary["faces"] = faces.filter { $0["confirmed"] as? Bool == true }.count
+        }
+        guard let data = try? JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys, .withoutEscapingSlashes]) else { return nil }
+        return String(decoding: data, as: UTF8.self)
     }
 
     /// A `Content-Type` from the file name's extension (photos), else `application/octet-stream`.
