@@ -78,10 +78,17 @@ import Testing
         #expect(encoded.hasPrefix("=?UTF-8?B?") == !plain)
     }
 
-    @Test func metadataOverTwoKilobytesIsRefused() throws {
-        let big = "{\"faces\":\"" + String(repeating: "x", count: 2100) + "\"}"
-        let metadata = UploadMetadata(filename: "a.jpg", sha256Hex: String(repeating: "0", count: 64), verdictJSON: big)
-        #expect(throws: TransferError.self) { try S3Metadata.headers(for: metadata) }
+    @Test func aVerdictOverTwoKilobytesGoesAsItsSummaryAndMoreIsRefused() throws {
+        let face = #"{"confirmed":true,"probability":0.9,"region":{"detectorScore":0.8,"height":40,"keypoints":[1,2,3,4,5,6,7,8,9,10,11,12],"levels":2,"neighbors":5,"width":30,"x":10,"y":20}}"#
+        let group = #"{"detector":"blazeface-full-range@e5b08c53","faces":["# + Array(repeating: face, count: 24).joined(separator: ",")
+            + #"],"label":"faces","model":"face-verdict@d4a8a7fc","score":0.9,"version":1}"#
+        #expect(group.utf8.count > 2048)
+        let metadata = UploadMetadata(filename: "a.jpg", sha256Hex: String(repeating: "0", count: 64), verdictJSON: group)
+        let sent = try #require(try S3Metadata.headers(for: metadata).first { $0.name == S3Metadata.verdictHeader }?.value)
+        #expect(sent == #"{"boxes":24,"detector":"blazeface-full-range@e5b08c53","faces":24,"label":"faces","model":"face-verdict@d4a8a7fc","score":0.9,"summary":true,"version":1}"#)
+        // A name that alone overflows the limit cannot be helped.
+        let long = UploadMetadata(filename: String(repeating: "n", count: 2100) + ".jpg", sha256Hex: String(repeating: "0", count: 64), verdictJSON: group)
+        #expect(throws: TransferError.self) { try S3Metadata.headers(for: long) }
         let small = UploadMetadata(filename: "ä.jpg", sha256Hex: String(repeating: "0", count: 64), verdictJSON: "{}")
         let headers = try S3Metadata.headers(for: small)
         #expect(headers.first { $0.name == S3Metadata.filenameHeader }?.value == "=?UTF-8?B?w6QuanBn?=")
