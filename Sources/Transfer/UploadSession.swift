@@ -1,3 +1,4 @@
+import Foundation
 import UploadProtocol
 
 /// One file's way through the resumable-upload protocol: creation (optimistic for small files,
@@ -197,7 +198,7 @@ final class UploadSession {
             location = location ?? interimLocation
             offset = size
             report()
-            return receipt(for: response)
+            return try await verifiedReceipt(for: response)
         case .success(let response) where response.status == 413 && size > 0:
             // The body is too large for one request: create empty and append in smaller pieces.
             try await carefulCreation()
@@ -260,7 +261,7 @@ final class UploadSession {
         }
         offset = size
         report()
-        var done = receipt(for: response)
+        var done = try await verifiedReceipt(for: response)
         done.resumable = false
         return done
     }
@@ -321,7 +322,7 @@ final class UploadSession {
                 if complete && ResumableUpload.isComplete(headers: response.headers) != false {
                     offset = size
                     report()
-                    return receipt(for: response)
+                    return try await verifiedReceipt(for: response)
                 }
                 var acknowledged = offset + length
                 if let field = response.headers[ResumableUpload.Header.uploadOffset] {
@@ -415,7 +416,7 @@ final class UploadSession {
                     guard value == size else {
                         throw TransferError(.badServerResponse, "the server reports a completed upload of a different size")
                     }
-                    return receipt(for: response)
+                    return try await verifiedReceipt(for: response)
                 }
                 return nil
             case 404, 410:
@@ -496,6 +497,35 @@ final class UploadSession {
 
     private func checkCancellation() throws(TransferError) {
         if Task.isCancelled { throw TransferError(.cancelled, "the transfer was cancelled") }
+    }
+
+    /// The receipt for the server's final answer, once the content it names is this file's: a
+    /// server that dedupes by `Idempotency-Key` alone would otherwise acknowledge other bytes
+    /// stored under the photo's key (anyone may POST with any key), and the photo would be lost
+    /// while the upload reported success. The stored object's digest is read from the answer's
+    /// `Repr-Digest`, or from the `sha256` of its JSON body; an answer with neither is taken as is.
+    /// Throws `bad-server-response` (permanent) when they differ.
+    private func verifiedReceipt(for response: HTTPResponse) async throws(TransferError) -> UploadReceipt {
+        if let stored = Self.storedSHA256Hex(in: response) {
+            let own = try await completingHeaders().first { $0.name == ResumableUpload.Header.idempotencyKey }?.value
+            guard let own, own == stored else {
+                throw TransferError(.badServerResponse,
+                                    "the server acknowledged an object whose content is not this file's (SHA-256 \(stored.prefix(12))...)")
+            }
+        }
+        return receipt(for: response)
+    }
+
+    /// The stored object's SHA-256 (lowercase hex) named by a final response, or nil.
+    static func storedSHA256Hex(in response: HTTPResponse) -> String? {
+        if let field = response.headers[ResumableUpload.Header.reprDigest] {
+            return ResumableUpload.sha256(fromReprDigest: field).map(FileDigest.hex)
+        }
+        struct Body: Decodable { let sha256: String? }
+        guard response.headers["content-type"]?.hasPrefix("application/json") == true,
+              let body = try? JSONDecoder().decode(Body.self, from: Data(response.body)),
+              let hex = body.sha256, let bytes = FileDigest.bytes(fromHex: hex), bytes.count == 32 else { return nil }
+        return hex.lowercased()
     }
 
     private func receipt(for response: HTTPResponse) -> UploadReceipt {

@@ -50,6 +50,44 @@ import UploadProtocol
         #expect(receiver.files(in: "uploads").allSatisfy { !$0.hasSuffix(".part") })
     }
 
+    /// Issue 15 item 2: anyone may POST (no token by default), so junk stored first under a
+    /// photo's Idempotency-Key must not stand in for the photo. The real upload, plain or
+    /// resumable, is stored as an object of its own and named by its digest in the answer; a
+    /// repeat of it then dedupes to it, across a restart too.
+    @Test(arguments: [false, true])
+    func junkStoredUnderAPhotosKeyIsNotADuplicateOfThePhoto(resumable: Bool) throws {
+        let directory = TestReceiver.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let photo = TestReceiver.bytes(20_000, seed: 21)
+        let junk = TestReceiver.bytes(300, seed: 22)
+        let key = Digest.hex(Digest.sha256(photo))
+        func upload(_ receiver: TestReceiver, _ body: [UInt8], digest: Bool) throws -> RawHTTPClient.Response {
+            let extra = [("Idempotency-Key", key)] + (digest ? [("Repr-Digest", Digest.reprDigest(body))] : [])
+            if resumable {
+                return try receiver.client().request("POST", "/uploads", headers: ResumableUploadTests.creationHeaders(
+                    version: 6, complete: true, extra: extra), body: body)
+            }
+            return try receiver.client().request("POST", "/uploads", headers: extra, body: body)
+        }
+        let receiver = try TestReceiver(directory: directory)
+        let poisoned = try upload(receiver, junk, digest: false)
+        #expect(poisoned.status == 201)
+        let real = try upload(receiver, photo, digest: true)
+        #expect(real.status == 201)
+        let realID = try #require(real["x-server-resource-id"])
+        #expect(realID != poisoned["x-server-resource-id"])
+        #expect(try receiver.content(of: realID) == photo)
+        #expect(real["repr-digest"] == Digest.reprDigest(photo))
+        let again = try upload(receiver, photo, digest: true)
+        #expect(again["x-server-resource-id"] == realID)
+        #expect(try receiver.objects().count == 2)
+        receiver.stop()
+        let restarted = try TestReceiver(directory: directory)
+        defer { restarted.stop() }
+        #expect(try upload(restarted, photo, digest: true)["x-server-resource-id"] == realID)
+        #expect(try restarted.objects().count == 2)
+    }
+
     @Test(arguments: [false, true])
     func digestMismatchStoresNothing(resumable: Bool) throws {
         let receiver = try TestReceiver()

@@ -51,6 +51,29 @@ import UploadProtocol
         #expect(cache.capability(for: "http://a", now: start + .seconds(60)) == nil)
     }
 
+    /// Issue 15 item 2: a server that deduped by Idempotency-Key alone acknowledges junk someone
+    /// stored under the photo's key; the client must see the stored digest is not its own and
+    /// fail (permanent), not report the photo uploaded. Every way an upload can complete is
+    /// checked: optimistic creation, appends, a plain upload.
+    @Test(arguments: [(64 * 1024 as Int64, FakeResumableServer.Discovery.limits("max-size=1000000000")),
+                      (1_000, .limits("max-size=1000000000")), (64 * 1024, .status(501))])
+    func anAcknowledgementOfOtherContentFailsTheUpload(optimisticLimit: Int64, discovery: FakeResumableServer.Discovery) async throws {
+        let junk = ResumableUpload.reprDigest(sha256: try FileDigest.sha256(bytes: [1, 2, 3]))
+        let fixture = try UploadFixture(size: 10_000, behaviour: .init(discovery: discovery, completionReprDigest: junk))
+        do {
+            _ = try await fixture.uploader(optimisticLimit: optimisticLimit).upload(file: fixture.path, metadata: fixture.metadata)
+            Issue.record("an acknowledgement of other content was taken as success")
+        } catch {
+            #expect(error.code == .badServerResponse)
+            #expect(error.classification == .permanent)
+        }
+        // The same server naming this file's digest (or no digest at all) is success.
+        let own = ResumableUpload.reprDigest(sha256: try FileDigest.sha256(bytes: fixture.bytes))
+        fixture.server.configure { $0.completionReprDigest = own }
+        let receipt = try await fixture.uploader(optimisticLimit: optimisticLimit).upload(file: fixture.path, metadata: fixture.metadata)
+        #expect(receipt.serverID.flatMap { fixture.server.objects[$0] } == fixture.bytes)
+    }
+
     @Test func unauthorizedDiscoveryIsPermanent() async throws {
         let fixture = try UploadFixture(size: 1000, behaviour: .init(discovery: .status(401)))
         await #expect(throws: TransferError.forStatus(401)) {
