@@ -32,7 +32,7 @@ enum DrainCommand: Command {
             ("photodrain drain ~/Pictures --to https://photos.example/uploads --token-file ~/.config/photodrain/token", "with a token"),
             ("photodrain drain ~/Pictures --to s3://photos/library", "to S3 (AWS credentials from the environment)"),
         ],
-        exitCodes: [(0, "every photo uploaded or terminally failed"), (1, "failure (store, cascade, model)"),
+        exitCodes: [(0, "every photo uploaded or terminally failed"), (1, "failure (store, cascade, model), or the destination refused the upload (token, URL)"),
                     (64, "usage error"), (75, "interrupted, or the destination stayed unreachable: run again")]
     )
 
@@ -133,6 +133,9 @@ enum DrainCommand: Command {
         case .failed(let message):
             console.err("photodrain drain: \(message)")
             return .failure
+        case .refused(let message):
+            console.err("photodrain drain: the destination refused the upload (\(message)); check --to and --token-file. No photo was charged an attempt.")
+            return .failure
         case .finished:
             return counts.discovered + counts.analyzed == 0 ? .success : .workRemains
         case .interrupted, .offline:
@@ -146,6 +149,7 @@ enum DrainCommand: Command {
         case .interrupted(let signal): "interrupted by \(SignalWatcher.name(signal))"
         case .offline(let message): "offline: \(message)"
         case .failed(let message): "failed: \(message)"
+        case .refused(let message): "refused by the destination: \(message)"
         }
     }
 }
