@@ -169,6 +169,20 @@ import UploadProtocol
         #expect(try receiver.objects().isEmpty)
     }
 
+    /// Issue 15 item 8: the comparison kept only 8 bits of the length difference, so the token
+    /// followed by 256 (or 512, ...) more bytes was accepted.
+    @Test(arguments: [1, 255, 256, 512, 1_024])
+    func aTokenWithBytesAppendedIsRefused(extra: Int) throws {
+        let secret = "s3cr3t-token-value"
+        let receiver = try TestReceiver { $0.token = secret }
+        defer { receiver.stop(); receiver.removeDirectory() }
+        let presented = secret + String(repeating: "A", count: extra)
+        let response = try receiver.client().request("POST", "/uploads", headers: [("Authorization", "Bearer \(presented)")],
+                                                      body: Array("photo".utf8))
+        #expect(response.status == 401)
+        #expect(receiver.files(in: "objects").isEmpty)
+    }
+
     @Test func bearerTokenIsRequiredAndNeverLogged() throws {
         let secret = "s3cr3t-token-value"
         let receiver = try TestReceiver { $0.token = secret + "\n" }
