@@ -74,8 +74,10 @@ final class UploadSession {
             pendingDigest = background
             sendingDigest = SendingDigest()
         }
-        guard Self.isSingleLine(verdictJSON), Self.isSingleLine(filename) else {
-            throw TransferError(.invalidRequest, "the verdict or file name contains line breaks or control characters")
+        // The file name may hold any character (a tab, a line break): Content-Disposition
+        // percent-encodes it in filename*. The verdict goes into a header as it is.
+        guard Self.isSingleLine(verdictJSON) else {
+            throw TransferError(.invalidRequest, "the verdict contains line breaks or control characters")
         }
         self.uploader = uploader
         self.path = path
