@@ -27,7 +27,7 @@ enum AnalyzeCommand: Command {
             ("photodrain analyze ~/Pictures", "analyse everything, two at a time"),
             ("photodrain analyze ~/Pictures --json | jq 'select(.faces > 0) .path'", "photos with faces"),
         ],
-        exitCodes: [(0, "every photo has a verdict"), (1, "failure (store, cascade or model unreadable)"),
+        exitCodes: [(0, "every photo has a verdict"), (1, "failure (store, cascade or model unreadable), or no progress possible (memory too small)"),
                     (64, "usage error"), (75, "work remains (interrupted, expired, or memory exhausted): run again")]
     )
 
@@ -119,6 +119,10 @@ enum AnalyzeCommand: Command {
         }
         if case .failed(let message) = outcome {
             console.err("photodrain analyze: \(message)")
+            return .failure
+        }
+        if let reason = AnalysisOptions.noProgressPossible(memory, analysed: t.analysed, remaining: remaining) {
+            console.err("photodrain analyze: \(reason)")
             return .failure
         }
         return remaining == 0 ? .success : .workRemains

@@ -32,7 +32,7 @@ enum DrainCommand: Command {
             ("photodrain drain ~/Pictures --to https://photos.example/uploads --token-file ~/.config/photodrain/token", "with a token"),
             ("photodrain drain ~/Pictures --to s3://photos/library", "to S3 (AWS credentials from the environment)"),
         ],
-        exitCodes: [(0, "every photo uploaded or terminally failed"), (1, "failure (store, cascade, model), or the destination refused the upload (token, URL)"),
+        exitCodes: [(0, "every photo uploaded or terminally failed"), (1, "failure (store, cascade, model), the destination refused the upload (token, URL), or no progress possible (memory too small)"),
                     (64, "usage error"), (75, "interrupted, or the destination stayed unreachable: run again")]
     )
 
@@ -136,9 +136,13 @@ enum DrainCommand: Command {
         case .refused(let message):
             console.err("photodrain drain: the destination refused the upload (\(message)); check --to and --token-file. No photo was charged an attempt.")
             return .failure
-        case .finished:
+        case .finished, .offline:
+            if let reason = AnalysisOptions.noProgressPossible(memory, analysed: t.analysed, remaining: counts.discovered) {
+                console.err("photodrain drain: \(reason)")
+                return .failure
+            }
             return counts.discovered + counts.analyzed == 0 ? .success : .workRemains
-        case .interrupted, .offline:
+        case .interrupted:
             return counts.discovered + counts.analyzed == 0 ? .success : .workRemains
         }
     }
