@@ -21,12 +21,29 @@ public final class AssetStore: Sendable {
 
     /// Opens (creating and migrating as needed) the store for the library at `root`. With no
     /// `path`, the store lives under `$XDG_STATE_HOME/photodrain/` (or `~/.local/state/photodrain/`).
-    public init(root: String, path: String? = nil, historyLimit: Int = 100_000) throws(StoreError) {
+    ///
+    /// With `readOnly`, opens an existing store for reading only (`status`, `verdicts`): nothing
+    /// is migrated or written, so a store on a read-only disk, or owned by another user, can be
+    /// read (a store that does not exist yet, or has an older schema, is opened as usual: created or
+    /// migrated). Throws `newerSchema`, `wrongLibrary`, and `corrupted` for a damaged file.
+    public init(root: String, path: String? = nil, historyLimit: Int = 100_000, readOnly: Bool = false) throws(StoreError) {
         guard let canonical = FileTree.realPath(root) else {
             throw StoreError(.unreadableRoot, "\(root): no such folder")
         }
         let storePath: String
         if let path { storePath = path } else { storePath = try Self.defaultPath(forRoot: canonical) }
+        if readOnly && FileTree.exists(storePath), let db = try Self.openForReading(storePath) {
+            let existing = try db.query("SELECT value FROM meta WHERE key = 'root'").first?.first?.string
+            guard existing == nil || existing == canonical else {
+                throw StoreError(.wrongLibrary, "\(storePath) belongs to \(existing ?? "?"), not \(canonical); pass --store to use another store")
+            }
+            self.path = storePath
+            self.root = canonical
+            self.historyLimit = max(historyLimit, 1)
+            self.database = Mutex(db)
+            self.leaseOwner = "\(FileTree.processID):\(UInt64.random(in: 1...UInt64.max))"
+            return
+        }
         let db = try Database(path: storePath)
         try Schema.migrate(db)
         try db.transaction { () throws(StoreError) in
@@ -43,6 +60,20 @@ public final class AssetStore: Sendable {
         self.historyLimit = max(historyLimit, 1)
         self.database = Mutex(db)
         self.leaseOwner = "\(FileTree.processID):\(UInt64.random(in: 1...UInt64.max))"
+    }
+
+    /// The store at `path` opened for reading only, or nil when its schema is older than this
+    /// PhotoDrain's (only a writer can migrate it). Throws as `init`.
+    private static func openForReading(_ path: String) throws(StoreError) -> Database? {
+        let db = try Database(path: path, readOnly: true)
+        switch try Schema.version(of: db) {
+        case let version where version > Schema.currentVersion:
+            throw StoreError(.newerSchema, "\(path) has schema version \(version); this PhotoDrain knows up to \(Schema.currentVersion). Upgrade PhotoDrain.")
+        case Schema.currentVersion:
+            return db
+        default:
+            return nil
+        }
     }
 
     /// The default store location for a library folder: one database per library, named after the

@@ -102,6 +102,12 @@ enum FileTree {
         kill(pid, 0) == 0 || errno == EPERM
     }
 
+    /// True when something exists at `path`.
+    static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+
     /// Creates `path` and its missing parents with mode 0700.
     static func makeDirectories(_ path: String) throws(StoreError) {
         var current = path.hasPrefix("/") ? "" : "."

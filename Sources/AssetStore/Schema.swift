@@ -74,6 +74,11 @@ enum Schema {
     static var currentVersion: Int { migrations.count }
 
     /// Brings `db` up to the current version, one migration per transaction.
+    /// The store's schema version (`PRAGMA user_version`).
+    static func version(of db: Database) throws(StoreError) -> Int {
+        try db.query("PRAGMA user_version").first?.first?.int ?? 0
+    }
+
     static func migrate(_ db: Database) throws(StoreError) {
         while true {
             let version = try db.query("PRAGMA user_version").first?.first?.int ?? 0

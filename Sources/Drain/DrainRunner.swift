@@ -323,6 +323,8 @@ public final class DrainRunner: Sendable {
             case .deferred:
                 try release()
                 return .noWork(.upload)
+            case .storeFailed(let error):
+                return .storeFailed("\(error)")
             }
         } catch {
             return .storeFailed("\(error)")

@@ -29,7 +29,7 @@ enum StatusCommand: Command {
     }
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
-        let store = try LibraryOptions.open(arguments)
+        let store = try LibraryOptions.open(arguments, readOnly: true)
         let counts = try store.counts()
         let failed = try store.assets(in: .failed).map { Problem(path: $0.path, reason: $0.lastError ?? "unknown", attempts: $0.attempts) }
         let undecodable = try store.undecodableAssets().map { Problem(path: $0.path, reason: $0.analysisError ?? "", attempts: 0) }
