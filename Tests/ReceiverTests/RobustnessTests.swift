@@ -48,6 +48,10 @@ import UploadProtocol
         Case(name: "unknown method", request: "BREW /uploads HTTP/1.1\r\nHost: x\r\n\r\n", status: 405),
         Case(name: "unknown path", request: "GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n", status: 404),
         Case(name: "absolute-form target", request: "GET http://x/healthz HTTP/1.1\r\nHost: x\r\n\r\n", status: 400),
+        // Issue 15 item 9: a few empty lines before the request line are ignored, a flood is refused.
+        Case(name: "two leading empty lines", request: "\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", status: 200),
+        Case(name: "leading CRLF flood", request: String(repeating: "\r\n", count: 20_000) + "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n",
+             status: 400),
     ]
 
     @Test(arguments: cases)
