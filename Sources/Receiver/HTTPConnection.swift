@@ -14,6 +14,10 @@ final class HTTPConnection {
 
     let descriptor: Int32
     private let configuration: ReceiverConfiguration
+    /// Told `true` when the connection starts waiting for a request head and `false` when it
+    /// stops (a head arrived, was refused, or the peer went): the server may evict a connection
+    /// that is waiting for a head to make room for a new one.
+    var waitingForHead: ((Bool) -> Void)?
     /// Bytes received but not yet consumed (the tail of a head read is the start of the body).
     private var pending: [UInt8] = []
     private let chunk: UnsafeMutableRawBufferPointer
@@ -42,6 +46,8 @@ final class HTTPConnection {
     /// Reads the next request head: waits up to the idle timeout for its first byte, then allows the
     /// header timeout for the rest (so a slow-header client cannot hold a slot).
     func readHead() -> HeadResult {
+        waitingForHead?(true)
+        defer { waitingForHead?(false) }
         var deadline: ContinuousClock.Instant?
         var scanned = 0
         var emptyLines = 0
