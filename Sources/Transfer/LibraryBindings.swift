@@ -71,7 +71,9 @@ final class CurlEasy: @unchecked Sendable {
         for (name, value) in request.headers {
             list = curl_slist_append(list, "\(name): \(value)")
         }
-        if request.body != .none {
+        if request.waitsForContinue {
+            list = curl_slist_append(list, "Expect: 100-continue")
+        } else if request.body != .none {
             // libcurl adds `Expect: 100-continue` to large bodies; the protocol relies on 104 instead.
             list = curl_slist_append(list, "Expect:")
         }

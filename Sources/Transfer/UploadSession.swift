@@ -53,6 +53,8 @@ final class UploadSession {
     private var shrunkAppendSize: Int64?
     private var bytesSent: Int64 = 0
     private var resumesLeft: Int
+    /// The acknowledged offset when the resume budget was last refilled.
+    private var offsetAtLastRecovery: Int64 = 0
     private var restartsLeft = 1
     private var resumeAttempt = 0
 
@@ -176,10 +178,15 @@ final class UploadSession {
         // The 104's upload URL is saved the moment it arrives, while the body is still going out:
         // a process killed mid-body then resumes from the server's offset instead of starting over.
         let (interims, sink) = AsyncStream.makeStream(of: HTTPInterimResponse.self)
-        let request = HTTPRequest(
+        var request = HTTPRequest(
             method: "POST", url: configuration.endpoint, headers: headers,
             body: .file(path: path, offset: 0, length: size), mayResendPartialBody: false, onBodySent: onBodySent,
             onInterimResponse: { sink.yield($0) })
+        // The body waits for the 104 (sent before the 100): a 104 sent while the body streams
+        // can be lost with the connection (a proxy that cuts drops what it has not forwarded,
+        // and libcurl stops at a send error without reading what arrived), and then the upload
+        // could only start over. Issue 15 item 11: 5 of 6 cut creations restarted from 0.
+        request.waitsForContinue = size > 0
         let client = uploader.client
         async let finished = Self.exchange(request, on: client, then: sink)
         for await interim in interims where location == nil {
@@ -433,6 +440,14 @@ final class UploadSession {
     /// Spends one resume from the budget (after a pause) if the error is transient and there is an
     /// upload URL to resume; otherwise rethrows it.
     private func recover(from error: TransferError) async throws(TransferError) {
+        // A cut after the server acknowledged more than at the last one is progress: the budget
+        // starts again, so a link that keeps cutting but keeps moving the upload on never fails
+        // it (issue 15 item 11). Only cuts that gain nothing use the budget up.
+        if offset > offsetAtLastRecovery {
+            offsetAtLastRecovery = offset
+            resumesLeft = max(0, configuration.maxResumesPerUpload)
+            resumeAttempt = 0
+        }
         guard error.isTransient, location != nil, resumesLeft > 0 else { throw error }
         resumesLeft -= 1
         resumeAttempt += 1

@@ -186,6 +186,24 @@ import UploadProtocol
         #expect(receipt.bytesSent <= 650_000)
     }
 
+    /// Issue 15 item 11: every cut that moved the upload on refills the resume budget, so a
+    /// link that cuts more often than the budget but always after some progress still gets the
+    /// photo through; cuts that gain nothing still end the call after the budget.
+    @Test func cutsThatEachMadeProgressNeverExhaustTheResumes() async throws {
+        let fixture = try UploadFixture(size: 400_000, behaviour: .init(dropAfterBodyBytes: Array(repeating: 40_000, count: 8)))
+        let receipt = try await fixture.uploader(maxResumes: 2).upload(file: fixture.path, metadata: fixture.metadata)
+        #expect(receipt.serverID.flatMap { fixture.server.objects[$0] } == fixture.bytes)
+        #expect(fixture.requests("PATCH").count == 9)
+
+        let stuck = try UploadFixture(size: 400_000, behaviour: .init(dropAfterBodyBytes: Array(repeating: 0, count: 8)))
+        do {
+            _ = try await stuck.uploader(maxResumes: 2).upload(file: stuck.path, metadata: stuck.metadata)
+            Issue.record("cuts that gained nothing did not end the call")
+        } catch {
+            #expect(error.code == .connectionLost)
+        }
+    }
+
     @Test func droppedConnectionAfterThe104ResumesFromItsLocation() async throws {
         let fixture = try UploadFixture(size: 50_000, behaviour: .init(dropAfterBodyBytes: [20_000]))
         let log = CheckpointLog(server: fixture.server)
@@ -376,7 +394,7 @@ import UploadProtocol
     @Test(arguments: [
         UploadMetadata(filename: "a.jpg", sha256Hex: "abc", verdictJSON: "{}"),
         UploadMetadata(filename: "a.jpg", sha256Hex: String(repeating: "0", count: 64), verdictJSON: "{\n}"),
-        UploadMetadata(filename: "a\r\nX-Evil: 1", sha256Hex: String(repeating: "0", count: 64), verdictJSON: "{}"),
+        UploadMetadata(filename: "a.jpg", sha256Hex: String(repeating: "0", count: 64), verdictJSON: "{\"a\":1}\r\nX-Evil: 1"),
     ])
     func unusableMetadataIsRefusedBeforeAnyRequest(metadata: UploadMetadata) async throws {
         let fixture = try UploadFixture(size: 100)
@@ -387,6 +405,18 @@ import UploadProtocol
             #expect(error.code == .invalidRequest)
         }
         #expect(fixture.server.requests.isEmpty)
+    }
+
+    /// Issue 15 item 5: a file name with a line break cannot inject a header: Content-Disposition
+    /// carries it percent-encoded in filename* (and as `_` in the ASCII fallback).
+    @Test func aFileNameWithLineBreaksIsSentEncodedNeverAsAHeader() async throws {
+        let fixture = try UploadFixture(size: 100, name: "a\r\nX-Evil: 1.jpg")
+        _ = try await fixture.uploader().upload(file: fixture.path, metadata: fixture.metadata)
+        let post = try #require(fixture.requests("POST").first)
+        #expect(post.headers["x-evil"] == nil)
+        let disposition = try #require(post.headers["content-disposition"])
+        #expect(ResumableUpload.filename(fromContentDisposition: disposition) == "a\r\nX-Evil: 1.jpg")
+        #expect(disposition.contains("filename*=UTF-8''a%0D%0AX-Evil%3A%201.jpg"))
     }
 }
 
