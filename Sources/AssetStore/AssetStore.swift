@@ -154,6 +154,11 @@ public final class AssetStore: Sendable {
                     try record.bind([.text(path), .text("removed"), .real(now)])
                     while try record.step() {}
                 }
+                try db.run("DELETE FROM scan_problems")
+                for problem in problems {
+                    try db.run("INSERT OR REPLACE INTO scan_problems(path, message, seen_at) VALUES (?, ?, ?)",
+                               [.text(problem.path), .text(problem.message), .real(now)])
+                }
                 let end = try Self.currentSequence(db)
                 try db.run("DELETE FROM changes WHERE seq <= ?", [.integer(end - Int64(historyLimit))])
                 changes.token = ChangeToken(sequence: end)
@@ -293,12 +298,22 @@ public final class AssetStore: Sendable {
                   SUM(failed != 0),
                   SUM(analysis_error IS NOT NULL),
                   SUM(face_count > 0),
-                  TOTAL(face_count)
+                  TOTAL(face_count),
+                  (SELECT COUNT(*) FROM scan_problems)
                 FROM assets
                 """).first ?? []
             func int(_ i: Int) -> Int { i < row.count ? (row[i].int ?? Int(row[i].double ?? 0)) : 0 }
             return StatusCounts(total: int(0), discovered: int(1), analyzed: int(2), uploaded: int(3),
-                                failed: int(4), undecodable: int(5), withFaces: int(6), faces: int(7))
+                                failed: int(4), undecodable: int(5), withFaces: int(6), faces: int(7), skipped: int(8))
+        }
+    }
+
+    /// What the last scan could not take into the library (see `StatusCounts.skipped`), by path.
+    public func scanProblems() throws(StoreError) -> [ScanProblem] {
+        try withDatabase { (db) throws(StoreError) -> [ScanProblem] in
+            try db.query("SELECT path, message FROM scan_problems ORDER BY path").map {
+                ScanProblem(path: $0[0].string ?? "", message: $0[1].string ?? "")
+            }
         }
     }
 

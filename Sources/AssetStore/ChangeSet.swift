@@ -49,4 +49,7 @@ public struct StatusCounts: Sendable, Equatable, Codable {
     public var withFaces = 0
     /// Faces over all verdicts.
     public var faces = 0
+    /// Files and folders the last scan found but could not take into the library (a name that
+    /// is not UTF-8, a folder it may not read): not photos of the library, but never silently.
+    public var skipped = 0
 }

@@ -52,10 +52,19 @@ enum FileTree {
             }
             defer { closedir(dir) }
             while let entry = readdir(dir) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                    String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+                let bytes = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
+                if bytes.first == UInt8(ascii: ".") { continue }
+                guard let name = String(validating: bytes, as: UTF8.self) else {
+                    // Paths are Strings from here to the receiver: a name that is not UTF-8 would
+                    // come back as another name that does not exist. Report it, never drop it silently.
+                    let shown = Self.escaped(bytes)
+                    let isFolder = entry.pointee.d_type == UInt8(DT_DIR)
+                    if isFolder || isPhotoName(shown) {
+                        problems.append(ScanProblem(path: relative.isEmpty ? shown : relative + "/" + shown,
+                                                    message: "the \(isFolder ? "folder" : "file") name is not valid UTF-8, so PhotoDrain cannot track it; rename it"))
+                    }
+                    continue
                 }
-                if name.hasPrefix(".") { continue }
                 let childRelative = relative.isEmpty ? name : relative + "/" + name
                 let childAbsolute = absolute + "/" + name
                 var link = stat()
@@ -85,6 +94,20 @@ enum FileTree {
         }
         files.sort { $0.path < $1.path }
         return (files, problems)
+    }
+
+    /// A name for people: printable ASCII as it is, every other byte as `\\xHH`.
+    static func escaped(_ bytes: [UInt8]) -> String {
+        var out = ""
+        for byte in bytes {
+            if byte >= 0x20 && byte < 0x7F && byte != UInt8(ascii: "\\") {
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                let hex = String(byte, radix: 16, uppercase: true)
+                out += "\\x" + (hex.count == 1 ? "0" + hex : hex)
+            }
+        }
+        return out
     }
 
     /// The current time in seconds since the epoch.

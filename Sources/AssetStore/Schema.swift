@@ -69,6 +69,15 @@ enum Schema {
         CREATE UNIQUE INDEX upload_jobs_one_live_per_asset ON upload_jobs(asset_id) WHERE state IN ('registered', 'pending');
         CREATE INDEX upload_jobs_state ON upload_jobs(state);
         """,
+        // 3: what the last scan could not take into the library (a name that is not UTF-8, a
+        // folder it may not read), so `status` counts and lists it instead of it vanishing.
+        """
+        CREATE TABLE scan_problems (
+            path TEXT PRIMARY KEY,              -- relative; bytes that are not UTF-8 shown as \\xHH
+            message TEXT NOT NULL,
+            seen_at REAL NOT NULL
+        );
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }
