@@ -27,7 +27,7 @@ enum WakeCommand: Command {
             ("photodrain wake ~/Pictures --to https://photos.example/uploads --memory-limit 200M", "what a timer runs"),
             ("until photodrain wake ~/Pictures --to URL; [ $? -ne 75 ] || continue; done", "repeat until done"),
         ],
-        exitCodes: [(0, "completed: every photo is uploaded or failed"), (1, "failure, or no progress possible (memory too small)"),
+        exitCodes: [(0, "completed: every photo is uploaded or failed"), (1, "failure, the destination refused the agent's uploads (token, URL), or no progress possible (memory too small)"),
                     (64, "usage error"), (75, "processing: work remains (jobs with the agent, more to analyse)")]
     )
 
@@ -78,7 +78,10 @@ enum WakeCommand: Command {
         let report = try finished.get()
         let status: ExitCode
         let outcome: String
-        if !report.workRemains {
+        if let refused = report.refused {
+            Console.shared.err("photodrain wake: the destination refused the upload (\(refused)); check --to and --token-file. No photo was charged an attempt.")
+            (status, outcome) = (.failure, "refused by the destination")
+        } else if !report.workRemains {
             (status, outcome) = (.success, "completed")
         } else if report.madeProgress || report.jobsInFlight > 0 || report.interrupted {
             (status, outcome) = (.workRemains, "processing")
