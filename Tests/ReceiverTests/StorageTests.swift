@@ -132,6 +132,7 @@ import UploadProtocol
                                                  body: Array(body[100_000...]))
         #expect(last.status == (matching ? 201 : 400))
         #expect(try receiver.objects().map(\.sha256) == (matching ? [Digest.hex(Digest.sha256(body))] : []))
+        receiver.stop()  // a request's log line is written after its response: wait for the threads
         #expect(receiver.log.lines.contains { $0.contains("digest read back") } == restartBetween)
     }
 
