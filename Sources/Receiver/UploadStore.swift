@@ -270,8 +270,9 @@ final class UploadStore: Sendable {
     func stagingPath() -> String { temporaryDirectory + "/" + Self.newID() + ".upload" }
 
     /// Turns fsync'd bytes at `stagedPath` into an object: checks the digest, dedupes by idempotency
-    /// key and content (an object with the same key but other bytes is not a duplicate), renames the bytes into `objects/`, then writes the sidecar. The staged file is gone
-    /// afterwards unless an error is thrown (then it is left in place for the caller).
+    /// key and content (an object with the same key but other bytes is not a duplicate), renames
+    /// the bytes into `objects/`, then writes the sidecar. The staged file is gone afterwards
+    /// unless an error is thrown (then it is left in place for the caller).
     /// `sha256` is the digest computed while the bytes streamed in, when they all came in one
     /// request; otherwise the file is read back to compute it. A new object is stored under
     /// `reservedID` when one is given (a resumable upload's, see `UploadRecord.reservedObjectID`).
