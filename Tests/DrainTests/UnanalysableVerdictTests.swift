@@ -31,7 +31,9 @@ import Testing
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent(name).path
         try Data(bytes).write(to: URL(fileURLWithPath: path))
-        let pipeline = try FacePipeline(settings: AnalysisSettings(modelPath: Self.repository.appendingPathComponent("Models/face-confirm.json").path))
+        let models = Self.repository.appendingPathComponent("Models")
+        let pipeline = try FacePipeline(settings: AnalysisSettings(modelPath: models.appendingPathComponent(AnalysisSettings.verdictModelFile).path,
+                                                                   networkPath: models.appendingPathComponent(AnalysisSettings.networkFile).path))
         guard case .verdict(let verdict) = pipeline.analyze(path: path, memoryBudget: nil) else {
             Issue.record("\(name) was deferred")
             return
