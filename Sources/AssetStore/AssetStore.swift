@@ -1,4 +1,3 @@
-import Foundation
 import Synchronization
 
 /// The durable record of one photo library: one row per photo, its verdict, its upload state and
@@ -29,12 +28,36 @@ public final class AssetStore: Sendable {
     /// Opens (creating and migrating as needed) the store for the library at `root`. With no
     /// `path`, the store lives under `$XDG_STATE_HOME/photodrain/` (or `~/.local/state/photodrain/`).
     /// `filter` narrows what this object claims, counts and lists (see `PathFilter`).
-    public init(root: String, path: String? = nil, historyLimit: Int = 100_000, filter: PathFilter = .all) throws(StoreError) {
+    ///
+    /// With `readOnly`, opens an existing store for reading only (`status`, `verdicts`): nothing
+    /// is migrated or written, so a store on a read-only disk, or owned by another user, can be
+    /// read (a store that does not exist yet, or has an older schema, is opened as usual: created or
+    /// migrated). Throws `newerSchema`, `wrongLibrary`, and `corrupted` for a damaged file.
+    public init(root: String, path: String? = nil, historyLimit: Int = 100_000, filter: PathFilter = .all,
+                readOnly: Bool = false) throws(StoreError) {
         guard let canonical = FileTree.realPath(root) else {
             throw StoreError(.unreadableRoot, "\(root): no such folder")
         }
         let storePath: String
         if let path { storePath = path } else { storePath = try Self.defaultPath(forRoot: canonical) }
+        let slash = storePath.lastIndex(of: "/")
+        let folder = slash.map { String(storePath[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
+        let name = slash.map { String(storePath[storePath.index(after: $0)...]) } ?? storePath
+        let base = (FileTree.realPath(folder) ?? folder) + "/" + name
+        self.ownFiles = [base, base + "-wal", base + "-shm", base + "-journal", base + ".agent"]
+        self.filter = filter
+        if readOnly && FileTree.exists(storePath), let db = try Self.openForReading(storePath) {
+            let existing = try db.query("SELECT value FROM meta WHERE key = 'root'").first?.first?.string
+            guard existing == nil || existing == canonical else {
+                throw StoreError(.wrongLibrary, "\(storePath) belongs to \(existing ?? "?"), not \(canonical); pass --store to use another store")
+            }
+            self.path = storePath
+            self.root = canonical
+            self.historyLimit = max(historyLimit, 1)
+            self.database = Mutex(db)
+            self.leaseOwner = "\(FileTree.processID):\(UInt64.random(in: 1...UInt64.max))"
+            return
+        }
         let db = try Database(path: storePath)
         try Schema.migrate(db)
         try db.transaction { () throws(StoreError) in
@@ -49,13 +72,7 @@ public final class AssetStore: Sendable {
         self.path = storePath
         self.root = canonical
         self.historyLimit = max(historyLimit, 1)
-        self.filter = filter
         self.database = Mutex(db)
-        let slash = storePath.lastIndex(of: "/")
-        let folder = slash.map { String(storePath[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
-        let name = slash.map { String(storePath[storePath.index(after: $0)...]) } ?? storePath
-        let base = (FileTree.realPath(folder) ?? folder) + "/" + name
-        self.ownFiles = [base, base + "-wal", base + "-shm", base + "-journal", base + ".agent"]
         self.leaseOwner = "\(FileTree.processID):\(UInt64.random(in: 1...UInt64.max))"
     }
 
@@ -67,6 +84,20 @@ public final class AssetStore: Sendable {
             throw StoreError(.unreadableRoot, "\(folder): no such folder")
         }
         return try defaultPath(forRoot: canonical)
+    }
+
+    /// The store at `path` opened for reading only, or nil when its schema is older than this
+    /// PhotoDrain's (only a writer can migrate it). Throws as `init`.
+    private static func openForReading(_ path: String) throws(StoreError) -> Database? {
+        let db = try Database(path: path, readOnly: true)
+        switch try Schema.version(of: db) {
+        case let version where version > Schema.currentVersion:
+            throw StoreError(.newerSchema, "\(path) has schema version \(version); this PhotoDrain knows up to \(Schema.currentVersion). Upgrade PhotoDrain.")
+        case Schema.currentVersion:
+            return db
+        default:
+            return nil
+        }
     }
 
     /// The default store location for a library folder: one database per library, named after the
@@ -149,27 +180,35 @@ public final class AssetStore: Sendable {
                     try record.bind([.text(path), .text("removed"), .real(now)])
                     while try record.step() {}
                 }
+                try db.run("DELETE FROM scan_problems")
+                for problem in problems {
+                    try db.run("INSERT OR REPLACE INTO scan_problems(path, message, seen_at) VALUES (?, ?, ?)",
+                               [.text(problem.path), .text(problem.message), .real(now)])
+                }
                 let end = try Self.currentSequence(db)
                 try db.run("DELETE FROM changes WHERE seq <= ?", [.integer(end - Int64(historyLimit))])
-                try db.run("INSERT OR REPLACE INTO meta(key, value) VALUES ('scan_skipped', ?)", [.text(Self.encodeSkipped(problems))])
+                // Before issue 15's table, the list was kept as JSON in `meta`: gone for good.
+                try db.run("DELETE FROM meta WHERE key = 'scan_skipped'")
                 changes.token = ChangeToken(sequence: end)
                 return ScanReport(changes: changes, photoCount: files.count, problems: problems)
             }
         }
     }
 
-    /// The entries the latest scan left out and why (unreadable, links leading out of the library,
-    /// FIFOs and other non-files), those the filter lets through; empty before the first scan.
+    /// The entries the latest scan left out and why, by path, those the filter lets through: names
+    /// that are not UTF-8, unreadable folders, links leading out of the library, FIFOs and other
+    /// non-files (see `StatusCounts.skipped`); empty before the first scan.
     public func skippedEntries() throws(StoreError) -> [ScanProblem] {
         try withDatabase { (db) throws(StoreError) -> [ScanProblem] in
-            guard let text = try db.query("SELECT value FROM meta WHERE key = 'scan_skipped'").first?.first?.string else { return [] }
-            return ((try? JSONDecoder().decode([ScanProblem].self, from: Data(text.utf8))) ?? []).filter { filter.matches($0.path) }
+            try db.query("SELECT path, message FROM scan_problems WHERE \(filter.sql("path")) ORDER BY path").map {
+                ScanProblem(path: $0[0].string ?? "", message: $0[1].string ?? "")
+            }
         }
     }
 
-    private static func encodeSkipped(_ problems: [ScanProblem]) -> String {
-        guard let data = try? JSONEncoder().encode(problems) else { return "[]" }
-        return String(decoding: data, as: UTF8.self)
+    /// The same list as `skippedEntries()` (issue 15's name for it).
+    public func scanProblems() throws(StoreError) -> [ScanProblem] {
+        try skippedEntries()
     }
 
     /// The token for "now": changes recorded after it are news.
@@ -304,12 +343,14 @@ public final class AssetStore: Sendable {
                   SUM(analysis_error IS NOT NULL AND \(Self.notUnanalysable)),
                   SUM(face_count > 0),
                   TOTAL(face_count),
-                  SUM(analyzed_at IS NOT NULL AND uploaded_at IS NULL AND failed = 0 AND NOT \(Self.notUnanalysable))
+                  SUM(analyzed_at IS NOT NULL AND uploaded_at IS NULL AND failed = 0 AND NOT \(Self.notUnanalysable)),
+                  (SELECT COUNT(*) FROM scan_problems WHERE \(filter.sql("path")))
                 FROM assets WHERE \(filter.sql("path"))
                 """).first ?? []
             func int(_ i: Int) -> Int { i < row.count ? (row[i].int ?? Int(row[i].double ?? 0)) : 0 }
             return StatusCounts(total: int(0), discovered: int(1), analyzed: int(2), uploaded: int(3),
-                                failed: int(4), undecodable: int(5), withFaces: int(6), faces: int(7), unanalysable: int(8))
+                                failed: int(4), undecodable: int(5), withFaces: int(6), faces: int(7),
+                                unanalysable: int(8), skipped: int(9))
         }
     }
 

@@ -52,4 +52,8 @@ public struct StatusCounts: Sendable, Equatable, Codable {
     /// Files with an `unanalysable` verdict (not a photo PhotoDrain analyses), not uploaded and not
     /// failed: held back from upload unless the runner is asked to upload them as they are.
     public var unanalysable = 0
+    /// Entries the last scan found but could not take into the library (a name that is not
+    /// UTF-8, a folder it may not read, a link leading out, a FIFO, ...), those the filter lets
+    /// through: not rows of the library, but never silently (`AssetStore.skippedEntries()`).
+    public var skipped = 0
 }

@@ -11,9 +11,9 @@ public struct FileEntry: Sendable, Equatable {
     public let mtimeNanoseconds: Int64
 }
 
-/// A library entry a walk did not make a row for, and why: it could not be read, or it is not a
-/// regular file inside the library (a link leading out, a dangling link, a FIFO, a socket, a
-/// device). Reported by each scan and kept by the store for `status`; never fatal.
+/// A library entry a walk did not make a row for, and why: it could not be read, its name is not
+/// valid UTF-8 (shown with `\xHH` escapes), or it is not a regular file inside the library (a link
+/// leading out, a dangling link, a FIFO, a socket, a device). Reported by each scan and kept by the store for `status`; never fatal.
 public struct ScanProblem: Sendable, Equatable, Codable {
     /// Relative to the root, `/`-separated; `.` for the root itself.
     public let path: String
@@ -62,10 +62,18 @@ enum FileTree {
             }
             defer { closedir(dir) }
             while let entry = readdir(dir) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                    String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+                let bytes = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
+                if bytes.first == UInt8(ascii: ".") { continue }
+                guard let name = String(validating: bytes, as: UTF8.self) else {
+                    // Paths are Strings from here to the receiver: a name that is not UTF-8 would
+                    // come back as another name that does not exist. Report it, never drop it silently.
+                    // Like every other entry the walk leaves out, it is a problem whatever it is.
+                    let shown = Self.escaped(bytes)
+                    let isFolder = entry.pointee.d_type == UInt8(DT_DIR)
+                    problems.append(ScanProblem(path: relative.isEmpty ? shown : relative + "/" + shown,
+                                                message: "the \(isFolder ? "folder" : "file") name is not valid UTF-8, so PhotoDrain cannot track it; rename it"))
+                    continue
                 }
-                if name.hasPrefix(".") { continue }
                 let childRelative = relative.isEmpty ? name : relative + "/" + name
                 let childAbsolute = absolute + "/" + name
                 if excluding.contains(childAbsolute) { continue }
@@ -157,6 +165,20 @@ enum FileTree {
         close(fd)
     }
 
+    /// A name for people: printable ASCII as it is, every other byte as `\\xHH`.
+    static func escaped(_ bytes: [UInt8]) -> String {
+        var out = ""
+        for byte in bytes {
+            if byte >= 0x20 && byte < 0x7F && byte != UInt8(ascii: "\\") {
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                let hex = String(byte, radix: 16, uppercase: true)
+                out += "\\x" + (hex.count == 1 ? "0" + hex : hex)
+            }
+        }
+        return out
+    }
+
     /// The current time in seconds since the epoch.
     static func now() -> Double {
         var ts = timespec()
@@ -170,6 +192,12 @@ enum FileTree {
     /// True when a process with this id exists (EPERM means it exists but is not ours).
     static func processExists(_ pid: Int32) -> Bool {
         kill(pid, 0) == 0 || errno == EPERM
+    }
+
+    /// True when something exists at `path`.
+    static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
     }
 
     /// Creates `path` and its missing parents with mode 0700.

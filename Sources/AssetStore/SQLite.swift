@@ -17,17 +17,33 @@ final class Database {
     private(set) var handle: OpaquePointer?
     let path: String
 
-    /// Opens (creating if needed) the database at `path` in WAL mode with a busy timeout.
-    init(path: String, busyTimeoutMilliseconds: Int32 = 10_000) throws(StoreError) {
+    /// Opens (creating if needed) the database at `path` in WAL mode with a busy timeout. With
+    /// `readOnly`, opens an existing database for reading only and changes nothing (no journal
+    /// mode, no file created): a store on a read-only disk or owned by someone else can still be
+    /// read. When SQLite cannot read it that way (a WAL store whose folder does not let it create
+    /// the shared-memory file), it is opened as immutable, a snapshot without locking.
+    init(path: String, busyTimeoutMilliseconds: Int32 = 10_000, readOnly: Bool = false) throws(StoreError) {
         self.path = path
-        var db: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
-        guard rc == SQLITE_OK, let db else {
-            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
-            sqlite3_close_v2(db)
-            throw StoreError(.cannotOpen, "\(path): \(message)", resultCode: rc)
+        if readOnly {
+            let db = try Self.open(path, flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX)
+            handle = db
+            sqlite3_extended_result_codes(db, 1)
+            sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
+            do throws(StoreError) {
+                _ = try query("SELECT COUNT(*) FROM sqlite_master")
+            } catch where [SQLITE_CANTOPEN, SQLITE_READONLY].contains((error.resultCode ?? 0) & 0xff) {
+                sqlite3_close_v2(db)
+                handle = nil
+                let uri = "file:" + Self.uriEscaped(path) + "?immutable=1"
+                let immutable = try Self.open(uri, flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI, shownAs: path)
+                handle = immutable
+                sqlite3_extended_result_codes(immutable, 1)
+                _ = try query("SELECT COUNT(*) FROM sqlite_master")
+            }
+            try registerFnmatch()  // a filtered status or verdicts reads through it too
+            return
         }
+        let db = try Self.open(path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX)
         handle = db
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
@@ -51,6 +67,31 @@ final class Database {
         guard rc == SQLITE_OK else { throw error(rc, sql: nil) }
     }
 
+    private static func open(_ name: String, flags: Int32, shownAs shown: String? = nil) throws(StoreError) -> OpaquePointer {
+        var db: OpaquePointer?
+        let rc = sqlite3_open_v2(name, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close_v2(db)
+            throw StoreError(.cannotOpen, "\(shown ?? name): \(message)", resultCode: rc)
+        }
+        return db
+    }
+
+    /// `path` with the characters a `file:` URI gives meaning to percent-encoded.
+    private static func uriEscaped(_ path: String) -> String {
+        var out = ""
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "%"), UInt8(ascii: "?"), UInt8(ascii: "#"), 0..<0x20, 0x7F...:
+                out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            default:
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            }
+        }
+        return out
+    }
+
     deinit { sqlite3_close_v2(handle) }
 
     /// Runs one or more statements that return no rows.
@@ -60,7 +101,7 @@ final class Database {
         if rc != SQLITE_OK {
             let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(rc))
             sqlite3_free(message)
-            throw StoreError(.sqlite, text, resultCode: rc, sql: sql)
+            throw StoreError(sqlite: rc, message: text, path: path, sql: sql)
         }
     }
 
@@ -108,7 +149,7 @@ final class Database {
     }
 
     func error(_ rc: Int32, sql: String?) -> StoreError {
-        StoreError(.sqlite, String(cString: sqlite3_errmsg(handle)), resultCode: rc, sql: sql)
+        StoreError(sqlite: rc, message: String(cString: sqlite3_errmsg(handle)), path: path, sql: sql)
     }
 }
 
@@ -181,4 +222,10 @@ extension SQLValue {
     init(_ value: String?) { self = value.map { .text($0) } ?? .null }
     init(_ value: Int?) { self = value.map { .integer(Int64($0)) } ?? .null }
     init(_ value: Double?) { self = value.map { .real($0) } ?? .null }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
 }

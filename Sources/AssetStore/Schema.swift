@@ -69,11 +69,25 @@ enum Schema {
         CREATE UNIQUE INDEX upload_jobs_one_live_per_asset ON upload_jobs(asset_id) WHERE state IN ('registered', 'pending');
         CREATE INDEX upload_jobs_state ON upload_jobs(state);
         """,
+        // 3: what the last scan could not take into the library (a name that is not UTF-8, a
+        // folder it may not read), so `status` counts and lists it instead of it vanishing.
+        """
+        CREATE TABLE scan_problems (
+            path TEXT PRIMARY KEY,              -- relative; bytes that are not UTF-8 shown as \\xHH
+            message TEXT NOT NULL,
+            seen_at REAL NOT NULL
+        );
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }
 
     /// Brings `db` up to the current version, one migration per transaction.
+    /// The store's schema version (`PRAGMA user_version`).
+    static func version(of db: Database) throws(StoreError) -> Int {
+        try db.query("PRAGMA user_version").first?.first?.int ?? 0
+    }
+
     static func migrate(_ db: Database) throws(StoreError) {
         while true {
             let version = try db.query("PRAGMA user_version").first?.first?.int ?? 0

@@ -1,6 +1,6 @@
 /// Why a store operation failed: a stable code, a message a person can act on, and for SQLite
 /// failures the result code and the statement.
-public struct StoreError: Error, Sendable, CustomStringConvertible {
+public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Code: String, Sendable {
         /// The database could not be opened or created.
         case cannotOpen = "cannot-open"
@@ -18,6 +18,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         case limitExceeded = "limit-exceeded"
         /// An argument the store cannot use.
         case invalidArgument = "invalid-argument"
+        /// The database file is damaged, or is not a database at all.
+        case corrupted
     }
 
     public let code: Code
@@ -34,10 +36,23 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         self.sql = sql
     }
 
+    /// An error for SQLite result code `rc` on the database at `path`: `corrupted` when SQLite
+    /// says the file is damaged or not a database (with what to do about it), else `sqlite`.
+    init(sqlite rc: Int32, message: String, path: String, sql: String?) {
+        switch rc & 0xff {
+        case 11, 26:  // SQLITE_CORRUPT, SQLITE_NOTADB
+            self.init(.corrupted, "the store \(path) is damaged or is not a PhotoDrain store (\(message)); restore it from a backup, or move it aside and run again to rebuild it",
+                      resultCode: rc, sql: sql)
+        default:
+            self.init(.sqlite, message, resultCode: rc, sql: sql)
+        }
+    }
+
+    /// One line for people: the code, the message and the SQLite result code. The statement is
+    /// kept in `sql` for debugging, never printed: it means nothing to the user and spans lines.
     public var description: String {
         var text = "\(code.rawValue): \(message)"
         if let resultCode { text += " (SQLite \(resultCode))" }
-        if let sql { text += " in `\(sql)`" }
-        return text
+        return text.split(whereSeparator: \.isNewline).joined(separator: " ")
     }
 }

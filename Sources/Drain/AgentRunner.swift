@@ -128,6 +128,10 @@ public final class AgentRunner: Sendable {
                 if let (jobID, outcome, away) = await group.next() {
                     running -= 1
                     idleSince = .now
+                    if case .storeFailed(let error) = outcome {
+                        storeError = error
+                        break
+                    }
                     if let away {
                         pausedUntil = .now + pause
                         events(.destinationAway(jobID: jobID, message: away, pause: pause))

@@ -41,6 +41,10 @@ public enum DrainOutcome: Sendable, Equatable {
     case offline(message: String)
     /// The store failed.
     case failed(message: String)
+    /// The destination refused an upload for a reason no photo can fix (401/403: a wrong or
+    /// missing token; 404: no upload endpoint at that URL). A configuration error: the drain
+    /// stops, and the photo's attempt is not charged.
+    case refused(message: String)
 }
 
 /// What the drain reports as it goes.
@@ -76,6 +80,8 @@ public final class DrainRunner: Sendable {
         /// An upload failed and the failure was counted against the photo.
         case uploadCharged
         case offline(String)
+        /// The destination refused the upload for a reason of its own configuration (nothing charged).
+        case refused(String)
         case storeFailed(String)
     }
 
@@ -121,6 +127,7 @@ public final class DrainRunner: Sendable {
         var uploadsPausedUntil = ContinuousClock.now
         var running: [Kind] = []
         var failure: String?
+        var refusal: String?
 
         return await withTaskGroup(of: SlotResult.self) { group -> DrainOutcome in
             while !Task.isCancelled {
@@ -215,16 +222,27 @@ public final class DrainRunner: Sendable {
                         nextProbe = .now + probeInterval
                         events(.offline(message: message))
                     }
+                case .refused(let message):
+                    running.remove(at: running.firstIndex(of: .upload) ?? 0)
+                    refusal = message
                 case .storeFailed(let message):
                     failure = message
                 }
-                if failure != nil { break }
+                if failure != nil || refusal != nil { break }
             }
             group.cancelAll()
             for await _ in group {}
             if let failure { return .failed(message: failure) }
+            if let refusal { return .refused(message: refusal) }
             return .finished
         }
+    }
+
+    /// True for failures that say the destination is misconfigured rather than the photo bad:
+    /// 401/403 (`unauthorized`) and a missing upload endpoint (`not-found`).
+    static func isDestinationRefusal(_ failure: UploadJob.Failure) -> Bool {
+        failure.domain == TransferError.domain
+            && (failure.code == TransferError.Code.unauthorized.rawValue || failure.code == TransferError.Code.notFound.rawValue)
     }
 
     /// The pause after `failures` counted upload failures in a row: `base`, doubling, at most `ceiling`.
@@ -283,6 +301,12 @@ public final class DrainRunner: Sendable {
                 return .worked(.upload)
             case .finished(.failed(_, _, let failure)):
                 let current = try store.job(id: job.id) ?? job
+                if Self.isDestinationRefusal(failure) {
+                    // A wrong token or URL refuses every photo alike: failing them one by one
+                    // would mark the whole library failed for good. Put the job back, uncharged.
+                    _ = try store.retryJob(current, update: .unchanged, inflightLimit: .max)
+                    return .refused("\(failure.code): \(failure.message)")
+                }
                 // A connection lost because the destination went away (a restart, a crash) is
                 // the destination's fault, not the photo's: if it no longer answers, defer.
                 if await Reachability.destinationIsAway(after: failure, destination: uploader) {
@@ -302,6 +326,8 @@ public final class DrainRunner: Sendable {
             case .deferred:
                 try release()
                 return .noWork(.upload)
+            case .storeFailed(let error):
+                return .storeFailed("\(error)")
             }
         } catch {
             return .storeFailed("\(error)")

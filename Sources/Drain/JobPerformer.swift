@@ -10,6 +10,9 @@ public enum PerformOutcome: Sendable, Equatable {
     case cancelled(reason: String)
     /// Stopped before finishing (runner terminating): the job stays pending, resumable, uncharged.
     case deferred(reason: String)
+    /// The store could not be read (damaged, gone): nothing was sent. A runner stops on it; a
+    /// deferral would retry the same broken read for ever.
+    case storeFailed(StoreError)
 }
 
 /// Performs upload jobs: the transfer agent's work, shared by `agent` and the foreground `drain`.
@@ -33,7 +36,7 @@ public final class JobPerformer: Sendable {
         do {
             asset = try store.asset(for: job)
         } catch {
-            return .deferred(reason: "store: \(error)")
+            return .storeFailed(error)
         }
         guard let asset, store.fileMatches(asset) else {
             return await cancel(job, reason: "the photo was removed or changed")

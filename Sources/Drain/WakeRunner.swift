@@ -39,6 +39,10 @@ public struct WakeReport: Sendable, Equatable {
     public var agentRunning = false
     /// Stopped by `terminate` or the runtime limit.
     public var interrupted = false
+    /// Set when the agent's upload was refused for a reason of the destination's configuration
+    /// (401/403: token; 404: no upload endpoint): the job was put back uncharged, and the
+    /// invocation is a configuration error rather than progress.
+    public var refused: String?
 
     public var madeProgress: Bool { acknowledged + retried + cancelled + created + analysed > 0 }
 
@@ -84,6 +88,13 @@ public final class WakeRunner: Sendable {
         // 1. Acknowledge finished jobs that will not be retried.
         for job in try store.jobs(for: .acknowledge) where !stopping() {
             let asset = try store.asset(for: job)
+            if job.state == .failed, let failure = job.failure, DrainRunner.isDestinationRefusal(failure) {
+                // A wrong token or URL refuses every photo alike: failing them one by one would
+                // fail the whole library for good. Put the job back as it was, uncharged.
+                _ = try store.retryJob(job, update: .unchanged, inflightLimit: .max)
+                report.refused = "\(failure.code): \(failure.message)"
+                continue
+            }
             if job.state == .failed && policy.shouldRetry(job, asset: asset) { continue }
             try store.acknowledgeJob(job) { job, asset in policy.update(for: job, asset: asset) }
             report.acknowledged += 1

@@ -14,9 +14,23 @@ final class HTTPConnection {
 
     let descriptor: Int32
     private let configuration: ReceiverConfiguration
+    /// Told `true` when the connection starts waiting for a request head and `false` when it
+    /// stops (a head arrived, was refused, or the peer went): the server may evict a connection
+    /// that is waiting for a head to make room for a new one.
+    var waitingForHead: ((Bool) -> Void)?
     /// Bytes received but not yet consumed (the tail of a head read is the start of the body).
     private var pending: [UInt8] = []
     private let chunk: UnsafeMutableRawBufferPointer
+
+    /// Empty lines (CRLF) accepted before a request line; more is a 400.
+    static let maxLeadingEmptyLines = 8
+
+    /// How many CRLF pairs `bytes` start with.
+    static func leadingEmptyLines(in bytes: [UInt8]) -> Int {
+        var count = 0
+        while bytes.count >= count * 2 + 2 && bytes[count * 2] == 13 && bytes[count * 2 + 1] == 10 { count += 1 }
+        return count
+    }
 
     init(descriptor: Int32, configuration: ReceiverConfiguration) {
         self.descriptor = descriptor
@@ -32,11 +46,23 @@ final class HTTPConnection {
     /// Reads the next request head: waits up to the idle timeout for its first byte, then allows the
     /// header timeout for the rest (so a slow-header client cannot hold a slot).
     func readHead() -> HeadResult {
+        waitingForHead?(true)
+        defer { waitingForHead?(false) }
         var deadline: ContinuousClock.Instant?
         var scanned = 0
+        var emptyLines = 0
         while true {
-            // Ignore empty lines before a request line (RFC 9112 2.2).
-            while pending.count >= 2 && pending[0] == 13 && pending[1] == 10 { pending.removeFirst(2) }
+            // Ignore a few empty lines before a request line (RFC 9112 2.2), but not a flood of
+            // them: each would otherwise cost a pass over the buffer while holding the slot.
+            let leading = Self.leadingEmptyLines(in: pending)
+            if leading > 0 {
+                emptyLines += leading
+                pending.removeFirst(leading * 2)
+                scanned = 0
+            }
+            if emptyLines > Self.maxLeadingEmptyLines {
+                return .refused(.init(status: 400, reason: "too many empty lines before the request line"))
+            }
             if let end = Self.headEnd(in: pending, from: max(0, scanned - 3)) {
                 if end > configuration.maxHeaderBytes {
                     return .refused(.init(status: 431, reason: "request head too large"))

@@ -4,7 +4,8 @@ import Synchronization
 
 /// The reference upload receiver behind `photodrain serve`: an HTTP/1.1 server on POSIX sockets
 /// with one thread per connection (never Swift's cooperative pool), at most
-/// `maxConnections` at once.
+/// `maxConnections` at once; when all are taken, the one that has waited longest for a request
+/// head is closed to admit a new one.
 ///
 ///     let server = ReceiverServer(configuration: .loopback(directory: dir))
 ///     let port = try server.start()      // listening; requests are served on background threads
@@ -27,6 +28,10 @@ public final class ReceiverServer: Sendable {
         var stopping = false
         /// Open client connections, so `stop()` can end them.
         var connections: Set<Int32> = []
+        /// Connections waiting for a request head (idle, or with a partial head), and since when.
+        var waitingForHead: [Int32: ContinuousClock.Instant] = [:]
+        /// Connections shut down to make room, whose threads have not finished yet.
+        var evicted: Set<Int32> = []
     }
 
     private let state = Mutex(State())
@@ -176,11 +181,24 @@ public final class ReceiverServer: Sendable {
                 }
                 continue
             }
+            // When every slot is taken, the connection that has waited longest for a request
+            // head makes room: idle connections (a slowloris opening hundreds and sending
+            // nothing, or a trickle of header bytes) must not lock real clients out until they
+            // time out. Connections with a request in progress are never evicted.
+            var evictedFor: Int32?
             let admitted = state.withLock { state -> Bool in
-                guard !state.stopping, state.connections.count < configuration.maxConnections else { return false }
+                guard !state.stopping else { return false }
+                if state.connections.count - state.evicted.count >= configuration.maxConnections {
+                    guard let oldest = state.waitingForHead.min(by: { $0.value < $1.value })?.key else { return false }
+                    Syscalls.shutdownBoth(oldest)
+                    state.waitingForHead[oldest] = nil
+                    state.evicted.insert(oldest)
+                    evictedFor = oldest
+                }
                 state.connections.insert(fd)
                 return true
             }
+            if evictedFor != nil { configuration.log("- - evicted the connection idle longest for a new one") }
             guard admitted else {
                 let connection = HTTPConnection(descriptor: fd, configuration: configuration)
                 connection.send(.text(503, "too many connections", headers: [("Retry-After", "1")]), close: true)
@@ -197,6 +215,12 @@ public final class ReceiverServer: Sendable {
 
     private func serve(_ fd: Int32, handler: RequestHandler) {
         var connection: HTTPConnection? = HTTPConnection(descriptor: fd, configuration: configuration)
+        connection?.waitingForHead = { [self] waiting in
+            state.withLock { state in
+                guard !state.evicted.contains(fd) else { return }
+                state.waitingForHead[fd] = waiting ? ContinuousClock.now : nil
+            }
+        }
         while let current = connection {
             switch current.readHead() {
             case .closed:
@@ -211,7 +235,11 @@ public final class ReceiverServer: Sendable {
             }
             if connection == nil {
                 // Forget the descriptor before it is closed, so stop() never shuts a reused number.
-                state.withLock { _ = $0.connections.remove(fd) }
+                state.withLock { state in
+                    state.connections.remove(fd)
+                    state.waitingForHead[fd] = nil
+                    state.evicted.remove(fd)
+                }
             }
         }
     }

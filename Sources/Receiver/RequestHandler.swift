@@ -152,9 +152,11 @@ final class RequestHandler: Sendable {
         let scheme = "bearer "
         guard header.count > scheme.count, header.prefix(scheme.count).lowercased() == scheme else { return false }
         let presented = Array(header.dropFirst(scheme.count).trimmingSpaces().utf8)
-        var difference = UInt8(truncatingIfNeeded: presented.count ^ token.count)
+        // The length difference is kept whole: truncated to 8 bits, a token followed by 256k more
+        // bytes compared equal.
+        var difference = presented.count ^ token.count
         for i in 0..<token.count {
-            difference |= token[i] ^ (i < presented.count ? presented[i] : 0)
+            difference |= Int(token[i] ^ (i < presented.count ? presented[i] : 0))
         }
         return difference == 0
     }

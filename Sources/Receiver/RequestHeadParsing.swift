@@ -4,7 +4,8 @@
 public enum RequestHeadParsing {
     /// What the receiver made of one request head.
     public struct Outcome: Sendable, Equatable {
-        /// The status the receiver refuses the request with (400, 411, 414, 431, 501, 505), or nil
+        /// The status the receiver refuses the request with (400, 411, 414, 431, 501, 505; 400 too
+        /// for more than `HTTPConnection.maxLeadingEmptyLines` empty lines before it), or nil
         /// when the head was accepted.
         public var refusal: Int?
         public var method: String?
@@ -18,11 +19,9 @@ public enum RequestHeadParsing {
     /// receiver would wait for more).
     public static func parse(_ bytes: [UInt8], maxRequestLineBytes: Int = 8_192, maxHeaderBytes: Int = 32_768,
                              maxHeaderCount: Int = 100) -> Outcome? {
-        var pending = ArraySlice(bytes)
-        while pending.count >= 2 && pending[pending.startIndex] == 13 && pending[pending.startIndex + 1] == 10 {
-            pending = pending.dropFirst(2)
-        }
-        let rest = Array(pending)
+        let leading = HTTPConnection.leadingEmptyLines(in: bytes)
+        if leading > HTTPConnection.maxLeadingEmptyLines { return Outcome(refusal: 400) }
+        let rest = Array(bytes.dropFirst(leading * 2))
         guard let end = HTTPConnection.headEnd(in: rest, from: 0) else {
             if !rest.contains(10) && rest.count > maxRequestLineBytes { return Outcome(refusal: 414) }
             if rest.count > maxHeaderBytes { return Outcome(refusal: 431) }

@@ -160,7 +160,12 @@ struct UploadEndpoint: Sendable {
             response.add(completion.name, completion.value)
             if let length = record.length { response.add("Upload-Length", String(length)) }
             if version >= 6 { response.add("Upload-Limit", limits.fieldValue(interopVersion: version)) }
-            if let objectID = record.objectID { response.add("x-server-resource-id", objectID) }
+            if let objectID = record.objectID {
+                response.add("x-server-resource-id", objectID)
+                if let object = store.object(objectID), let digest = SHA256Hasher.bytes(fromHex: object.sha256) {
+                    response.add(ResumableUpload.Header.reprDigest, ResumableUpload.reprDigest(sha256: digest))
+                }
+            }
             response.add("Cache-Control", "no-store")
             return .response(response)
         }
@@ -419,7 +424,7 @@ struct UploadEndpoint: Sendable {
     }
 
     /// Turns staged bytes into an object and answers: 201 for a new object, 200 for a duplicate
-    /// (same idempotency key; nothing new stored), 400 for a digest mismatch (nothing stored).
+    /// (same idempotency key and content; nothing new stored), 400 for a digest mismatch (nothing stored).
     /// A creation answers 201 either way. The upload record, if any, is marked complete.
     private func finish(_ exchange: Exchange, stagedPath: String, size: Int64, metadata: ObjectMetadata, sha256: [UInt8]?,
                         location: String?, upload: UploadRecord? = nil,
@@ -468,6 +473,11 @@ struct UploadEndpoint: Sendable {
         if let location { response.add("Location", location) }
         decorate(&response, object)
         response.add("x-server-resource-id", object.id)
+        if let digest = SHA256Hasher.bytes(fromHex: object.sha256) {
+            // The stored object's digest, so a client can tell its own photo from other bytes
+            // stored under the same key.
+            response.add(ResumableUpload.Header.reprDigest, ResumableUpload.reprDigest(sha256: digest))
+        }
         response.add("Content-Type", "application/json")
         response.body = UploadStore.json(object)
         return .response(response)

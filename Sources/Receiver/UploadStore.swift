@@ -50,8 +50,15 @@ final class UploadStore: Sendable {
     /// Whether records and new partial files are fsync'd when written (`SyncMode.always`, or an
     /// unknown boot). Objects and checkpoints are fsync'd regardless.
     let syncsEveryWrite: Bool
-    /// Idempotency key -> object id, rebuilt from the sidecars at start.
+    /// (idempotency key, content SHA-256) -> object id, rebuilt from the sidecars at start. An
+    /// upload dedupes only to an object with its own key *and* its own content: anyone may POST
+    /// with any key, so a key alone would let junk stored first stand in for the real photo.
     private let index: Mutex<[String: String]>
+
+    /// The index entry for a key and a content digest (hex).
+    private static func indexKey(_ idempotencyKey: String, sha256Hex: String) -> String {
+        idempotencyKey + "\n" + sha256Hex
+    }
 
     /// Opens (creating if needed) the store in `directory`, empties `tmp/`, removes objects whose
     /// sidecar was never written, and settles each partial upload's length: kept as it is when the
@@ -79,7 +86,10 @@ final class UploadStore: Sendable {
                 try Syscalls.unlinkIfPresent(objectsDirectory + "/" + name)
                 continue
             }
-            if let key = object.idempotencyKey, keys[key] == nil { keys[key] = object.id }
+            if let key = object.idempotencyKey {
+                let entry = Self.indexKey(key, sha256Hex: object.sha256)
+                if keys[entry] == nil { keys[entry] = object.id }
+            }
         }
         index = Mutex(keys)
         let uploadNames = Set(try Syscalls.listDirectory(uploadsDirectory))
@@ -260,8 +270,9 @@ final class UploadStore: Sendable {
     func stagingPath() -> String { temporaryDirectory + "/" + Self.newID() + ".upload" }
 
     /// Turns fsync'd bytes at `stagedPath` into an object: checks the digest, dedupes by idempotency
-    /// key, renames the bytes into `objects/`, then writes the sidecar. The staged file is gone
-    /// afterwards unless an error is thrown (then it is left in place for the caller).
+    /// key and content (an object with the same key but other bytes is not a duplicate), renames
+    /// the bytes into `objects/`, then writes the sidecar. The staged file is gone afterwards
+    /// unless an error is thrown (then it is left in place for the caller).
     /// `sha256` is the digest computed while the bytes streamed in, when they all came in one
     /// request; otherwise the file is read back to compute it. A new object is stored under
     /// `reservedID` when one is given (a resumable upload's, see `UploadRecord.reservedObjectID`).
@@ -273,9 +284,11 @@ final class UploadStore: Sendable {
             try Syscalls.unlinkIfPresent(stagedPath)
             return .digestMismatch
         }
+        let digestHex = SHA256Hasher.hex(digest)
+        let entry = metadata.idempotencyKey.map { Self.indexKey($0, sha256Hex: digestHex) }
         return try index.withLock { keys throws(ReceiverError) -> Completion in
-            if let key = metadata.idempotencyKey, let existing = keys[key],
-               let object = try? Self.decode(StoredObject.self, at: sidecarPath(existing)) {
+            if let entry, let existing = keys[entry],
+               let object = try? Self.decode(StoredObject.self, at: sidecarPath(existing)), object.sha256 == digestHex {
                 try Syscalls.unlinkIfPresent(stagedPath)
                 return .deduplicated(object)
             }
@@ -285,7 +298,7 @@ final class UploadStore: Sendable {
             } else {
                 id = Self.newID()
             }
-            let object = StoredObject(id: id, size: size, sha256: SHA256Hasher.hex(digest),
+            let object = StoredObject(id: id, size: size, sha256: digestHex,
                                       idempotencyKey: metadata.idempotencyKey, filename: metadata.filename,
                                       verdict: metadata.verdict, storedAt: now)
             do throws(ReceiverError) {
@@ -302,7 +315,7 @@ final class UploadStore: Sendable {
                 }
                 throw error
             }
-            if let key = metadata.idempotencyKey { keys[key] = id }
+            if let entry { keys[entry] = id }
             return .stored(object)
         }
     }

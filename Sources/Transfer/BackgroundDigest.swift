@@ -27,17 +27,30 @@ public final class BackgroundDigest: Sendable {
     }
 
     private let state = Mutex<State>(.notStarted)
-    private let compute: @Sendable () throws(TransferError) -> String
+    private let stop = CancellationFlag()
+    private let threads: DigestThreads
+    private let compute: @Sendable (CancellationFlag) throws(TransferError) -> String
 
-    /// Hashes the file at `path`: from now, or from `start()` when `startingNow` is false.
-    public convenience init(path: String, startingNow: Bool = true) {
-        self.init(startingNow: startingNow) { () throws(TransferError) -> String in try FileDigest.sha256Hex(path: path) }
+    /// Hashes the file at `path`: from now, or from `start()` when `startingNow` is false. The
+    /// thread is one of `threads`, whose `stopAll()` ends it early.
+    public convenience init(path: String, startingNow: Bool = true, threads: DigestThreads = .shared) {
+        self.init(startingNow: startingNow, threads: threads, stoppable: { (stop) throws(TransferError) -> String in
+            try FileDigest.sha256Hex(path: path, stop: stop)
+        })
     }
 
     /// Runs `compute` (which returns 64 hex digits) on a thread of its own; tests pass one that
     /// waits for a signal, to decide when the digest becomes known.
-    init(startingNow: Bool = true, computing compute: @escaping @Sendable () throws(TransferError) -> String) {
+    convenience init(startingNow: Bool = true, computing compute: @escaping @Sendable () throws(TransferError) -> String) {
+        self.init(startingNow: startingNow, stoppable: { (_: CancellationFlag) throws(TransferError) -> String in try compute() })
+    }
+
+    /// Runs `compute` on a thread of its own, passing it the flag `DigestThreads.stopAll()` sets; `compute`
+    /// should throw `cancelled` soon after the flag is set.
+    init(startingNow: Bool = true, threads: DigestThreads = .shared,
+         stoppable compute: @escaping @Sendable (CancellationFlag) throws(TransferError) -> String) {
         self.compute = compute
+        self.threads = threads
         if startingNow { start() }
     }
 
@@ -49,10 +62,11 @@ public final class BackgroundDigest: Sendable {
             return true
         }
         guard starts else { return }
+        threads.register(stop)
         let thread = Thread { [self] in
             let outcome: Outcome
             do throws(TransferError) {
-                outcome = .success(try compute())
+                outcome = .success(try compute(stop))
             } catch {
                 outcome = .failure(error)
             }
@@ -62,6 +76,7 @@ public final class BackgroundDigest: Sendable {
                 return waiters
             }
             for waiter in waiters { waiter.resume(returning: outcome) }
+            threads.deregister(stop)
         }
         thread.name = "photodrain-digest"
         thread.start()

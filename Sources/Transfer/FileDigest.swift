@@ -23,13 +23,18 @@ public enum FileDigest {
 
     /// Feeds `length` bytes of the file at `path` from byte `offset` (to the end of the file when
     /// `length` is nil) to `hasher`, streamed. Throws as `sha256(path:offset:length:)`.
-    static func feed(_ hasher: SHA256Hasher, path: String, offset start: Int64, length: Int64?) throws(TransferError) {
+    /// When `stop` is set, the hashing ends at the next chunk with `cancelled`.
+    static func feed(_ hasher: SHA256Hasher, path: String, offset start: Int64, length: Int64?,
+                     stop: CancellationFlag? = nil) throws(TransferError) {
         let file = try OpenFile(path: path)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
         defer { buffer.deallocate() }
         var offset = start
         var remaining = length ?? Int64.max
         while remaining > 0 {
+            if stop?.isCancelled == true {
+                throw TransferError(.cancelled, "the hashing was stopped before it finished")
+            }
             let wanted = Int(min(Int64(chunkSize), remaining))
             guard let base = buffer.baseAddress, let count = file.read(into: base, count: wanted, at: offset) else {
                 throw TransferError(.fileUnreadable, "the file could not be read while hashing")
@@ -48,6 +53,14 @@ public enum FileDigest {
     /// the upload's `Idempotency-Key`). Throws `TransferError` when the file cannot be read.
     public static func sha256Hex(path: String) throws(TransferError) -> String {
         hex(try sha256(path: path))
+    }
+
+    /// As `sha256Hex(path:)`, but checks `stop` before each chunk and throws `cancelled` once it
+    /// is set, so a process that is exiting can end a hashing thread within one chunk.
+    static func sha256Hex(path: String, stop: CancellationFlag) throws(TransferError) -> String {
+        let hasher = try SHA256Hasher()
+        try feed(hasher, path: path, offset: 0, length: nil, stop: stop)
+        return hex(try hasher.finish())
     }
 
     /// The SHA-256 of bytes in memory.

@@ -39,6 +39,11 @@ public struct HTTPRequest: Sendable {
     /// have ended, while the request may still be sending: a 104's upload URL can be saved before
     /// the body is through. It must return quickly.
     public var onInterimResponse: (@Sendable (HTTPInterimResponse) -> Void)?
+    /// Sends `Expect: 100-continue` and holds the body until the server's `100 Continue` (or
+    /// libcurl's one-second wait for it runs out). A resumable-upload server sends its `104` with
+    /// the upload URL before the `100`, so no body byte goes out before the client holds the
+    /// URL: a cut during the body can then always be resumed.
+    public var waitsForContinue = false
 
     /// Creates a request.
     public init(method: String, url: String, headers: [(name: String, value: String)] = [], body: Body = .none,

@@ -71,7 +71,9 @@ final class CurlEasy: @unchecked Sendable {
         for (name, value) in request.headers {
             list = curl_slist_append(list, "\(name): \(value)")
         }
-        if request.body != .none {
+        if request.waitsForContinue {
+            list = curl_slist_append(list, "Expect: 100-continue")
+        } else if request.body != .none {
             // libcurl adds `Expect: 100-continue` to large bodies; the protocol relies on 104 instead.
             list = curl_slist_append(list, "Expect:")
         }
@@ -370,11 +372,22 @@ private extension Substring {
 final class OpenFile {
     private let descriptor: Int32
 
-    /// Opens `path` for reading.
+    /// Opens `path` for reading. Throws `file-unreadable` unless it is a regular file: the open
+    /// is non-blocking and the type is checked before any read, so a FIFO (whose open and reads
+    /// wait for a writer that may never come), a device or a directory fails at once.
     init(path: String) throws(TransferError) {
         var fd: Int32
-        repeat { fd = open(path, O_RDONLY | O_CLOEXEC) } while fd < 0 && errno == EINTR
+        repeat { fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) } while fd < 0 && errno == EINTR
         guard fd >= 0 else { throw TransferError(.fileUnreadable, "the file could not be opened") }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            close(fd)
+            throw TransferError(.fileUnreadable, "the file could not be examined")
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            close(fd)
+            throw TransferError(.fileUnreadable, "the path is not a regular file (a directory, FIFO, socket or device)")
+        }
         descriptor = fd
     }
 

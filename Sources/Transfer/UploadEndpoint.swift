@@ -6,7 +6,8 @@ enum UploadEndpoint {
     /// `scheme://host[:port]`, lowercased; nil unless the URL is absolute http or https.
     static func origin(of url: String) -> String? {
         guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(),
-              scheme == "http" || scheme == "https", let host = parsed.host, !host.isEmpty else { return nil }
+              scheme == "http" || scheme == "https", let host = parsed.host, !host.isEmpty,
+              parsed.port.map({ (1...65535).contains($0) }) ?? true else { return nil }
         let port = parsed.port.map { ":\($0)" } ?? ""
         return "\(scheme)://\(host.lowercased())\(port)"
     }

@@ -1,3 +1,4 @@
+import Foundation
 import UploadProtocol
 
 /// One file's way through the resumable-upload protocol: creation (optimistic for small files,
@@ -52,6 +53,8 @@ final class UploadSession {
     private var shrunkAppendSize: Int64?
     private var bytesSent: Int64 = 0
     private var resumesLeft: Int
+    /// The acknowledged offset when the resume budget was last refilled.
+    private var offsetAtLastRecovery: Int64 = 0
     private var restartsLeft = 1
     private var resumeAttempt = 0
 
@@ -73,8 +76,10 @@ final class UploadSession {
             pendingDigest = background
             sendingDigest = SendingDigest()
         }
-        guard Self.isSingleLine(verdictJSON), Self.isSingleLine(filename) else {
-            throw TransferError(.invalidRequest, "the verdict or file name contains line breaks or control characters")
+        // The file name may hold any character (a tab, a line break): Content-Disposition
+        // percent-encodes it in filename*. The verdict goes into a header as it is.
+        guard Self.isSingleLine(verdictJSON) else {
+            throw TransferError(.invalidRequest, "the verdict contains line breaks or control characters")
         }
         self.uploader = uploader
         self.path = path
@@ -173,10 +178,15 @@ final class UploadSession {
         // The 104's upload URL is saved the moment it arrives, while the body is still going out:
         // a process killed mid-body then resumes from the server's offset instead of starting over.
         let (interims, sink) = AsyncStream.makeStream(of: HTTPInterimResponse.self)
-        let request = HTTPRequest(
+        var request = HTTPRequest(
             method: "POST", url: configuration.endpoint, headers: headers,
             body: .file(path: path, offset: 0, length: size), mayResendPartialBody: false, onBodySent: onBodySent,
             onInterimResponse: { sink.yield($0) })
+        // The body waits for the 104 (sent before the 100): a 104 sent while the body streams
+        // can be lost with the connection (a proxy that cuts drops what it has not forwarded,
+        // and libcurl stops at a send error without reading what arrived), and then the upload
+        // could only start over. Issue 15 item 11: 5 of 6 cut creations restarted from 0.
+        request.waitsForContinue = size > 0
         let client = uploader.client
         async let finished = Self.exchange(request, on: client, then: sink)
         for await interim in interims where location == nil {
@@ -197,7 +207,7 @@ final class UploadSession {
             location = location ?? interimLocation
             offset = size
             report()
-            return receipt(for: response)
+            return try await verifiedReceipt(for: response)
         case .success(let response) where response.status == 413 && size > 0:
             // The body is too large for one request: create empty and append in smaller pieces.
             try await carefulCreation()
@@ -260,7 +270,7 @@ final class UploadSession {
         }
         offset = size
         report()
-        var done = receipt(for: response)
+        var done = try await verifiedReceipt(for: response)
         done.resumable = false
         return done
     }
@@ -321,7 +331,7 @@ final class UploadSession {
                 if complete && ResumableUpload.isComplete(headers: response.headers) != false {
                     offset = size
                     report()
-                    return receipt(for: response)
+                    return try await verifiedReceipt(for: response)
                 }
                 var acknowledged = offset + length
                 if let field = response.headers[ResumableUpload.Header.uploadOffset] {
@@ -415,7 +425,7 @@ final class UploadSession {
                     guard value == size else {
                         throw TransferError(.badServerResponse, "the server reports a completed upload of a different size")
                     }
-                    return receipt(for: response)
+                    return try await verifiedReceipt(for: response)
                 }
                 return nil
             case 404, 410:
@@ -430,6 +440,14 @@ final class UploadSession {
     /// Spends one resume from the budget (after a pause) if the error is transient and there is an
     /// upload URL to resume; otherwise rethrows it.
     private func recover(from error: TransferError) async throws(TransferError) {
+        // A cut after the server acknowledged more than at the last one is progress: the budget
+        // starts again, so a link that keeps cutting but keeps moving the upload on never fails
+        // it (issue 15 item 11). Only cuts that gain nothing use the budget up.
+        if offset > offsetAtLastRecovery {
+            offsetAtLastRecovery = offset
+            resumesLeft = max(0, configuration.maxResumesPerUpload)
+            resumeAttempt = 0
+        }
         guard error.isTransient, location != nil, resumesLeft > 0 else { throw error }
         resumesLeft -= 1
         resumeAttempt += 1
@@ -496,6 +514,35 @@ final class UploadSession {
 
     private func checkCancellation() throws(TransferError) {
         if Task.isCancelled { throw TransferError(.cancelled, "the transfer was cancelled") }
+    }
+
+    /// The receipt for the server's final answer, once the content it names is this file's: a
+    /// server that dedupes by `Idempotency-Key` alone would otherwise acknowledge other bytes
+    /// stored under the photo's key (anyone may POST with any key), and the photo would be lost
+    /// while the upload reported success. The stored object's digest is read from the answer's
+    /// `Repr-Digest`, or from the `sha256` of its JSON body; an answer with neither is taken as is.
+    /// Throws `bad-server-response` (permanent) when they differ.
+    private func verifiedReceipt(for response: HTTPResponse) async throws(TransferError) -> UploadReceipt {
+        if let stored = Self.storedSHA256Hex(in: response) {
+            let own = try await completingHeaders().first { $0.name == ResumableUpload.Header.idempotencyKey }?.value
+            guard let own, own == stored else {
+                throw TransferError(.badServerResponse,
+                                    "the server acknowledged an object whose content is not this file's (SHA-256 \(stored.prefix(12))...)")
+            }
+        }
+        return receipt(for: response)
+    }
+
+    /// The stored object's SHA-256 (lowercase hex) named by a final response, or nil.
+    static func storedSHA256Hex(in response: HTTPResponse) -> String? {
+        if let field = response.headers[ResumableUpload.Header.reprDigest] {
+            return ResumableUpload.sha256(fromReprDigest: field).map(FileDigest.hex)
+        }
+        struct Body: Decodable { let sha256: String? }
+        guard response.headers["content-type"]?.hasPrefix("application/json") == true,
+              let body = try? JSONDecoder().decode(Body.self, from: Data(response.body)),
+              let hex = body.sha256, let bytes = FileDigest.bytes(fromHex: hex), bytes.count == 32 else { return nil }
+        return hex.lowercased()
     }
 
     private func receipt(for response: HTTPResponse) -> UploadReceipt {

@@ -72,6 +72,8 @@ enum AgentCommand: Command {
                 line = Line(job: id, outcome: "cancelled", message: reason)
             case .deferred(let reason):
                 line = Line(job: id, outcome: "deferred", message: reason)
+            case .storeFailed(let error):
+                line = Line(job: id, outcome: "store-failed", message: "\(error)")
             }
             if json { console.json(line) } else { console.err("job \(id): \(line.outcome) \(line.message ?? "")") }
         }

@@ -70,4 +70,15 @@ enum AnalysisOptions {
     static func memoryGuard(_ arguments: ParsedArguments) throws(UsageError) -> MemoryGuard {
         MemoryGuard(configuredLimit: try arguments.bytes("memory-limit"))
     }
+
+    /// Why analysis can never make progress here, or nil. When photos wait, none was analysed,
+    /// and the limit leaves no headroom at all above the process's own footprint (e.g.
+    /// `--memory-limit` below it), rerunning cannot help: `wake` exits 1 then, and so do
+    /// `analyze` and `drain`, rather than 75 ("run again") forever.
+    static func noProgressPossible(_ memory: MemoryGuard, analysed: Int, remaining: Int) -> String? {
+        guard analysed == 0, remaining > 0 else { return nil }
+        let reading = memory.read()
+        guard reading.headroom == 0 else { return nil }
+        return "no progress possible: the memory limit (\(reading.limit >> 20) MiB, from \(reading.source)) leaves no headroom above this process's own footprint (\(reading.used >> 20) MiB) to analyse a photo"
+    }
 }

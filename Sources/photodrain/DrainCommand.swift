@@ -35,7 +35,7 @@ enum DrainCommand: Command {
             ("photodrain drain ~/Pictures --to s3://photos/library", "to S3 (AWS credentials from the environment)"),
             ("photodrain drain ~/Pictures --to URL --dry-run --json | jq -r 'select(.event == \"would-upload\") .path'", "what would be sent"),
         ] + LibraryOptions.filterExamples("drain"),
-        exitCodes: [(0, "every photo uploaded or terminally failed"), (1, "failure (store, cascade, model)"),
+        exitCodes: [(0, "every photo uploaded or terminally failed"), (1, "failure (store, cascade, model), the destination refused the upload (token, URL), or no progress possible (memory too small)"),
                     (64, "usage error"), (75, "interrupted, or the destination stayed unreachable: run again")]
     )
 
@@ -145,9 +145,16 @@ enum DrainCommand: Command {
         case .failed(let message):
             console.err("photodrain drain: \(message)")
             return .failure
-        case .finished:
+        case .refused(let message):
+            console.err("photodrain drain: the destination refused the upload (\(message)); check --to and --token-file. No photo was charged an attempt.")
+            return .failure
+        case .finished, .offline:
+            if let reason = AnalysisOptions.noProgressPossible(memory, analysed: t.analysed, remaining: counts.discovered) {
+                console.err("photodrain drain: \(reason)")
+                return .failure
+            }
             return left == 0 ? .success : .workRemains
-        case .interrupted, .offline:
+        case .interrupted:
             return left == 0 ? .success : .workRemains
         }
     }
@@ -158,6 +165,7 @@ enum DrainCommand: Command {
         case .interrupted(let signal): "interrupted by \(SignalWatcher.name(signal))"
         case .offline(let message): "offline: \(message)"
         case .failed(let message): "failed: \(message)"
+        case .refused(let message): "refused by the destination: \(message)"
         }
     }
 }

@@ -36,8 +36,9 @@ enum LibraryOptions {
 
     /// Opens the store for the library folder `DIR` (the first positional, or the current folder),
     /// narrowed by --include/--exclude when the command takes them. With `dryRun` and no store yet,
-    /// an empty store in memory stands in, so a dry run creates no file.
-    static func open(_ arguments: ParsedArguments, dryRun: Bool = false) throws -> AssetStore {
+    /// an empty store in memory stands in, so a dry run creates no file. With `readOnly` (commands
+    /// that only read the store), nothing is written.
+    static func open(_ arguments: ParsedArguments, dryRun: Bool = false, readOnly: Bool = false) throws -> AssetStore {
         let folder = arguments.positionals.first ?? FileManager.default.currentDirectoryPath
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
@@ -49,7 +50,7 @@ enum LibraryOptions {
             let existing = try path ?? AssetStore.defaultPath(forFolder: folder)
             if !FileManager.default.fileExists(atPath: existing) { path = ":memory:" }
         }
-        return try AssetStore(root: folder, path: path, filter: filter)
+        return try AssetStore(root: folder, path: path, filter: filter, readOnly: readOnly)
     }
 }
 

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Transfer
 
 /// The entry point: `photodrain COMMAND [options]`.
 @main
@@ -30,6 +31,9 @@ struct PhotoDrainCLI {
         // A closed pipe (e.g. `photodrain verdicts | head`) must end the tool quietly.
         signal(SIGPIPE, SIG_IGN)
         let status = await run(Array(CommandLine.arguments.dropFirst()))
+        // exit() runs libcrypto's exit handlers, which free what a hashing thread may still be
+        // using: end every background digest first (a failed first file leaves the next one hashing).
+        await DigestThreads.shared.stopAll()
         exit(status.rawValue)
     }
 

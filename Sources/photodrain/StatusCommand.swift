@@ -32,7 +32,8 @@ enum StatusCommand: Command {
         let counts: StatusCounts
         /// Jobs with the agent, bytes confirmed and to send, rate and ETA.
         let transfer: TransferProgress
-        /// Entries the latest scan left out (unreadable, links out of the library, FIFOs...).
+        /// Entries the latest scan left out (names that are not UTF-8, unreadable folders, links out of
+        /// the library, FIFOs...): one list, whatever the reason.
         let skipped: [Problem]
         /// Files that are not photos PhotoDrain analyses.
         let unanalysable: [Problem]
@@ -71,7 +72,7 @@ enum StatusCommand: Command {
     }
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
-        let store = try LibraryOptions.open(arguments)
+        let store = try LibraryOptions.open(arguments, readOnly: true)
         let counts = try store.counts()
         let transfer = try store.transferProgress()
         let failed = try store.assets(in: .failed).map { Problem(path: $0.path, reason: $0.lastError ?? "unknown", attempts: $0.attempts) }
@@ -88,7 +89,7 @@ enum StatusCommand: Command {
         let rows: [(String, Int)] = [
             ("files", counts.total), ("waiting for analysis", counts.discovered), ("analysed, not uploaded", counts.analyzed),
             ("uploaded", counts.uploaded), ("failed", counts.failed), ("unanalysable, held back", counts.unanalysable),
-            ("skipped by the scan", skipped.count),
+            ("skipped by the last scan", counts.skipped),
         ]
         for (name, value) in rows {
             console.out("  \(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(value)")
@@ -99,7 +100,7 @@ enum StatusCommand: Command {
         }
         if !skipped.isEmpty {
             console.out("")
-            console.out("Skipped by the last scan (\(skipped.count)); not in the store:")
+            console.out("Skipped by the last scan (\(skipped.count)); not in the store until fixed:")
             for problem in skipped { console.out("  \(problem.path): \(problem.reason)") }
         }
         if !unanalysable.isEmpty {

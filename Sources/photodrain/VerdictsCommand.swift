@@ -26,7 +26,7 @@ enum VerdictsCommand: Command {
         guard format == "jsonl" || format == "csv" else {
             throw UsageError("--format wants jsonl or csv, not '\(format)'", command: spec.name)
         }
-        let store = try LibraryOptions.open(arguments)
+        let store = try LibraryOptions.open(arguments, readOnly: true)
         let rows = try store.assets()
         if format == "csv" { Console.shared.out(csvColumns.joined(separator: ",")) }
         for row in rows {

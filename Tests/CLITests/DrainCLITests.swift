@@ -64,6 +64,40 @@ import Testing
         try Self.expectOneIntactObjectPerPhoto(server, ws, photos: photos)
     }
 
+    /// Issue 15 item 7: a destination that refuses everything is a configuration error. A port
+    /// out of range is a usage error (64); a wrong token or a path with no upload endpoint stops
+    /// the drain with exit 1, and no photo is failed or charged an attempt.
+    @Test(arguments: ["port", "token", "path"])
+    func aDestinationThatRefusesEverythingIsAConfigurationError(mistake: String) throws {
+        let ws = try Workspace()
+        let photos = try ws.addSmallSamples()
+        try "right-token\n".write(toFile: ws.root.appendingPathComponent("token").path, atomically: true, encoding: .utf8)
+        try "wrong-token\n".write(toFile: ws.root.appendingPathComponent("wrong").path, atomically: true, encoding: .utf8)
+        let server = try ServeProcess(directory: ws.root.appendingPathComponent("received").path,
+                                      extra: ["--token-file", ws.root.appendingPathComponent("token").path])
+        var arguments = ["drain", ws.library, "--store", ws.store, "--json"] + Self.fast
+        switch mistake {
+        case "port": arguments += ["--to", "http://127.0.0.1:99999/uploads"]
+        case "token": arguments += ["--to", server.url, "--token-file", ws.root.appendingPathComponent("wrong").path]
+        default: arguments += ["--to", server.url.replacingOccurrences(of: "/uploads", with: "/nowhere"),
+                               "--token-file", ws.root.appendingPathComponent("token").path]
+        }
+        let run = try CLI.run(arguments)
+        #expect(run.status == (mistake == "port" ? 64 : 1), "stderr: \(run.stderr)")
+        let status = try CLI.run(["status", ws.library, "--store", ws.store, "--json"])
+        if mistake == "port" {
+            // Refused before the store was opened; `upload` refuses it as usage too.
+            let upload = try CLI.run(["upload", ws.path(photos[0]), "--to", "http://127.0.0.1:99999/uploads"])
+            #expect(upload.status == 64, "stderr: \(upload.stderr)")
+            return
+        }
+        let counts = try #require((try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?["counts"] as? [String: Any])
+        #expect(counts["failed"] as? Int == 0)
+        #expect(counts["uploaded"] as? Int == 0)
+        #expect((counts["analyzed"] as? Int ?? 0) + (counts["discovered"] as? Int ?? 0) == photos.count)
+        #expect(run.stderr.contains("refused"))
+    }
+
     @Test func offlineDestinationKeepsAnalysingAndChargesNothing() throws {
         let ws = try Workspace()
         let photos = try ws.addSmallSamples()

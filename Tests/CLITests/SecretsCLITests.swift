@@ -15,14 +15,15 @@ import Testing
         let server = try ServeProcess(directory: ws.root.appendingPathComponent("received").path, extra: ["--token-file", tokenFile])
         let fast = ["--analysis-size", "96"]
 
-        // Wrong token: refused (permanent), photos failed with a reason that names no secret.
+        // Wrong token: a configuration error (exit 1) whose message names no secret; no photo
+        // is failed or charged (issue 15 item 7).
         let refused = try CLI.run(["drain", ws.library, "--store", ws.store, "--to", server.url, "--token-file", wrongFile, "--json"] + fast)
-        #expect(refused.status == 0)  // every photo terminally failed: nothing left to do
-        #expect(refused.stdout.contains("\"terminal\":true"))
-        // Right token after resetting: everything uploads.
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("refused"))
+        #expect(!refused.stdout.contains("\"terminal\":true"))
         let status = try CLI.run(["status", ws.library, "--store", ws.store])
-        #expect(status.stdout.contains("failed"))
-        // With the right token, --retry-failed gives the failed photos another chance.
+        #expect(status.status == 0)
+        // With the right token everything uploads (--retry-failed is harmless with nothing failed).
         let retried = try CLI.run(["drain", ws.library, "--store", ws.store, "--to", server.url, "--token-file", tokenFile, "--retry-failed", "--json"] + fast)
         #expect(retried.status == 0, "\(retried.stderr)")
         #expect(!retried.stdout.contains("\"terminal\":true"))

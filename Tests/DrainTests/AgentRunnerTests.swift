@@ -53,6 +53,49 @@ import Transfer
         #expect(asset.uploadedAt != nil && asset.attempts == 0 && !asset.failed)
     }
 
+    /// Issue 15 item 12: a store whose photo table is damaged made every job a deferral, and the
+    /// agent idled out with exit 0, for ever. A store that cannot be read stops it with the
+    /// error (the CLI exits 1), and nothing is sent.
+    @Test func aDamagedStoreStopsTheAgentWithTheError() async throws {
+        let destination = ScriptedDestination(uploads: [])
+        let library: Library
+        do {
+            let (made, store, _) = try libraryWithAJob(destination: destination)
+            library = made
+            withExtendedLifetime(store) {}
+        }
+        try DamagedStore.damage(table: "assets", inStoreAt: library.root.appendingPathComponent("store.sqlite").path)
+        let store = try library.store()
+        do {
+            _ = try await runAgent(store, destination: destination)
+            Issue.record("the agent ran on a damaged store without an error")
+        } catch let error as StoreError {
+            #expect(error.code == .corrupted)
+            #expect(!error.description.contains("SELECT") && !error.description.contains("\n"))
+        }
+        #expect(destination.uploadCalls.withLock { $0.count } == 0)
+    }
+
+    /// Issue 15 item 7, for the extension: the agent's upload refused with 401 (a wrong token)
+    /// is not the photo's failure. `wake` puts the job back uncharged and reports the refusal
+    /// (the CLI exits 1), instead of acknowledging it and failing the photo for good.
+    @Test(arguments: [401, 404])
+    func aRefusedJobIsPutBackUnchargedByWake(status: Int) async throws {
+        let destination = ScriptedDestination(uploads: [TransferError.forStatus(status, creation: true)])
+        let (library, store, job) = try libraryWithAJob(destination: destination)
+        defer { withExtendedLifetime(library) {} }
+        _ = try await runAgent(store, destination: destination)
+        #expect(try store.job(id: job.id)?.state == .failed)
+        let report = try WakeRunner(store: store, analyzer: CountingAnalyzer(), memory: MemoryGuard(),
+                                    options: WakeOptions(destination: destination.endpoint)).run()
+        #expect(report.refused?.hasPrefix(TransferError.forStatus(status, creation: true).code.rawValue) == true)
+        #expect(report.acknowledged == 0)
+        let asset = try #require(try store.asset(path: "p000.jpg"))
+        #expect(asset.attempts == 0 && !asset.failed && asset.uploadedAt == nil)
+        #expect(try store.job(id: job.id)?.state == .registered)
+        #expect(try store.counts().failed == 0)
+    }
+
     /// A destination that answers with an error is the photo's failure: the job ends failed, for
     /// `wake` to count and retry, and nothing is deferred.
     @Test func aDestinationThatAnswersWithAnErrorFailsTheJob() async throws {

@@ -95,6 +95,34 @@ final class ScriptedDestination: UploadDestination {
         for (gap, least) in zip(gaps, [100, 200, 400]) { #expect(gap >= .milliseconds(least)) }
     }
 
+    /// Issue 15 item 7: a wrong token (401/403) or a URL with no upload endpoint (404) refuses
+    /// every photo alike. The drain stops with `refused` (the CLI exits 1) and charges nothing,
+    /// instead of failing the whole library for good and reporting success.
+    @Test(arguments: [TransferError.forStatus(401), TransferError.forStatus(403), TransferError.forStatus(404, creation: true)])
+    func aDestinationThatRefusesEveryUploadStopsTheDrainAndChargesNothing(refusal: TransferError) async throws {
+        let destination = ScriptedDestination(uploads: Array(repeating: refusal, count: 10))
+        let (outcome, store, library) = try await drain(photos: 3, destination: destination) { $0.slots = 3 }
+        defer { withExtendedLifetime(library) {} }
+        guard case .refused(let message) = outcome else {
+            Issue.record("the drain ended \(outcome), not refused")
+            return
+        }
+        #expect(message.hasPrefix(refusal.code.rawValue))
+        for asset in try store.assets() {
+            #expect(asset.attempts == 0 && asset.failed == false && asset.uploadedAt == nil)
+        }
+        #expect(try store.counts().failed == 0)
+        // Once the destination accepts again, the next drain uploads every photo.
+        #expect(await Self.rerun(store: store, destination: ScriptedDestination(uploads: [])) == .finished)
+        #expect(try store.counts().uploaded == 3)
+    }
+
+    private static func rerun(store: AssetStore, destination: ScriptedDestination) async -> DrainOutcome {
+        var options = DrainOptions(destination: destination)
+        options.slots = 1
+        return await DrainRunner(store: store, analyzer: CountingAnalyzer(), options: options).run { _ in }
+    }
+
     /// A drain killed after the server answered but before the answer was recorded leaves a
     /// finished job. The next drain records it (the photo is uploaded, once) instead of waiting
     /// forever for a photo no one will claim.

@@ -61,4 +61,16 @@ import Testing
         #expect(RequestHeadParsing.parse(Array(repeating: UInt8(ascii: "a"), count: 8_193))?.refusal == 414)
         #expect(RequestHeadParsing.parse(Array(("GET / HTTP/1.1\r\n" + String(repeating: "h", count: 32_800)).utf8))?.refusal == 431)
     }
+
+    /// Issue 15 item 9: up to `maxLeadingEmptyLines` empty lines before the request line are
+    /// ignored; more is refused at once, complete request or not.
+    @Test(arguments: [(0, nil as Int?), (8, nil), (9, 400), (100_000, 400)])
+    func leadingEmptyLinesAreCapped(count: Int, refusal: Int?) throws {
+        let request = Array((String(repeating: "\r\n", count: count) + "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").utf8)
+        let outcome = try #require(RequestHeadParsing.parse(request))
+        #expect(outcome.refusal == refusal)
+        // The flood alone is refused too, before any request line arrives.
+        let flood = RequestHeadParsing.parse(Array(String(repeating: "\r\n", count: count).utf8))
+        #expect(flood?.refusal == refusal)
+    }
 }

@@ -48,6 +48,10 @@ import UploadProtocol
         Case(name: "unknown method", request: "BREW /uploads HTTP/1.1\r\nHost: x\r\n\r\n", status: 405),
         Case(name: "unknown path", request: "GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n", status: 404),
         Case(name: "absolute-form target", request: "GET http://x/healthz HTTP/1.1\r\nHost: x\r\n\r\n", status: 400),
+        // Issue 15 item 9: a few empty lines before the request line are ignored, a flood is refused.
+        Case(name: "two leading empty lines", request: "\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", status: 200),
+        Case(name: "leading CRLF flood", request: String(repeating: "\r\n", count: 20_000) + "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n",
+             status: 400),
     ]
 
     @Test(arguments: cases)
@@ -99,15 +103,40 @@ import UploadProtocol
         #expect(client.isClosedByServer())
     }
 
+    /// Every slot busy with a request in progress: a new connection is turned away.
     @Test func connectionsBeyondTheLimitAreTurnedAway() throws {
         let receiver = try TestReceiver { $0.maxConnections = 1 }
         defer { receiver.stop(); receiver.removeDirectory() }
         let holder = try receiver.client()
-        #expect(try holder.request("GET", "/healthz").status == 200)  // admitted and kept alive
+        // Admitted, and busy: its body is still coming.
+        holder.send("POST /uploads HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\nConnection: close\r\n\r\nhello")
+        usleep(100_000)
         #expect(try receiver.client().readResponse().status == 503)
-        holder.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        #expect(try holder.readResponse().status == 200)
+        holder.send("world")
+        #expect(try holder.readResponse().status == 201)
         #expect(holder.isClosedByServer())
+    }
+
+    /// Issue 15 item 6 (slowloris): connections that send no request head (or only part of one)
+    /// held every slot until their idle timeout (60 s), locking real clients out. When the slots
+    /// are full, the connection that has waited longest for a head is closed to admit the new one.
+    @Test(arguments: [false, true])
+    func idleConnectionsMakeRoomForARealClient(partialHeads: Bool) throws {
+        let receiver = try TestReceiver { $0.maxConnections = 4 }
+        defer { receiver.stop(); receiver.removeDirectory() }
+        var idle: [RawHTTPClient] = []
+        for _ in 0..<12 {
+            let client = try receiver.client()
+            if partialHeads { client.send("GET /healthz HTTP/1.1\r\nHost:") }
+            idle.append(client)
+        }
+        usleep(200_000)
+        let started = ContinuousClock.now
+        #expect(try receiver.client().request("GET", "/healthz").status == 200)
+        #expect(ContinuousClock.now - started < .seconds(5))
+        withExtendedLifetime(idle) {}
+        receiver.stop()  // waits for the connection threads, so every log line is written
+        #expect(receiver.log.lines.contains { $0.contains("evicted the connection idle longest") })
     }
 
     @Test func slowHeadersAreCutOff() throws {

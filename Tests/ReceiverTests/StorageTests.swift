@@ -50,6 +50,44 @@ import UploadProtocol
         #expect(receiver.files(in: "uploads").allSatisfy { !$0.hasSuffix(".part") })
     }
 
+    /// Issue 15 item 2: anyone may POST (no token by default), so junk stored first under a
+    /// photo's Idempotency-Key must not stand in for the photo. The real upload, plain or
+    /// resumable, is stored as an object of its own and named by its digest in the answer; a
+    /// repeat of it then dedupes to it, across a restart too.
+    @Test(arguments: [false, true])
+    func junkStoredUnderAPhotosKeyIsNotADuplicateOfThePhoto(resumable: Bool) throws {
+        let directory = TestReceiver.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let photo = TestReceiver.bytes(20_000, seed: 21)
+        let junk = TestReceiver.bytes(300, seed: 22)
+        let key = Digest.hex(Digest.sha256(photo))
+        func upload(_ receiver: TestReceiver, _ body: [UInt8], digest: Bool) throws -> RawHTTPClient.Response {
+            let extra = [("Idempotency-Key", key)] + (digest ? [("Repr-Digest", Digest.reprDigest(body))] : [])
+            if resumable {
+                return try receiver.client().request("POST", "/uploads", headers: ResumableUploadTests.creationHeaders(
+                    version: 6, complete: true, extra: extra), body: body)
+            }
+            return try receiver.client().request("POST", "/uploads", headers: extra, body: body)
+        }
+        let receiver = try TestReceiver(directory: directory)
+        let poisoned = try upload(receiver, junk, digest: false)
+        #expect(poisoned.status == 201)
+        let real = try upload(receiver, photo, digest: true)
+        #expect(real.status == 201)
+        let realID = try #require(real["x-server-resource-id"])
+        #expect(realID != poisoned["x-server-resource-id"])
+        #expect(try receiver.content(of: realID) == photo)
+        #expect(real["repr-digest"] == Digest.reprDigest(photo))
+        let again = try upload(receiver, photo, digest: true)
+        #expect(again["x-server-resource-id"] == realID)
+        #expect(try receiver.objects().count == 2)
+        receiver.stop()
+        let restarted = try TestReceiver(directory: directory)
+        defer { restarted.stop() }
+        #expect(try upload(restarted, photo, digest: true)["x-server-resource-id"] == realID)
+        #expect(try restarted.objects().count == 2)
+    }
+
     @Test(arguments: [false, true])
     func digestMismatchStoresNothing(resumable: Bool) throws {
         let receiver = try TestReceiver()
@@ -94,6 +132,7 @@ import UploadProtocol
                                                  body: Array(body[100_000...]))
         #expect(last.status == (matching ? 201 : 400))
         #expect(try receiver.objects().map(\.sha256) == (matching ? [Digest.hex(Digest.sha256(body))] : []))
+        receiver.stop()  // a request's log line is written after its response: wait for the threads
         #expect(receiver.log.lines.contains { $0.contains("digest read back") } == restartBetween)
     }
 
@@ -129,6 +168,20 @@ import UploadProtocol
                                                      body: Array("x".utf8))
         #expect(response.status == 400)
         #expect(try receiver.objects().isEmpty)
+    }
+
+    /// Issue 15 item 8: the comparison kept only 8 bits of the length difference, so the token
+    /// followed by 256 (or 512, ...) more bytes was accepted.
+    @Test(arguments: [1, 255, 256, 512, 1_024])
+    func aTokenWithBytesAppendedIsRefused(extra: Int) throws {
+        let secret = "s3cr3t-token-value"
+        let receiver = try TestReceiver { $0.token = secret }
+        defer { receiver.stop(); receiver.removeDirectory() }
+        let presented = secret + String(repeating: "A", count: extra)
+        let response = try receiver.client().request("POST", "/uploads", headers: [("Authorization", "Bearer \(presented)")],
+                                                      body: Array("photo".utf8))
+        #expect(response.status == 401)
+        #expect(receiver.files(in: "objects").isEmpty)
     }
 
     @Test func bearerTokenIsRequiredAndNeverLogged() throws {

@@ -44,6 +44,9 @@ final class FakeResumableServer: Sendable {
         var requiredToken: String?
         /// Requests with these methods are read but never answered, until the client gives up.
         var stallMethods: Set<String> = []
+        /// Sent as `Repr-Digest` on every answer that completes an upload: the digest of the object
+        /// the server says it kept (a server that deduped to other bytes stored under the key).
+        var completionReprDigest: String?
     }
 
     /// One request as received.
@@ -195,7 +198,8 @@ final class FakeResumableServer: Sendable {
                 state.objects[id] = body
                 return id
             }
-            return respond(connection, status: 201, headers: [("X-Server-Resource-ID", id)])
+            let digest = state.withLock { $0.behaviour.completionReprDigest }
+            return respond(connection, status: 201, headers: [("X-Server-Resource-ID", id)] + (digest.map { [("Repr-Digest", $0)] } ?? []))
         }
         let (path, behaviour) = state.withLock { state in
             let path = "/files/u\(state.nextID)"
@@ -269,6 +273,7 @@ final class FakeResumableServer: Sendable {
         if !omitLocation && creation { headers.append(("Location", path)) }
         if let limits { headers.append(("Upload-Limit", limits)) }
         if let id { headers.append(("X-Server-Resource-ID", id)) }
+        if id != nil, let digest = state.withLock({ $0.behaviour.completionReprDigest }) { headers.append(("Repr-Digest", digest)) }
         return respond(connection, status: creation || complete ? 201 : 204, headers: headers)
     }
 

@@ -77,6 +77,55 @@ import Testing
         }
     }
 
+    /// Issue 15 item 1: `photodrain` must end its hashing threads before `exit()` runs
+    /// libcrypto's exit handlers. `stopAll()` returns only once no hashing thread is running, and
+    /// a file being hashed stops within a chunk.
+    @Test func stopAllEndsRunningDigestsBeforeReturning() async throws {
+        let threads = DigestThreads()
+        let entered = Mutex(0)
+        let endless = BackgroundDigest(threads: threads) { (stop) throws(TransferError) -> String in
+            entered.withLock { $0 += 1 }
+            while !stop.isCancelled { usleep(1_000) }
+            throw TransferError(.cancelled, "stopped")
+        }
+        while entered.withLock({ $0 }) == 0 { try await Task.sleep(for: .milliseconds(1)) }
+        // A file of 2,000 chunks: hashing it takes far longer than asking it to stop.
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("digest-stop-\(UInt64.random(in: 0...UInt64.max))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("big.jpg").path
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(count: FileDigest.chunkSize * 2_000)))
+        let file = BackgroundDigest(path: path, threads: threads)
+        #expect(threads.runningCount >= 1)
+        await threads.stopAll()
+        #expect(threads.runningCount == 0)
+        do {
+            _ = try await endless.sha256Hex()
+            Issue.record("a stopped digest gave a result")
+        } catch {
+            #expect(error.code == .cancelled)
+        }
+        // The file digest either finished before the stop or was cancelled; it is not running.
+        do {
+            _ = try await file.sha256Hex()
+        } catch {
+            #expect(error.code == .cancelled)
+        }
+        await threads.stopAll()  // nothing running: returns at once
+    }
+
+    @Test func fileDigestStopsAtTheNextChunkOnceAsked() throws {
+        let bytes = TemporaryFile.pattern(count: FileDigest.chunkSize * 3)
+        let path = try TemporaryFile.make(bytes: bytes)
+        defer { TemporaryFile.remove(path) }
+        let stop = CancellationFlag()
+        stop.cancel()
+        #expect(throws: TransferError(.cancelled, "the hashing was stopped before it finished")) {
+            try FileDigest.sha256Hex(path: path, stop: stop)
+        }
+        #expect(try FileDigest.sha256Hex(path: path, stop: CancellationFlag()) == FileDigest.sha256Hex(path: path))
+    }
+
     @Test func hmacMatchesRFC4231Case2() throws {
         let mac = try FileDigest.hmacSHA256(key: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8))
         #expect(FileDigest.hex(mac) == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")

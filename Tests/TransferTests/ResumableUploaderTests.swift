@@ -51,6 +51,29 @@ import UploadProtocol
         #expect(cache.capability(for: "http://a", now: start + .seconds(60)) == nil)
     }
 
+    /// Issue 15 item 2: a server that deduped by Idempotency-Key alone acknowledges junk someone
+    /// stored under the photo's key; the client must see the stored digest is not its own and
+    /// fail (permanent), not report the photo uploaded. Every way an upload can complete is
+    /// checked: optimistic creation, appends, a plain upload.
+    @Test(arguments: [(64 * 1024 as Int64, FakeResumableServer.Discovery.limits("max-size=1000000000")),
+                      (1_000, .limits("max-size=1000000000")), (64 * 1024, .status(501))])
+    func anAcknowledgementOfOtherContentFailsTheUpload(optimisticLimit: Int64, discovery: FakeResumableServer.Discovery) async throws {
+        let junk = ResumableUpload.reprDigest(sha256: try FileDigest.sha256(bytes: [1, 2, 3]))
+        let fixture = try UploadFixture(size: 10_000, behaviour: .init(discovery: discovery, completionReprDigest: junk))
+        do {
+            _ = try await fixture.uploader(optimisticLimit: optimisticLimit).upload(file: fixture.path, metadata: fixture.metadata)
+            Issue.record("an acknowledgement of other content was taken as success")
+        } catch {
+            #expect(error.code == .badServerResponse)
+            #expect(error.classification == .permanent)
+        }
+        // The same server naming this file's digest (or no digest at all) is success.
+        let own = ResumableUpload.reprDigest(sha256: try FileDigest.sha256(bytes: fixture.bytes))
+        fixture.server.configure { $0.completionReprDigest = own }
+        let receipt = try await fixture.uploader(optimisticLimit: optimisticLimit).upload(file: fixture.path, metadata: fixture.metadata)
+        #expect(receipt.serverID.flatMap { fixture.server.objects[$0] } == fixture.bytes)
+    }
+
     @Test func unauthorizedDiscoveryIsPermanent() async throws {
         let fixture = try UploadFixture(size: 1000, behaviour: .init(discovery: .status(401)))
         await #expect(throws: TransferError.forStatus(401)) {
@@ -161,6 +184,24 @@ import UploadProtocol
         // What the first PATCH wrote before the drop (150 000 to 400 000 bytes) plus the 250 000 resent.
         #expect(receipt.bytesSent >= 400_000)
         #expect(receipt.bytesSent <= 650_000)
+    }
+
+    /// Issue 15 item 11: every cut that moved the upload on refills the resume budget, so a
+    /// link that cuts more often than the budget but always after some progress still gets the
+    /// photo through; cuts that gain nothing still end the call after the budget.
+    @Test func cutsThatEachMadeProgressNeverExhaustTheResumes() async throws {
+        let fixture = try UploadFixture(size: 400_000, behaviour: .init(dropAfterBodyBytes: Array(repeating: 40_000, count: 8)))
+        let receipt = try await fixture.uploader(maxResumes: 2).upload(file: fixture.path, metadata: fixture.metadata)
+        #expect(receipt.serverID.flatMap { fixture.server.objects[$0] } == fixture.bytes)
+        #expect(fixture.requests("PATCH").count == 9)
+
+        let stuck = try UploadFixture(size: 400_000, behaviour: .init(dropAfterBodyBytes: Array(repeating: 0, count: 8)))
+        do {
+            _ = try await stuck.uploader(maxResumes: 2).upload(file: stuck.path, metadata: stuck.metadata)
+            Issue.record("cuts that gained nothing did not end the call")
+        } catch {
+            #expect(error.code == .connectionLost)
+        }
     }
 
     @Test func droppedConnectionAfterThe104ResumesFromItsLocation() async throws {
@@ -353,7 +394,7 @@ import UploadProtocol
     @Test(arguments: [
         UploadMetadata(filename: "a.jpg", sha256Hex: "abc", verdictJSON: "{}"),
         UploadMetadata(filename: "a.jpg", sha256Hex: String(repeating: "0", count: 64), verdictJSON: "{\n}"),
-        UploadMetadata(filename: "a\r\nX-Evil: 1", sha256Hex: String(repeating: "0", count: 64), verdictJSON: "{}"),
+        UploadMetadata(filename: "a.jpg", sha256Hex: String(repeating: "0", count: 64), verdictJSON: "{\"a\":1}\r\nX-Evil: 1"),
     ])
     func unusableMetadataIsRefusedBeforeAnyRequest(metadata: UploadMetadata) async throws {
         let fixture = try UploadFixture(size: 100)
@@ -364,6 +405,18 @@ import UploadProtocol
             #expect(error.code == .invalidRequest)
         }
         #expect(fixture.server.requests.isEmpty)
+    }
+
+    /// Issue 15 item 5: a file name with a line break cannot inject a header: Content-Disposition
+    /// carries it percent-encoded in filename* (and as `_` in the ASCII fallback).
+    @Test func aFileNameWithLineBreaksIsSentEncodedNeverAsAHeader() async throws {
+        let fixture = try UploadFixture(size: 100, name: "a\r\nX-Evil: 1.jpg")
+        _ = try await fixture.uploader().upload(file: fixture.path, metadata: fixture.metadata)
+        let post = try #require(fixture.requests("POST").first)
+        #expect(post.headers["x-evil"] == nil)
+        let disposition = try #require(post.headers["content-disposition"])
+        #expect(ResumableUpload.filename(fromContentDisposition: disposition) == "a\r\nX-Evil: 1.jpg")
+        #expect(disposition.contains("filename*=UTF-8''a%0D%0AX-Evil%3A%201.jpg"))
     }
 }
 

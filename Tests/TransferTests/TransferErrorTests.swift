@@ -92,12 +92,13 @@ import Testing
             texts += [error.description, error.message, String(reflecting: error), "\(error)"]
         }
 
-        // 401 from a server that wants another token; 503s until the budget runs out; a dropped
-        // body with no resumes left; a creation without Location; a refused connection.
+        // 401 from a server that wants another token; 503s until the budget runs out; bodies
+        // dropped before any byte arrived, with no resumes left (a drop after progress refills
+        // the budget); a creation without Location; a refused connection.
         let scenarios: [FakeResumableServer.Behaviour] = [
             .init(requiredToken: "another-token"),
             .init(patchStatuses: [503, 503, 503]),
-            .init(dropAfterBodyBytes: [1000, 1000]),
+            .init(dropAfterBodyBytes: [0, 0, 0]),
             .init(omitCreationLocation: true),
             .init(discovery: .status(403)),
         ]

@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+
+/// `status` and `verdicts` on stores they may not write, and commands on a damaged store.
+@Suite struct StoreCLITests {
+    /// Runs `photodrain arguments...` as a user who may not write the store: as root (who may
+    /// write anything) through setpriv as nobody, else as the current user.
+    static func runAsReader(_ arguments: [String]) throws -> CLI.Result {
+        let process = Process()
+        if getuid() == 0 {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", CLI.binary.path] + arguments
+        } else {
+            process.executableURL = CLI.binary
+            process.arguments = arguments
+        }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        nonisolated(unsafe) var errData = Data()
+        let group = DispatchGroup()
+        group.enter()
+        DispatchQueue.global().async {
+            errData = err.fileHandleForReading.readDataToEndOfFile()
+            group.leave()
+        }
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        process.waitUntilExit()
+        return CLI.Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                          stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    /// Issue 15 item 12: a store in a folder the reader may not write (a read-only disk, another
+    /// user's store) failed `status` with "attempt to write a readonly database": opening set
+    /// the journal mode and would create the WAL files. `status` and `verdicts` only read.
+    @Test func aReadOnlyStoreIsReadableByStatusAndVerdicts() throws {
+        let ws = try Workspace()
+        let photos = try ws.addSmallSamples()
+        let analysed = try CLI.run(["analyze", ws.library, "--store", ws.store, "--analysis-size", "96"])
+        #expect(analysed.status == 0, "stderr: \(analysed.stderr)")
+        let folder = ws.root.path
+        #expect(chmod(ws.store, 0o444) == 0 && chmod(folder, 0o555) == 0)
+        defer { _ = chmod(folder, 0o755) }
+        let before = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+
+        let status = try Self.runAsReader(["status", ws.library, "--store", ws.store, "--json"])
+        #expect(status.status == 0, "stderr: \(status.stderr)")
+        let report = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+        let counts = try #require(report?["counts"] as? [String: Any])
+        #expect(counts["total"] as? Int == photos.count)
+        let verdicts = try Self.runAsReader(["verdicts", ws.library, "--store", ws.store])
+        #expect(verdicts.status == 0, "stderr: \(verdicts.stderr)")
+        #expect(verdicts.lines.count == photos.count)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == before)
+    }
+}

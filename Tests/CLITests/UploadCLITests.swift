@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+
+/// `photodrain upload` against a real `photodrain serve`: files that are not plain, and names a
+/// header cannot carry as they are.
+@Suite struct UploadCLITests {
+    /// Runs `photodrain arguments...`, killing it if it has not exited within `seconds`: returns
+    /// the status, or nil when it had to be killed.
+    static func run(_ arguments: [String], seconds: Double) throws -> (status: Int32?, stdout: String) {
+        let running = try Running(arguments)
+        let deadline = Date().addingTimeInterval(seconds)
+        while running.process.isRunning && Date() < deadline { usleep(20_000) }
+        if running.process.isRunning {
+            running.signal(SIGKILL)
+            running.wait()
+            return (nil, running.stdout)
+        }
+        return (running.wait(), running.stdout)
+    }
+
+    /// Issue 15 item 4: a FIFO's open (and reads) wait for a writer that never comes, so
+    /// `upload` blocked forever. It is not a regular file: a counted failure at once, exit 65.
+    @Test func aFIFOFailsAtOnceInsteadOfBlocking() throws {
+        let ws = try Workspace()
+        let server = try ServeProcess(directory: ws.root.appendingPathComponent("received").path)
+        let fifo = ws.root.appendingPathComponent("photo.jpg").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let photo = CLI.sample("chelsea.jpg")
+        let (status, stdout) = try Self.run(["upload", fifo, photo, "--to", server.url], seconds: 20)
+        #expect(status == 65, "upload of a FIFO \(status == nil ? "was still blocked after 20 s" : "exited \(status ?? 0)")")
+        #expect(stdout.contains("not a regular file"))
+        #expect(try server.objects().count == 1)  // the photo after it was still uploaded
+    }
+
+    /// Issue 15 item 5: a name with a tab or a line break cannot go into a header as it is, but
+    /// Content-Disposition's filename* percent-encodes it: such files upload, and the receiver
+    /// keeps the name exactly.
+    @Test(arguments: ["tab\there.jpg", "line\nbreak.jpg", "cr\rand del\u{7F}.jpg"])
+    func namesWithControlCharactersAreEncodedNotRefused(name: String) throws {
+        let ws = try Workspace()
+        let server = try ServeProcess(directory: ws.root.appendingPathComponent("received").path)
+        let path = ws.root.appendingPathComponent(name).path
+        try FileManager.default.copyItem(atPath: CLI.sample("chelsea.jpg"), toPath: path)
+        let result = try CLI.run(["upload", path, "--to", server.url, "--json"])
+        #expect(result.status == 0, "stdout: \(result.stdout) stderr: \(result.stderr)")
+        let objects = try server.objects()
+        #expect(objects.count == 1)
+        #expect(objects.first?["filename"] as? String == name)
+    }
+}
