@@ -25,11 +25,17 @@ enum CLI {
 
     static func sample(_ name: String) -> String { repository.appendingPathComponent("SampleImages/\(name)").path }
 
-    /// Runs `photodrain arguments...` with an optional environment overlay and stdin closed.
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+    /// Runs `photodrain arguments...` with an optional environment overlay and stdin closed;
+    /// `through` runs it under another program (e.g. setpriv and its arguments) instead.
+    static func run(_ arguments: [String], environment: [String: String] = [:], through wrapper: [String] = []) throws -> Result {
         let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
+        if let launcher = wrapper.first {
+            process.executableURL = URL(fileURLWithPath: launcher)
+            process.arguments = Array(wrapper.dropFirst()) + [binary.path] + arguments
+        } else {
+            process.executableURL = binary
+            process.arguments = arguments
+        }
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
         process.environment = env

@@ -6,31 +6,8 @@ import Testing
     /// Runs `photodrain arguments...` as a user who may not write the store: as root (who may
     /// write anything) through setpriv as nobody, else as the current user.
     static func runAsReader(_ arguments: [String]) throws -> CLI.Result {
-        let process = Process()
-        if getuid() == 0 {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", CLI.binary.path] + arguments
-        } else {
-            process.executableURL = CLI.binary
-            process.arguments = arguments
-        }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        nonisolated(unsafe) var errData = Data()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async {
-            errData = err.fileHandleForReading.readDataToEndOfFile()
-            group.leave()
-        }
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        process.waitUntilExit()
-        return CLI.Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                          stderr: String(decoding: errData, as: UTF8.self))
+        let wrapper = getuid() == 0 ? ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : []
+        return try CLI.run(arguments, through: wrapper)
     }
 
     /// Issue 15 item 12: a store in a folder the reader may not write (a read-only disk, another
