@@ -75,13 +75,14 @@ public struct FacePipeline: PhotoAnalyzing {
 
     /// The decoded image analysis searches and the faces in it (scored), for `detect`, `bench`
     /// and `analyze` alike. Throws the decoder's and the detector's errors.
-    public func findFaces(in path: String, header: ImageHeader, targetShortSide: Int? = nil) throws -> (image: Image, faces: [Verdict.Face]) {
+    public func findFaces(in path: String, header: ImageHeader, targetShortSide: Int? = nil,
+                          constrained: Bool = false) throws -> (image: Image, faces: [Verdict.Face]) {
         let target = targetShortSide ?? detector.decodeShortSide(for: header, cascadeShortSide: settings.analysisSize)
         let decoded = try PhotoDecoder.decode(path, options: DecodeOptions(output: detector.wantsColour ? .rgb : .gray,
                                                                            targetShortSide: target, maxPixels: settings.maxPixels))
         let image = detector.wantsColour ? decoded : Resize.toAnalysisSize(decoded, shortSide: settings.analysisSize)
         let photoScale = Double(image.width) / Double(max(1, header.uprightSize.width))
-        let regions = try detector.regions(in: image, photoScale: photoScale)
+        let regions = try detector.regions(in: image, photoScale: photoScale, constrained: constrained)
         return (image, try classifier.faces(in: image, regions: regions))
     }
 
@@ -93,19 +94,36 @@ public struct FacePipeline: PhotoAnalyzing {
             let header = try PhotoDecoder.probe(path, maxPixels: settings.maxPixels)
             let natural = detector.decodeShortSide(for: header, cascadeShortSide: settings.analysisSize)
             var target = natural
+            var constrained = false
             if let memoryBudget {
-                let denominator = PhotoDecoder.scaleDenominator(for: header, targetShortSide: natural)
-                guard let admitted = MemoryGuard.admit(width: header.width, height: header.height, denominator: denominator,
-                                                       progressive: header.decodesFullFrame, analysisShortSide: natural,
-                                                       headroom: memoryBudget, channels: detector.wantsColour ? 3 : 1,
-                                                       detectorBytes: detector.kind == .blazeface ? BlazeFace.workspaceBytes : 0) else {
+                // The scale the detector wants, else the largest smaller one that fits the headroom;
+                // below the wanted scale BlazeFace searches the image as decoded, in smaller tiles.
+                let wanted = PhotoDecoder.scaleDenominator(for: header, targetShortSide: natural)
+                let short = min(header.width, header.height)
+                var admitted: Int?
+                var denominator = wanted
+                while denominator <= 8 {
+                    let decodedShort = denominator == wanted ? natural : scaledDimension(short, denominator: denominator)
+                    let cost = MemoryGuard.estimatedCost(width: header.width, height: header.height, denominator: denominator,
+                                                         progressive: header.decodesFullFrame, analysisShortSide: natural,
+                                                         channels: detector.wantsColour ? 3 : 1,
+                                                         detectorBytes: detector.memoryEstimate(for: header, decodedShortSide: decodedShort,
+                                                                                                constrained: denominator != wanted))
+                    if cost <= memoryBudget {
+                        admitted = denominator
+                        break
+                    }
+                    denominator *= 2
+                }
+                guard let admitted else {
                     return .deferred(reason: "decoding \(header.width)x\(header.height) does not fit \(memoryBudget >> 20) MiB of headroom")
                 }
-                if admitted != denominator {
-                    target = scaledDimension(min(header.width, header.height), denominator: admitted)
+                if admitted != wanted {
+                    target = scaledDimension(short, denominator: admitted)
+                    constrained = true
                 }
             }
-            let (image, faces) = try findFaces(in: path, header: header, targetShortSide: target)
+            let (image, faces) = try findFaces(in: path, header: header, targetShortSide: target, constrained: constrained)
             let sha = try FileDigest.sha256Hex(path: path)
             let verdict = Verdict(faces: Self.recorded(faces), model: classifier.model.identifier, detector: detector.identifier,
                                   analysisSize: Verdict.Size(width: image.width, height: image.height), milliseconds: elapsed())

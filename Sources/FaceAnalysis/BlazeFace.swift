@@ -14,6 +14,9 @@ public struct BlazeFaceOptions: Sendable, Equatable {
     /// The largest tile side, a multiple of 32, that large levels are cut into (bounds memory:
     /// about 30 MB of activations at 512).
     public var tileSize: Int
+    /// The most the finest level may enlarge the image (2: small photos are searched for faces
+    /// down to 8 px; 1 when memory is short and the photo was decoded smaller than wanted).
+    public var maxUpscale: Float = 2
 
     /// The defaults: faces from `minFaceSize` up to the whole photo.
     public init(minFaceSize: Int = 40, minScore: Float = 0.1, mergeThreshold: Float = 0.3, tileSize: Int = 512) {
@@ -84,9 +87,17 @@ public final class BlazeFace: Sendable {
     /// 448x448 tile needs about 25 MB).
     private let idle = Mutex<[NetworkWorkspace]>([])
     static let idleLimit = 2
-    /// About what one `detect` call holds in activation buffers at the default 512 tile (measured
-    /// plan: the slots of a 512x512 input), for memory budgets.
-    public static let workspaceBytes = 40 << 20
+    /// What one `detect` call holds besides the photo, for memory budgets: the activation buffers
+    /// of its largest tile (the plan for the network's own input, scaled by area) and the finest
+    /// level's pixels. `width` x `height` is the image searched, `minFaceSize` in its pixels.
+    public func memoryEstimate(width: Int, height: Int, minFaceSize: Int, channels: Int = 3,
+                               tileSize: Int = BlazeFaceOptions().tileSize, maxUpscale: Float = 2) -> Int {
+        let scale = Double(min(Self.finestFace / Float(max(1, minFaceSize)), maxUpscale))
+        let levelWidth = Int((Double(width) * scale).rounded(.up)), levelHeight = Int((Double(height) * scale).rounded(.up))
+        let tileArea = Self.inputSide(min(levelWidth, tileSize)) * Self.inputSide(min(levelHeight, tileSize))
+        let perPixel = Double(template.arenaFloats * 4) / Double(template.inputShape.height * template.inputShape.width)
+        return Int(perPixel * Double(tileArea)) + levelWidth * levelHeight * channels
+    }
     /// Network sizes (in input pixels) a level is trusted for: the network's range with a margin.
     /// A level other than the coarsest only answers for faces up to `largestFace`: larger ones are
     /// found at the next level, as faces of 16 to 32 pixels, where the network is surest.
@@ -146,7 +157,7 @@ public final class BlazeFace: Sendable {
             defer { clock = now }
             return now - clock
         }
-        let levels = Self.pyramid(for: image, minFaceSize: options.minFaceSize)
+        let levels = Self.pyramid(for: image, minFaceSize: options.minFaceSize, maxUpscale: options.maxUpscale)
         timings.pyramid += lap()
         for (index, level) in levels.enumerated() {
             let coarsest = level.isCoarsest
@@ -188,9 +199,9 @@ public final class BlazeFace: Sendable {
 
     /// The levels for `image`: the finest makes a `minFaceSize` face `finestFace` pixels wide (at
     /// most twice the image's own size), each next halves, down to a short side of about 56.
-    static func pyramid(for image: Image, minFaceSize: Int) -> [Level] {
+    static func pyramid(for image: Image, minFaceSize: Int, maxUpscale: Float = 2) -> [Level] {
         let short = Float(min(image.width, image.height))
-        let finest = min(finestFace / Float(minFaceSize), 2)
+        let finest = min(finestFace / Float(minFaceSize), maxUpscale)
         let coarsest = min(56 / short, finest)
         var levels: [Level] = []
         var scale = finest

@@ -1,4 +1,5 @@
 import FaceAnalysis
+import PhotoDecoding
 import Foundation
 import Testing
 
@@ -74,5 +75,22 @@ import Testing
         let evaluation = try #require(shipped.evaluation, "the shipped verdict model carries its held-out figures")
         #expect(evaluation.photos == (try LabelledPhotos(directory: Self.directory)).photos.count)
         #expect(evaluation.folds >= 2)
+    }
+}
+
+/// BlazeFace's memory estimate, which the memory guard budgets with.
+@Suite struct BlazeFaceMemoryTests {
+    @Test func shortMemorySearchesTheDecodedImageInSmallerTiles() throws {
+        let network = try BlazeFace(contentsOf: Fixtures.modelsDirectory + "/blazeface-full-range.pdnn")
+        let detector = FaceDetector.blazeFace(network, BlazeFaceOptions(), minFaceSize: nil)
+        let header = ImageHeader(format: .jpeg, width: 4000, height: 3000, orientation: .up, fileSize: 1)
+        // Wanted: 40 px faces, so a 1600x1200 finest level in tiles of up to 512.
+        let wanted = detector.memoryEstimate(for: header, decodedShortSide: 1200)
+        // Decoded at 1/8 under a tight budget: 500x375 searched as it is, in tiles of 256.
+        let constrained = detector.memoryEstimate(for: header, decodedShortSide: 375, constrained: true)
+        #expect(wanted > 4 * constrained, "\(wanted) vs \(constrained)")
+        #expect(constrained < 16 << 20)
+        // Unconstrained, a 1/8 decode would be enlarged back to the wanted level: no saving.
+        #expect(detector.memoryEstimate(for: header, decodedShortSide: 375) > 2 * constrained)
     }
 }
