@@ -3,10 +3,12 @@ import PhotoDecoding
 
 /// What analysis concluded about one photo: the record banked on its row and sent with its upload.
 ///
-/// Semantics: the cascade proposes boxes, the linear model scores each one, and a box whose
-/// probability reaches the model's threshold is a *confirmed* face. The photo's `label` is `faces`
-/// when at least one box is confirmed and `no-faces` otherwise (including when the cascade found
-/// nothing); its `score` is the highest box probability (0 without boxes). A photo that could not be
+/// Semantics: the detector (BlazeFace by default, or a cascade) proposes boxes, the linear model
+/// scores each one, and a box whose probability reaches the model's threshold is a *confirmed*
+/// face. The photo's `label` is `faces` when at least one box is confirmed and `no-faces` otherwise
+/// (including when the detector found nothing); its `score` is the highest box probability (0
+/// without boxes). The analysis pipeline records every confirmed box and the strongest rejected
+/// ones (`FacePipeline.recorded`). A photo that could not be
 /// decoded gets the terminal `error` label with a stable code and a message, so it is not retried.
 ///
 /// Probabilities and detector scores are kept to 4 decimal places and the time to 0.001 ms, so a
@@ -79,7 +81,7 @@ public struct Verdict: Codable, Sendable, Equatable {
     public var label: Label
     /// The highest box probability; 0 without boxes or on error.
     public var score: Float
-    /// Every box the cascade proposed, in the detector's order, with its probability.
+    /// The boxes recorded, in the detector's order, each with its probability.
     public var faces: [Face]
     /// The model's `identifier` (name@hash); nil on error.
     public var model: String?
