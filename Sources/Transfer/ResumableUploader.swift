@@ -62,10 +62,14 @@ public final class ResumableUploader: Sendable {
                        checkpoint: @escaping (UploadCheckpoint) throws -> Void = { _ in },
                        onBodySent: (@Sendable () -> Void)? = nil) async throws(TransferError) -> UploadReceipt {
         try configuration.validate()
-        // Only a digest already finished is worth a pre-check: waiting for one would delay the bytes.
-        if resumeFrom == nil, configuration.hashPreCheck, let hex = try? digest.sha256HexIfFinished(),
-           let stored = await alreadyStored(sha256Hex: hex) {
-            return stored
+        // The pre-check needs the digest. A file sent whole waits for it before its first byte
+        // anyway; a larger one is pre-checked only if it is already known, so its bytes start at once.
+        if resumeFrom == nil, configuration.hashPreCheck {
+            var hex = try? digest.sha256HexIfFinished()
+            if hex == nil, let size = try? OpenFile(path: path).size(), size <= configuration.optimisticCreationLimit {
+                hex = try? await digest.sha256Hex()
+            }
+            if let hex, let stored = await alreadyStored(sha256Hex: hex) { return stored }
         }
         let session = try UploadSession(uploader: self, path: path, filename: filename, verdictJSON: verdictJSON,
                                         digest: .pending(digest),
