@@ -14,6 +14,8 @@ import UploadProtocol
 ///     GET     /objects                     JSON list of stored objects
 ///     GET     /objects/<id>                one object's sidecar JSON
 ///     GET     /objects/<id>/content        the object's bytes
+///     HEAD|GET /objects/by-digest/<sha256>  200 + x-server-resource-id when an object has exactly
+///                                          that content (64 hex digits), 404 otherwise
 final class RequestHandler: Sendable {
     private let configuration: ReceiverConfiguration
     private let store: UploadStore
@@ -97,6 +99,8 @@ final class RequestHandler: Sendable {
         case ("GET", "objects", 2), ("HEAD", "objects", 2):
             guard let object = store.object(parts[1]) else { return exchange.respond(.text(404, "no such object")) }
             return exchange.respond(json(object))
+        case ("GET", "objects", 3) where parts[1] == "by-digest", ("HEAD", "objects", 3) where parts[1] == "by-digest":
+            return byDigest(exchange, hex: parts[2])
         case ("GET", "objects", 3) where parts[2] == "content":
             return content(exchange, id: parts[1])
         default:
@@ -110,6 +114,24 @@ final class RequestHandler: Sendable {
         response.add("Upload-Limit", uploads.limits.fieldValue(interopVersion: version))
         response.add("Allow", "OPTIONS, POST, PUT")
         if version >= 8 { response.add("Accept-Patch", ResumableUpload.partialUploadMediaType) }
+        return exchange.respond(response)
+    }
+
+    /// The hash pre-check: whether an object with this content is stored, so a client can skip
+    /// sending bytes the receiver already has. Answers with the object's id and its `Repr-Digest`.
+    private func byDigest(_ exchange: Exchange, hex: String) -> Exchange.Outcome {
+        let lowered = hex.lowercased()
+        guard lowered.utf8.count == 64, let digest = SHA256Hasher.bytes(fromHex: lowered) else {
+            return exchange.respond(.text(400, "the digest is not 64 hex digits"))
+        }
+        guard let object = store.object(sha256Hex: lowered) else {
+            exchange.notes.append("digest-miss")
+            return exchange.respond(.text(404, "no object with that digest"))
+        }
+        exchange.notes.append("digest-hit")
+        var response = json(object)
+        response.add(ResumableUpload.Header.serverResourceID, object.id)
+        response.add(ResumableUpload.Header.reprDigest, ResumableUpload.reprDigest(sha256: digest))
         return exchange.respond(response)
     }
 

@@ -54,6 +54,9 @@ final class UploadStore: Sendable {
     /// upload dedupes only to an object with its own key *and* its own content: anyone may POST
     /// with any key, so a key alone would let junk stored first stand in for the real photo.
     private let index: Mutex<[String: String]>
+    /// Content SHA-256 (hex) -> the first object stored with it, for `object(sha256Hex:)`. The
+    /// receiver computed each digest itself, so an object found here holds exactly those bytes.
+    private let digestIndex: Mutex<[String: String]>
 
     /// The index entry for a key and a content digest (hex).
     private static func indexKey(_ idempotencyKey: String, sha256Hex: String) -> String {
@@ -79,6 +82,7 @@ final class UploadStore: Sendable {
             try Syscalls.unlinkIfPresent(temporaryDirectory + "/" + name)
         }
         var keys: [String: String] = [:]
+        var digests: [String: String] = [:]
         let objectNames = Set(try Syscalls.listDirectory(objectsDirectory))
         for name in objectNames where Self.isValidID(name) {
             guard objectNames.contains(name + ".json"),
@@ -90,8 +94,10 @@ final class UploadStore: Sendable {
                 let entry = Self.indexKey(key, sha256Hex: object.sha256)
                 if keys[entry] == nil { keys[entry] = object.id }
             }
+            if digests[object.sha256] == nil { digests[object.sha256] = object.id }
         }
         index = Mutex(keys)
+        digestIndex = Mutex(digests)
         let uploadNames = Set(try Syscalls.listDirectory(uploadsDirectory))
         for name in uploadNames where name.hasSuffix(".part") {
             let id = String(name.dropLast(5))
@@ -316,6 +322,9 @@ final class UploadStore: Sendable {
                 throw error
             }
             if let entry { keys[entry] = id }
+            digestIndex.withLock { digests in
+                if digests[digestHex] == nil { digests[digestHex] = id }
+            }
             return .stored(object)
         }
     }
@@ -330,6 +339,14 @@ final class UploadStore: Sendable {
             }
         }
         return found.sorted { ($0.storedAt, $0.id) < ($1.storedAt, $1.id) }
+    }
+
+    /// A stored object whose content has the SHA-256 `sha256Hex` (64 lowercase hex digits), or
+    /// nil. Its sidecar is read back, so an object removed from disk is not reported.
+    func object(sha256Hex: String) -> StoredObject? {
+        guard let id = digestIndex.withLock({ $0[sha256Hex] }),
+              let object = object(id), object.sha256 == sha256Hex else { return nil }
+        return object
     }
 
     /// One stored object's sidecar, or nil.

@@ -34,6 +34,9 @@ public final class ResumableUploader: Sendable {
                        progress: @escaping (UploadProgress) -> Void = { _ in },
                        checkpoint: @escaping (UploadCheckpoint) throws -> Void = { _ in }) async throws(TransferError) -> UploadReceipt {
         try configuration.validate()
+        if resumeFrom == nil, configuration.hashPreCheck, let stored = await alreadyStored(sha256Hex: metadata.sha256Hex) {
+            return stored
+        }
         let session = try UploadSession(uploader: self, path: path, filename: metadata.filename, verdictJSON: metadata.verdictJSON,
                                         digest: .known(metadata.sha256Hex),
                                         interopVersion: resumeFrom.map(\.interopVersion) ?? configuration.interopVersion,
@@ -59,6 +62,15 @@ public final class ResumableUploader: Sendable {
                        checkpoint: @escaping (UploadCheckpoint) throws -> Void = { _ in },
                        onBodySent: (@Sendable () -> Void)? = nil) async throws(TransferError) -> UploadReceipt {
         try configuration.validate()
+        // The pre-check needs the digest. A file sent whole waits for it before its first byte
+        // anyway; a larger one is pre-checked only if it is already known, so its bytes start at once.
+        if resumeFrom == nil, configuration.hashPreCheck {
+            var hex = try? digest.sha256HexIfFinished()
+            if hex == nil, let size = try? OpenFile(path: path).size(), size <= configuration.optimisticCreationLimit {
+                hex = try? await digest.sha256Hex()
+            }
+            if let hex, let stored = await alreadyStored(sha256Hex: hex) { return stored }
+        }
         let session = try UploadSession(uploader: self, path: path, filename: filename, verdictJSON: verdictJSON,
                                         digest: .pending(digest),
                                         interopVersion: resumeFrom.map(\.interopVersion) ?? configuration.interopVersion,
@@ -95,6 +107,23 @@ public final class ResumableUploader: Sendable {
         }
         discoveryCache.store(capability, for: origin, lifetime: configuration.discoveryLifetime)
         return capability
+    }
+
+    /// The hash pre-check: asks the receiver (`HEAD <base>/objects/by-digest/<sha256>`) whether
+    /// it already stores an object with this content, and returns a receipt for that object (no
+    /// bytes sent, `alreadyStored`) when it answers 200 with `x-server-resource-id` (and, if it
+    /// sends `Repr-Digest`, the same digest). Any other answer or a failed exchange is nil: the
+    /// caller uploads as usual, so a receiver without the route still gets the file.
+    public func alreadyStored(sha256Hex: String) async -> UploadReceipt? {
+        guard let digest = FileDigest.bytes(fromHex: sha256Hex), digest.count == 32,
+              let url = UploadEndpoint.digestLookup(for: configuration.endpoint, sha256Hex: sha256Hex) else { return nil }
+        let request = HTTPRequest(method: "HEAD", url: url, headers: baseHeaders(interopVersion: configuration.interopVersion))
+        guard let response = try? await client.send(request), response.status == 200,
+              let id = response.headers[ResumableUpload.Header.serverResourceID], !id.isEmpty else { return nil }
+        if let field = response.headers[ResumableUpload.Header.reprDigest],
+           ResumableUpload.sha256(fromReprDigest: field) != digest { return nil }
+        return UploadReceipt(serverID: id, status: response.status, headers: response.headers, bytesSent: 0,
+                             location: nil, resumable: false, alreadyStored: true)
     }
 
     /// Cancels a resumable upload (`DELETE` on its URL). A 2xx or 404 both mean the resource is

@@ -22,6 +22,10 @@ public struct UploadConfiguration: Sendable {
     public var plainUploadMethod: String
     /// Timeouts and limits of the underlying HTTP client.
     public var http: HTTPClient.Options
+    /// Whether an upload whose SHA-256 is known first asks the receiver for an object with that
+    /// content (`HEAD <base>/objects/by-digest/<sha256>`) and, when it has one, sends no bytes.
+    /// Any answer but a 200 naming the object (404, 405, 501, an error) means a normal upload.
+    public var hashPreCheck: Bool
 
     /// Creates a configuration with the defaults: interop 6, 4 MiB optimistic limit, discovery
     /// kept 5 minutes, 5 resumes per call with a 250 ms backoff step, plain uploads by POST.
@@ -29,7 +33,7 @@ public struct UploadConfiguration: Sendable {
                 token: BearerToken? = nil, optimisticCreationLimit: Int64 = 4 * 1024 * 1024,
                 discoveryLifetime: Duration = .seconds(300), maxResumesPerUpload: Int = 5,
                 resumeBackoff: Duration = .milliseconds(250), plainUploadMethod: String = "POST",
-                http: HTTPClient.Options = HTTPClient.Options()) {
+                http: HTTPClient.Options = HTTPClient.Options(), hashPreCheck: Bool = false) {
         self.endpoint = endpoint
         self.interopVersion = interopVersion
         self.token = token
@@ -39,6 +43,7 @@ public struct UploadConfiguration: Sendable {
         self.resumeBackoff = resumeBackoff
         self.plainUploadMethod = plainUploadMethod
         self.http = http
+        self.hashPreCheck = hashPreCheck
     }
 
     /// Checks the values an upload depends on. Throws `TransferError` (`invalid-request`).

@@ -19,11 +19,14 @@ public enum UploadDestinations {
         public var environment: [String: String]
         /// The home directory for `~/.aws/credentials`.
         public var home: String?
+        /// Whether HTTP destinations ask the receiver for the content by digest before sending
+        /// (`UploadConfiguration.hashPreCheck`).
+        public var hashPreCheck: Bool
 
         /// Settings with the process environment and home directory.
         public init(interopVersion: Int = 6, token: BearerToken? = nil, s3Endpoint: String? = nil, s3Region: String? = nil,
                     s3Credentials: S3Credentials? = nil, environment: [String: String] = ProcessInfo.processInfo.environment,
-                    home: String? = ProcessInfo.processInfo.environment["HOME"]) {
+                    home: String? = ProcessInfo.processInfo.environment["HOME"], hashPreCheck: Bool = true) {
             self.interopVersion = interopVersion
             self.token = token
             self.s3Endpoint = s3Endpoint
@@ -31,6 +34,7 @@ public enum UploadDestinations {
             self.s3Credentials = s3Credentials
             self.environment = environment
             self.home = home
+            self.hashPreCheck = hashPreCheck
         }
 
         /// The region S3 requests are signed for.
@@ -60,7 +64,8 @@ public enum UploadDestinations {
             try configuration.validate()
             return S3Uploader(configuration: configuration)
         }
-        let configuration = UploadConfiguration(endpoint: url, interopVersion: settings.interopVersion, token: settings.token)
+        let configuration = UploadConfiguration(endpoint: url, interopVersion: settings.interopVersion, token: settings.token,
+                                                hashPreCheck: settings.hashPreCheck)
         try configuration.validate()
         return ResumableUploader(configuration: configuration)
     }

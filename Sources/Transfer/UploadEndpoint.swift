@@ -21,4 +21,18 @@ enum UploadEndpoint {
         let text = resolved.absoluteString
         return origin(of: text) == nil ? nil : text
     }
+
+    /// The receiver's digest lookup for `endpoint`: its path without a trailing `uploads`
+    /// segment, then `objects/by-digest/<sha256Hex>` (query and fragment dropped); nil unless the
+    /// endpoint is an absolute http(s) URL.
+    static func digestLookup(for endpoint: String, sha256Hex: String) -> String? {
+        guard origin(of: endpoint) != nil, var components = URLComponents(string: endpoint) else { return nil }
+        var segments = components.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        if segments.last == "uploads" { segments.removeLast() }
+        segments += ["objects", "by-digest", sha256Hex.lowercased()]
+        components.percentEncodedPath = "/" + segments.joined(separator: "/")
+        components.percentEncodedQuery = nil
+        components.percentEncodedFragment = nil
+        return components.string
+    }
 }

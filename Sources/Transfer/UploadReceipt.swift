@@ -12,15 +12,18 @@ public struct UploadReceipt: Sendable, Equatable {
     public var location: String?
     /// True when the file went through the resumable protocol, false for a plain upload.
     public var resumable: Bool
+    /// True when the hash pre-check found the content on the server and no bytes were sent.
+    public var alreadyStored: Bool
 
     /// Creates a receipt.
     public init(serverID: String?, status: Int, headers: [String: String], bytesSent: Int64,
-                location: String?, resumable: Bool) {
+                location: String?, resumable: Bool, alreadyStored: Bool = false) {
         self.serverID = serverID
         self.status = status
         self.headers = headers
         self.bytesSent = bytesSent
         self.location = location
         self.resumable = resumable
+        self.alreadyStored = alreadyStored
     }
 }

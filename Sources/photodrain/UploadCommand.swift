@@ -39,6 +39,8 @@ enum UploadCommand: Command {
         var serverID: String?
         var resumable: Bool?
         var bytes: Int64?
+        /// True when the hash pre-check found the photo on the server (nothing was sent).
+        var alreadyStored: Bool?
         var error: String?
         var errorClass: String?
         var message: String?
@@ -83,6 +85,7 @@ enum UploadCommand: Command {
                 row.serverID = receipt.serverID
                 row.resumable = receipt.resumable
                 row.bytes = receipt.bytesSent
+                if receipt.alreadyStored { row.alreadyStored = true }
             } catch {
                 row.error = error.code.rawValue
                 row.errorClass = error.classification.rawValue
@@ -97,7 +100,7 @@ enum UploadCommand: Command {
             } else if let code = row.error {
                 Console.shared.out("\(file): \(Console.shared.red("failed")) \(code) (\(row.errorClass ?? "")): \(row.message ?? "")")
             } else {
-                Console.shared.out("\(file): uploaded as \(row.serverID ?? "?") (\(row.resumable == true ? "resumable" : "plain"), \(formatBytes(Int(row.bytes ?? 0))) sent)")
+                Console.shared.out("\(file): uploaded as \(row.serverID ?? "?") (\(row.alreadyStored == true ? "already on the server" : row.resumable == true ? "resumable" : "plain"), \(formatBytes(Int(row.bytes ?? 0))) sent)")
             }
         }
         if permanent > 0 { return .failure }

@@ -41,6 +41,53 @@ import Testing
         #expect(!second.stdout.contains("\"event\":\"uploaded\""))
     }
 
+    /// Issue 16 item 5: the hash pre-check. A second library (another store) holding the same
+    /// photos asks the receiver by digest, sends no photo bytes, and records the objects that
+    /// the first library's drain stored.
+    @Test func aSecondLibraryWithTheSamePhotosSendsNoBytes() throws {
+        let a = try Workspace()
+        let photos = try a.addSmallSamples()
+        let server = try ServeProcess(directory: a.root.appendingPathComponent("received").path)
+        let first = try CLI.run(["drain", a.library, "--store", a.store, "--to", server.url, "--json"] + Self.fast)
+        #expect(first.status == 0, "stderr: \(first.stderr)")
+        try Self.expectOneIntactObjectPerPhoto(server, a, photos: photos)
+        let idsBySHA = Dictionary(uniqueKeysWithValues: try server.objects().map {
+            (try #require($0["sha256"] as? String), try #require($0["id"] as? String))
+        })
+        let logBefore = server.running.stderr.split(separator: "\n").count
+
+        let b = try Workspace()
+        for photo in photos {
+            try b.write(photo, bytes: Array(try Data(contentsOf: URL(fileURLWithPath: a.path(photo)))))
+        }
+        let second = try CLI.run(["drain", b.library, "--store", b.store, "--to", server.url, "--json"] + Self.fast)
+        #expect(second.status == 0, "stderr: \(second.stderr)")
+        #expect(second.stdout.components(separatedBy: "\"event\":\"uploaded\"").count - 1 == photos.count)
+        var log: [Substring] = []
+        for _ in 0..<40 {
+            log = Array(server.running.stderr.split(separator: "\n").dropFirst(logBefore))
+            if log.filter({ $0.hasPrefix("HEAD /objects/by-digest/") }).count >= photos.count { break }
+            usleep(50_000)
+        }
+        let sending = log.filter { $0.hasPrefix("POST ") || $0.hasPrefix("PUT ") || $0.hasPrefix("PATCH ") }
+        #expect(sending.isEmpty, "the second library sent bytes: \(sending)")
+        let hits = log.filter { $0.hasPrefix("HEAD /objects/by-digest/") && $0.contains(" 200 digest-hit") }
+        #expect(hits.count == photos.count, "receiver log: \(log)")
+        #expect(try server.objects().count == photos.count)
+
+        // B's rows carry the ids of the objects A's drain stored.
+        let verdicts = try CLI.run(["verdicts", b.library, "--store", b.store])
+        var rows = 0
+        for line in verdicts.lines {
+            guard let row = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  let sha = row["sha256"] as? String else { continue }
+            rows += 1
+            #expect(row["state"] as? String == "uploaded")
+            #expect(row["server_id"] as? String == idsBySHA[sha], "row for \(sha.prefix(12)) has another server id")
+        }
+        #expect(rows == photos.count)
+    }
+
     @Test(arguments: [0.3, 0.8, 1.5, 3.0])
     func killedAtAnyPointEveryPhotoArrivesExactlyOnce(after seconds: Double) throws {
         let ws = try Workspace()

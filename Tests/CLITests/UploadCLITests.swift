@@ -18,6 +18,24 @@ import Testing
         return (running.wait(), running.stdout)
     }
 
+    /// Issue 16 item 5: a small file waits for its digest before its first byte anyway, so
+    /// `upload` asks the receiver by digest first; a file it already holds is sent no byte.
+    @Test func aSmallFileTheReceiverHoldsIsNotSentAgain() throws {
+        let ws = try Workspace()
+        let server = try ServeProcess(directory: ws.root.appendingPathComponent("received").path)
+        let photo = CLI.sample("chelsea.jpg")
+        let first = try CLI.run(["upload", photo, "--to", server.url, "--json"])
+        #expect(first.status == 0, "stderr: \(first.stderr)")
+        let second = try CLI.run(["upload", photo, "--to", server.url, "--json"])
+        #expect(second.status == 0, "stderr: \(second.stderr)")
+        let rows = try [first, second].map { try #require(JSONSerialization.jsonObject(with: Data($0.stdout.utf8)) as? [String: Any]) }
+        #expect(rows[0]["alreadyStored"] == nil)
+        #expect(rows[1]["alreadyStored"] as? Bool == true)
+        #expect(rows[1]["bytes"] as? Int == 0)
+        #expect(rows[1]["serverID"] as? String == rows[0]["serverID"] as? String)
+        #expect(try server.objects().count == 1)
+    }
+
     /// Issue 15 item 4: a FIFO's open (and reads) wait for a writer that never comes, so
     /// `upload` blocked forever. It is not a regular file: a counted failure at once, exit 65.
     @Test func aFIFOFailsAtOnceInsteadOfBlocking() throws {
