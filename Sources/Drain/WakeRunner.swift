@@ -133,7 +133,7 @@ public final class WakeRunner: Sendable {
         }
         // 5. Analyse at most one page, within the memory headroom.
         if !stopping() {
-            report.analysed = try analysePage(report: &report)
+            report.analysed = try analysePage(report: &report, stopping: stopping)
         }
         if let reason = latch.value {
             report.interrupted = true
@@ -147,7 +147,9 @@ public final class WakeRunner: Sendable {
         return report
     }
 
-    private func analysePage(report: inout WakeReport) throws(StoreError) -> Int {
+    /// Analyses at most one page. `stopping` (the runtime limit or `terminate`) is asked before each
+    /// photo is admitted: once it is true no new photo starts; the one in flight finishes and is banked.
+    private func analysePage(report: inout WakeReport, stopping: () -> Bool) throws(StoreError) -> Int {
         let reading = memory.read()
         let typical = AnalyzeRunner.typicalCost
         let page = MemoryGuard.pageSize(headroom: reading.headroom, typicalCost: typical, slots: options.slots, maximum: options.pageSize)
@@ -161,7 +163,7 @@ public final class WakeRunner: Sendable {
         var analysed = 0
         defer { try? store.releaseClaims() }
         for asset in claimed {
-            if latch.isCompleted { break }
+            if stopping() { break }
             // Memory is the extension's clock: bail the moment headroom no longer fits a photo.
             let now = memory.read()
             if now.headroom < typical / 2 {
