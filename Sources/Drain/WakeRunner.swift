@@ -18,6 +18,8 @@ public struct WakeOptions: Sendable {
     /// Create jobs for files with an `unanalysable` verdict too, uploading them as they are; by
     /// default they stay in the library only, and count as done.
     public var uploadUnanalysable = false
+    /// The wall clock a failed job's `retryNotBefore` (the server's `Retry-After`) is compared with.
+    public var clock: @Sendable () -> Date = { Date() }
 
     public init(destination: String) { self.destination = destination }
 }
@@ -99,8 +101,8 @@ public final class WakeRunner: Sendable {
             try store.acknowledgeJob(job) { job, asset in policy.update(for: job, asset: asset) }
             report.acknowledged += 1
         }
-        // 2. Retry retryable failed jobs.
-        for job in try store.jobs(for: .retry, maxAttempts: policy.maxAttempts) where !stopping() {
+        // 2. Retry retryable failed jobs, except those whose server asked (Retry-After) to wait longer.
+        for job in try store.jobs(for: .retry, maxAttempts: policy.maxAttempts, now: options.clock()) where !stopping() {
             let asset = try store.asset(for: job)
             guard policy.shouldRetry(job, asset: asset) else { continue }
             do {
