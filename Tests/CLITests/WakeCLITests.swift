@@ -32,4 +32,19 @@ import Testing
         let busy = try CLI.run(["wake", ws.library, "--store", ws.store, "--to", url, "--json"] + Self.fast)
         #expect(busy.status == 75 && busy.stdout.contains("\"agentRunning\":true"), "\(busy.stdout)")
     }
+
+    /// Issue 16 item 6: `--runtime-limit` holds during the analysis page too. With a limit far
+    /// shorter than the page takes, wake stops admitting photos, says why, and exits 75 (it made
+    /// progress or was interrupted, and work remains); it does not analyse the whole page.
+    @Test func theRuntimeLimitStopsTheAnalysisPage() throws {
+        let ws = try Workspace()
+        let photos = try ws.addSmallSamples(copies: 3)
+        let url = "http://127.0.0.1:9/uploads"
+        let wake = try CLI.run(["wake", ws.library, "--store", ws.store, "--to", url, "--runtime-limit", "0.01", "--json"] + Self.fast)
+        #expect(wake.status == 75, "\(wake.stdout)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(wake.stdout.utf8)) as? [String: Any])
+        let analysed = try #require(report["analysed"] as? Int)
+        #expect(analysed < photos.count, "analysed \(analysed) of \(photos.count) after a 0.01 s limit")
+        #expect(report["bailed"] as? String == "runtime limit reached" && report["workRemains"] as? Bool == true)
+    }
 }
