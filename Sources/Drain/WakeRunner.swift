@@ -46,12 +46,18 @@ public struct WakeReport: Sendable, Equatable {
     /// invocation is a configuration error rather than progress.
     public var refused: String?
 
+    /// Failed jobs left for a later wake because their server's `Retry-After` has not passed.
+    public var retriesDeferred = 0
+    /// The earliest time one of those may be retried.
+    public var nextRetryAt: Date?
+
     public var madeProgress: Bool { acknowledged + retried + cancelled + created + analysed > 0 }
 
     /// True when work remains and something is moving it: this invocation made progress, was
-    /// interrupted, or an agent is running to perform the jobs in flight. A wake with jobs waiting
-    /// but no agent, and nothing else done, must not report "processing" (exit 75).
-    public var progressing: Bool { madeProgress || interrupted || (jobsInFlight > 0 && agentRunning) }
+    /// interrupted, an agent is running to perform the jobs in flight, or a retry waits only for
+    /// the time its server asked for (a later wake makes it). A wake with jobs waiting but no
+    /// agent, and nothing else done, must not report "processing" (exit 75).
+    public var progressing: Bool { madeProgress || interrupted || (jobsInFlight > 0 && agentRunning) || retriesDeferred > 0 }
 }
 
 /// One bounded invocation of the closed-app extension's work (the seeds' `processJobs()`), in its
@@ -85,6 +91,7 @@ public final class WakeRunner: Sendable {
             return latch.isCompleted
         }
         let policy = options.retryPolicy
+        let now = options.clock()
         _ = try store.scan()
 
         // 1. Acknowledge finished jobs that will not be retried.
@@ -97,12 +104,18 @@ public final class WakeRunner: Sendable {
                 report.refused = "\(failure.code): \(failure.message)"
                 continue
             }
-            if job.state == .failed && policy.shouldRetry(job, asset: asset) { continue }
+            if job.state == .failed && policy.shouldRetry(job, asset: asset) {
+                if let notBefore = job.retryNotBefore, notBefore > now {
+                    report.retriesDeferred += 1
+                    report.nextRetryAt = min(report.nextRetryAt ?? notBefore, notBefore)
+                }
+                continue
+            }
             try store.acknowledgeJob(job) { job, asset in policy.update(for: job, asset: asset) }
             report.acknowledged += 1
         }
         // 2. Retry retryable failed jobs, except those whose server asked (Retry-After) to wait longer.
-        for job in try store.jobs(for: .retry, maxAttempts: policy.maxAttempts, now: options.clock()) where !stopping() {
+        for job in try store.jobs(for: .retry, maxAttempts: policy.maxAttempts, now: now) where !stopping() {
             let asset = try store.asset(for: job)
             guard policy.shouldRetry(job, asset: asset) else { continue }
             do {

@@ -121,20 +121,24 @@ import Transfer
         defer { withExtendedLifetime(library) {} }
         let before = Date()
         _ = try await runAgent(store, destination: destination)
+        let after = Date()
         let failed = try #require(try store.job(id: job.id))
         #expect(failed.state == .failed && failed.responseStatus == 503 && failed.responseHeaders == headers)
+        // 60 s from when the failure was recorded, some time during the agent's run.
         let notBefore = try #require(failed.retryNotBefore)
-        #expect(notBefore.timeIntervalSince(before) >= 59 && notBefore.timeIntervalSince(before) <= 62)
+        #expect(notBefore.timeIntervalSince(before) >= 59.9 && notBefore.timeIntervalSince(after) <= 60.1)
 
         var options = WakeOptions(destination: destination.endpoint)
         let early = try WakeRunner(store: store, analyzer: CountingAnalyzer(), memory: MemoryGuard(), options: options).run()
         #expect(early.retried == 0 && early.acknowledged == 0 && early.workRemains)
+        // Waiting for the server is progress (exit 75), not "no progress possible", even with no agent.
+        #expect(early.retriesDeferred == 1 && early.nextRetryAt == notBefore && early.progressing && !early.agentRunning)
         #expect(try store.job(id: job.id)?.state == .failed)
         #expect(try store.asset(path: "p000.jpg")?.attempts == 0)
 
         options.clock = { notBefore.addingTimeInterval(1) }
         let later = try WakeRunner(store: store, analyzer: CountingAnalyzer(), memory: MemoryGuard(), options: options).run()
-        #expect(later.retried == 1)
+        #expect(later.retried == 1 && later.retriesDeferred == 0 && later.nextRetryAt == nil)
         // The failed job was replaced by its retry, registered for the agent.
         #expect(try store.jobs(for: .acknowledge).isEmpty)
         #expect(try store.jobs(for: .process).map(\.state) == [.registered])
