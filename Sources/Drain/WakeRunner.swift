@@ -54,10 +54,10 @@ public struct WakeReport: Sendable, Equatable {
     public var madeProgress: Bool { acknowledged + retried + cancelled + created + analysed > 0 }
 
     /// True when work remains and something is moving it: this invocation made progress, was
-    /// interrupted, an agent is running to perform the jobs in flight, or a retry waits only for
-    /// the time its server asked for (a later wake makes it). A wake with jobs waiting but no
-    /// agent, and nothing else done, must not report "processing" (exit 75).
-    public var progressing: Bool { madeProgress || interrupted || (jobsInFlight > 0 && agentRunning) || retriesDeferred > 0 }
+    /// interrupted, or an agent is running to perform the jobs in flight. A wake with jobs waiting
+    /// but no agent, and nothing else done, must not report "processing" (exit 75); a retry
+    /// waiting for its server's `Retry-After` does not change that, as the retry needs an agent too.
+    public var progressing: Bool { madeProgress || interrupted || (jobsInFlight > 0 && agentRunning) }
 }
 
 /// One bounded invocation of the closed-app extension's work (the seeds' `processJobs()`), in its

@@ -135,6 +135,10 @@ import Testing
         #expect(permanent.responseHeaders == headers && permanent.retryNotBefore == nil)
         #expect(try store.jobs(for: .retry).isEmpty)
         #expect(try store.jobs(for: .retry, now: start.addingTimeInterval(30)).isEmpty)
+        // status shows the wait.
+        let progress = try store.transferProgress()
+        #expect(progress.jobsToAcknowledge == 2 && progress.retriesWaiting == 1)
+        #expect((58...61).contains(try #require(progress.retryWaitSeconds)))
         #expect(try store.jobs(for: .retry, now: start.addingTimeInterval(63)).map(\.id) == [jobs[0].id])
     }
 
