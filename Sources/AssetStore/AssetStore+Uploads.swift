@@ -165,14 +165,18 @@ extension AssetStore {
     }
 
     /// Jobs for an action (see `UploadJob.Action`). For `.retry`, `maxAttempts` bounds the photo's
-    /// counted failures: a job whose next failure would pass it is acknowledged instead.
-    public func jobs(for action: UploadJob.Action, maxAttempts: Int = 5) throws(StoreError) -> [UploadJob] {
+    /// counted failures: a job whose next failure would pass it is acknowledged instead; and a job
+    /// whose `retryNotBefore` (the server's `Retry-After`) is later than `now` is left for later.
+    public func jobs(for action: UploadJob.Action, maxAttempts: Int = 5, now: Date = Date()) throws(StoreError) -> [UploadJob] {
         let sql: String
+        var arguments: [SQLValue] = []
         switch action {
         case .retry:
+            arguments = [.real(now.timeIntervalSince1970)]
             sql = """
                 SELECT \(UploadJob.columns) FROM upload_jobs j LEFT JOIN assets a ON a.id = j.asset_id
                 WHERE j.state = 'failed' AND j.error_transient = 1 AND a.id IS NOT NULL AND a.attempts + 1 < \(maxAttempts)
+                  AND (j.retry_not_before IS NULL OR j.retry_not_before <= ?)
                 ORDER BY j.id
                 """
         case .acknowledge:
@@ -181,7 +185,7 @@ extension AssetStore {
             sql = "SELECT \(UploadJob.columns) FROM upload_jobs WHERE state IN ('registered', 'pending') ORDER BY id"
         }
         return try withDatabase { (db) throws(StoreError) in
-            try db.query(sql.replacingColumns()).map(UploadJob.init(row:))
+            try db.query(sql.replacingColumns(), arguments).map(UploadJob.init(row:))
         }
     }
 
@@ -324,7 +328,9 @@ extension AssetStore {
         }
     }
 
-    /// Records how a performed job ended. Returns false when the job was cancelled meanwhile.
+    /// Records how a performed job ended, with the response's headers (names lowercased) either
+    /// way; a transient failure's `Retry-After` becomes the job's `retryNotBefore`. Returns false
+    /// when the job was cancelled meanwhile.
     @discardableResult
     public func finishJob(_ job: UploadJob, result: JobResult) throws(StoreError) -> Bool {
         let now = FileTree.now()
@@ -333,16 +339,21 @@ extension AssetStore {
             case .succeeded(let status, let headers):
                 return try db.run("""
                     UPDATE upload_jobs SET state = 'succeeded', response_status = ?, response_headers = ?, updated_at = ?,
-                      agent_owner = NULL, agent_until = NULL, error_domain = NULL, error_code = NULL, error_message = NULL, error_transient = NULL
+                      agent_owner = NULL, agent_until = NULL, error_domain = NULL, error_code = NULL, error_message = NULL, error_transient = NULL,
+                      retry_not_before = NULL
                     WHERE id = ? AND state = 'pending'
                     """, [.integer(Int64(status)), .text(JSONText.encode(headers)), .real(now), .integer(job.id)]) == 1
             case .failed(let status, let headers, let failure):
+                // A transient failure's Retry-After defers its retry; a permanent one is never retried.
+                let notBefore = failure.transient
+                    ? RetryAfter.notBefore(headers: headers, now: Date(timeIntervalSince1970: now))?.timeIntervalSince1970 : nil
                 return try db.run("""
                     UPDATE upload_jobs SET state = 'failed', response_status = ?, response_headers = ?, updated_at = ?,
-                      agent_owner = NULL, agent_until = NULL, error_domain = ?, error_code = ?, error_message = ?, error_transient = ?
+                      agent_owner = NULL, agent_until = NULL, error_domain = ?, error_code = ?, error_message = ?, error_transient = ?,
+                      retry_not_before = ?
                     WHERE id = ? AND state = 'pending'
                     """, [SQLValue(status), .text(JSONText.encode(headers)), .real(now), .text(failure.domain), .text(failure.code),
-                          .text(failure.message), .integer(failure.transient ? 1 : 0), .integer(job.id)]) == 1
+                          .text(failure.message), .integer(failure.transient ? 1 : 0), SQLValue(notBefore), .integer(job.id)]) == 1
             }
         }
     }

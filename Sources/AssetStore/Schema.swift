@@ -78,6 +78,10 @@ enum Schema {
             seen_at REAL NOT NULL
         );
         """,
+        // 4: a transient failure's `Retry-After`, as the time before which `wake` does not retry it.
+        """
+        ALTER TABLE upload_jobs ADD COLUMN retry_not_before REAL;  -- seconds since the epoch; NULL: no wait asked
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

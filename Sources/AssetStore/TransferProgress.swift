@@ -5,6 +5,10 @@ public struct TransferProgress: Sendable, Equatable, Codable {
     public var jobsInFlight = 0
     /// Upload jobs finished (succeeded or failed) that `wake` has not acknowledged yet.
     public var jobsToAcknowledge = 0
+    /// Of those, failed jobs whose retry waits for their server's `Retry-After`.
+    public var retriesWaiting = 0
+    /// Seconds until the first of those may be retried; nil when none waits.
+    public var retryWaitSeconds: Double?
     /// Bytes the server confirmed of the jobs in flight (their checkpointed offsets).
     public var bytesConfirmed: Int64 = 0
     /// Size of the files of the jobs in flight.
@@ -33,15 +37,19 @@ extension AssetStore {
             let jobs = try db.query("""
                 SELECT SUM(j.state IN ('registered', 'pending')), SUM(j.state IN ('succeeded', 'failed')),
                   TOTAL(CASE WHEN j.state IN ('registered', 'pending') THEN j.confirmed_offset END),
-                  TOTAL(CASE WHEN j.state IN ('registered', 'pending') THEN a.size END)
+                  TOTAL(CASE WHEN j.state IN ('registered', 'pending') THEN a.size END),
+                  SUM(j.state = 'failed' AND j.retry_not_before > ?),
+                  MIN(CASE WHEN j.state = 'failed' AND j.retry_not_before > ? THEN j.retry_not_before END)
                 FROM upload_jobs j LEFT JOIN assets a ON a.id = j.asset_id AND a.generation = j.asset_generation
                 WHERE a.id IS NULL OR \(rowFilter)
-                """).first ?? []
+                """, [.real(now), .real(now)]).first ?? []
             func int(_ row: [SQLValue], _ i: Int) -> Int64 { i < row.count ? Int64(row[i].int ?? Int(row[i].double ?? 0)) : 0 }
             progress.jobsInFlight = Int(int(jobs, 0))
             progress.jobsToAcknowledge = Int(int(jobs, 1))
             progress.bytesConfirmed = int(jobs, 2)
             progress.bytesInFlight = int(jobs, 3)
+            progress.retriesWaiting = Int(int(jobs, 4))
+            if jobs.count > 5, let first = jobs[5].double { progress.retryWaitSeconds = (first - now).rounded(.up) }
             let assets = try db.query("""
                 SELECT TOTAL(CASE WHEN a.uploaded_at IS NOT NULL AND a.failed = 0 THEN a.size END),
                   TOTAL(CASE WHEN a.uploaded_at IS NULL AND a.failed = 0 AND (? OR a.\(Self.notUnanalysable)) THEN a.size END),

@@ -82,7 +82,7 @@ public final class JobPerformer: Sendable {
     private func finish(_ job: UploadJob, error: TransferError) -> PerformOutcome {
         let failure = UploadJob.Failure(domain: TransferError.domain, code: error.code.rawValue,
                                         message: error.message, transient: error.isTransient)
-        let result = JobResult.failed(status: error.httpStatus, headers: [:], failure: failure)
+        let result = JobResult.failed(status: error.httpStatus, headers: error.responseHeaders, failure: failure)
         _ = try? store.finishJob(job, result: result)
         return .finished(result)
     }

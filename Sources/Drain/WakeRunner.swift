@@ -18,6 +18,8 @@ public struct WakeOptions: Sendable {
     /// Create jobs for files with an `unanalysable` verdict too, uploading them as they are; by
     /// default they stay in the library only, and count as done.
     public var uploadUnanalysable = false
+    /// The wall clock a failed job's `retryNotBefore` (the server's `Retry-After`) is compared with.
+    public var clock: @Sendable () -> Date = { Date() }
 
     public init(destination: String) { self.destination = destination }
 }
@@ -44,11 +46,17 @@ public struct WakeReport: Sendable, Equatable {
     /// invocation is a configuration error rather than progress.
     public var refused: String?
 
+    /// Failed jobs left for a later wake because their server's `Retry-After` has not passed.
+    public var retriesDeferred = 0
+    /// The earliest time one of those may be retried.
+    public var nextRetryAt: Date?
+
     public var madeProgress: Bool { acknowledged + retried + cancelled + created + analysed > 0 }
 
     /// True when work remains and something is moving it: this invocation made progress, was
     /// interrupted, or an agent is running to perform the jobs in flight. A wake with jobs waiting
-    /// but no agent, and nothing else done, must not report "processing" (exit 75).
+    /// but no agent, and nothing else done, must not report "processing" (exit 75); a retry
+    /// waiting for its server's `Retry-After` does not change that, as the retry needs an agent too.
     public var progressing: Bool { madeProgress || interrupted || (jobsInFlight > 0 && agentRunning) }
 }
 
@@ -83,6 +91,7 @@ public final class WakeRunner: Sendable {
             return latch.isCompleted
         }
         let policy = options.retryPolicy
+        let now = options.clock()
         _ = try store.scan()
 
         // 1. Acknowledge finished jobs that will not be retried.
@@ -95,12 +104,18 @@ public final class WakeRunner: Sendable {
                 report.refused = "\(failure.code): \(failure.message)"
                 continue
             }
-            if job.state == .failed && policy.shouldRetry(job, asset: asset) { continue }
+            if job.state == .failed && policy.shouldRetry(job, asset: asset) {
+                if let notBefore = job.retryNotBefore, notBefore > now {
+                    report.retriesDeferred += 1
+                    report.nextRetryAt = min(report.nextRetryAt ?? notBefore, notBefore)
+                }
+                continue
+            }
             try store.acknowledgeJob(job) { job, asset in policy.update(for: job, asset: asset) }
             report.acknowledged += 1
         }
-        // 2. Retry retryable failed jobs.
-        for job in try store.jobs(for: .retry, maxAttempts: policy.maxAttempts) where !stopping() {
+        // 2. Retry retryable failed jobs, except those whose server asked (Retry-After) to wait longer.
+        for job in try store.jobs(for: .retry, maxAttempts: policy.maxAttempts, now: now) where !stopping() {
             let asset = try store.asset(for: job)
             guard policy.shouldRetry(job, asset: asset) else { continue }
             do {
@@ -133,7 +148,7 @@ public final class WakeRunner: Sendable {
         }
         // 5. Analyse at most one page, within the memory headroom.
         if !stopping() {
-            report.analysed = try analysePage(report: &report)
+            report.analysed = try analysePage(report: &report, stopping: stopping)
         }
         if let reason = latch.value {
             report.interrupted = true
@@ -147,7 +162,9 @@ public final class WakeRunner: Sendable {
         return report
     }
 
-    private func analysePage(report: inout WakeReport) throws(StoreError) -> Int {
+    /// Analyses at most one page. `stopping` (the runtime limit or `terminate`) is asked before each
+    /// photo is admitted: once it is true no new photo starts; the one in flight finishes and is banked.
+    private func analysePage(report: inout WakeReport, stopping: () -> Bool) throws(StoreError) -> Int {
         let reading = memory.read()
         let typical = AnalyzeRunner.typicalCost
         let page = MemoryGuard.pageSize(headroom: reading.headroom, typicalCost: typical, slots: options.slots, maximum: options.pageSize)
@@ -161,7 +178,7 @@ public final class WakeRunner: Sendable {
         var analysed = 0
         defer { try? store.releaseClaims() }
         for asset in claimed {
-            if latch.isCompleted { break }
+            if stopping() { break }
             // Memory is the extension's clock: bail the moment headroom no longer fits a photo.
             let now = memory.read()
             if now.headroom < typical / 2 {

@@ -10,8 +10,15 @@ enum S3Failure {
         return clean.isEmpty ? nil : clean
     }
 
-    /// The error for S3's answer `status` with `body` to the request `operation` (e.g. "UploadPart").
-    static func error(status: Int, body: [UInt8], operation: String) -> TransferError {
+    /// The error for S3's answer `status` with `body` and `headers` (names lowercased, kept as the
+    /// error's `responseHeaders`) to the request `operation` (e.g. "UploadPart").
+    static func error(status: Int, body: [UInt8], headers: [String: String] = [:], operation: String) -> TransferError {
+        var error = statusError(status: status, body: body, operation: operation)
+        error.responseHeaders = headers
+        return error
+    }
+
+    private static func statusError(status: Int, body: [UInt8], operation: String) -> TransferError {
         let code = errorCode(in: body)
         let message = "\(operation): S3 answered \(status) \(code ?? "without an error code")"
         switch code {

@@ -76,7 +76,7 @@ final class S3UploadSession {
                                                        payloadHash: metadata.sha256Hex.lowercased())
                 bytesSent += response.bytesSent
                 guard response.status == 200 else {
-                    throw S3Failure.error(status: response.status, body: response.body, operation: "PutObject")
+                    throw S3Failure.error(status: response.status, body: response.body, headers: response.headers, operation: "PutObject")
                 }
                 guard let etag = response.headers["etag"], !etag.isEmpty else {
                     throw Self.truncated("PutObject: S3 sent no ETag")
@@ -120,7 +120,7 @@ final class S3UploadSession {
         try checkCancelled()
         let response = try await uploader.send("POST", key: key, query: [("uploads", "")], headers: objectHeaders, body: .empty)
         guard response.status == 200 else {
-            throw S3Failure.error(status: response.status, body: response.body, operation: "CreateMultipartUpload")
+            throw S3Failure.error(status: response.status, body: response.body, headers: response.headers, operation: "CreateMultipartUpload")
         }
         guard S3Failure.errorCode(in: response.body) == nil,
               let id = S3XML.value("UploadId", in: response.body), !id.isEmpty else {
@@ -176,7 +176,7 @@ final class S3UploadSession {
                 if code == nil || code == "NoSuchUpload" { return .noSuchUpload }
             }
             guard response.status == 200 else {
-                throw S3Failure.error(status: response.status, body: response.body, operation: "ListParts")
+                throw S3Failure.error(status: response.status, body: response.body, headers: response.headers, operation: "ListParts")
             }
             let text = Substring(String(decoding: response.body, as: UTF8.self))
             for element in S3XML.elements("Part", in: text) {
@@ -219,7 +219,7 @@ final class S3UploadSession {
                                                    payloadHash: hash)
             bytesSent += response.bytesSent
             guard response.status == 200 else {
-                throw S3Failure.error(status: response.status, body: response.body, operation: "UploadPart")
+                throw S3Failure.error(status: response.status, body: response.body, headers: response.headers, operation: "UploadPart")
             }
             guard let etag = response.headers["etag"], !etag.isEmpty else {
                 throw Self.truncated("UploadPart: S3 sent no ETag")
@@ -246,7 +246,7 @@ final class S3UploadSession {
         let response = try await uploader.send("POST", key: key, query: [("uploadId", uploadID)],
                                                headers: [("content-type", "application/xml")], body: .bytes(Array(xml.utf8)))
         guard response.status == 200, S3Failure.errorCode(in: response.body) == nil else {
-            throw S3Failure.error(status: response.status, body: response.body, operation: "CompleteMultipartUpload")
+            throw S3Failure.error(status: response.status, body: response.body, headers: response.headers, operation: "CompleteMultipartUpload")
         }
         guard let etag = S3XML.value("ETag", in: response.body) ?? response.headers["etag"], !etag.isEmpty else {
             throw Self.truncated("CompleteMultipartUpload: S3's answer had no ETag")

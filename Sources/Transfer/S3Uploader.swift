@@ -52,7 +52,7 @@ public final class S3Uploader: UploadDestination {
         }
         let response = try await send("DELETE", key: key, query: [("uploadId", uploadID)])
         guard (200...299).contains(response.status) || response.status == 404 else {
-            throw S3Failure.error(status: response.status, body: response.body, operation: "AbortMultipartUpload")
+            throw S3Failure.error(status: response.status, body: response.body, headers: response.headers, operation: "AbortMultipartUpload")
         }
     }
 

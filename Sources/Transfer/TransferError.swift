@@ -65,11 +65,15 @@ public struct TransferError: Error, Sendable, Equatable, CustomStringConvertible
     public let curlCode: Int?
     /// Whether a retry can help.
     public let classification: Classification
+    /// The headers of the response that caused the failure (names lowercased; empty when there was
+    /// no response), kept on the failed job like a success's, so `Retry-After` can defer its retry.
+    public var responseHeaders: [String: String]
 
     /// Creates an error; the classification defaults to the code's usual one.
     public init(_ code: Code, _ message: String, httpStatus: Int? = nil, curlCode: Int? = nil,
-                classification: Classification? = nil) {
+                classification: Classification? = nil, responseHeaders: [String: String] = [:]) {
         self.code = code
+        self.responseHeaders = responseHeaders
         self.message = message
         self.httpStatus = httpStatus
         self.curlCode = curlCode
@@ -87,8 +91,15 @@ public struct TransferError: Error, Sendable, Equatable, CustomStringConvertible
     }
 
     /// The error for a final HTTP status that ends an upload. `creation` is true when the request
-    /// targeted the upload endpoint itself, where a 404 means the destination is wrong.
-    public static func forStatus(_ status: Int, creation: Bool = false) -> TransferError {
+    /// targeted the upload endpoint itself, where a 404 means the destination is wrong. `headers`
+    /// are the response's (names lowercased), kept as `responseHeaders`.
+    public static func forStatus(_ status: Int, creation: Bool = false, headers: [String: String] = [:]) -> TransferError {
+        var error = statusError(status, creation: creation)
+        error.responseHeaders = headers
+        return error
+    }
+
+    private static func statusError(_ status: Int, creation: Bool) -> TransferError {
         switch status {
         case 408: return TransferError(.requestTimeout, "the server timed out waiting for the request", httpStatus: status)
         case 429: return TransferError(.rateLimited, "the server asked to slow down", httpStatus: status)

@@ -213,7 +213,7 @@ final class UploadSession {
             try await carefulCreation()
             return nil
         case .success(let response):
-            let error = TransferError.forStatus(response.status, creation: true)
+            let error = TransferError.forStatus(response.status, creation: true, headers: response.headers)
             guard error.isTransient, let interimLocation else { throw error }
             try await adopt(location: interimLocation)
             try await recover(from: error)
@@ -240,7 +240,7 @@ final class UploadSession {
             method: "POST", url: configuration.endpoint, headers: try partialHeaders() + creationHeaders(complete: false),
             body: .empty))
         guard (200...299).contains(response.status) else {
-            throw TransferError.forStatus(response.status, creation: true)
+            throw TransferError.forStatus(response.status, creation: true, headers: response.headers)
         }
         guard let field = response.headers[ResumableUpload.Header.location],
               let resolved = UploadEndpoint.resolve(location: field, against: configuration.endpoint) else {
@@ -266,7 +266,7 @@ final class UploadSession {
             body: .file(path: path, offset: 0, length: size), onBodySent: onBodySent))
         bytesSent += response.bytesSent
         guard (200...299).contains(response.status) else {
-            throw TransferError.forStatus(response.status, creation: true)
+            throw TransferError.forStatus(response.status, creation: true, headers: response.headers)
         }
         offset = size
         report()
@@ -356,7 +356,7 @@ final class UploadSession {
                 try await startOver()
                 return try await create()
             default:
-                let error = TransferError.forStatus(response.status)
+                let error = TransferError.forStatus(response.status, headers: response.headers)
                 try await recover(from: error)
                 if let done = try await retrieveOffsetAfterRecovery() { return done }
             }
@@ -432,7 +432,7 @@ final class UploadSession {
                 location = nil
                 return nil
             default:
-                try await recover(from: TransferError.forStatus(response.status))
+                try await recover(from: TransferError.forStatus(response.status, headers: response.headers))
             }
         }
     }

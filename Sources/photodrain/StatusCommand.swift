@@ -47,6 +47,9 @@ enum StatusCommand: Command {
         if transfer.jobsToAcknowledge > 0 {
             rows.append(("jobs to acknowledge", "\(transfer.jobsToAcknowledge) (the next wake records them)"))
         }
+        if transfer.retriesWaiting > 0, let wait = transfer.retryWaitSeconds {
+            rows.append(("retries waiting", "\(transfer.retriesWaiting) for the server's Retry-After (the first in \(formatDuration(wait)))"))
+        }
         rows.append(("bytes uploaded", formatBytes(Int(transfer.bytesUploaded))))
         rows.append(("bytes to send", formatBytes(Int(transfer.bytesRemaining))))
         if let rate = transfer.bytesPerSecond, let eta = transfer.etaSeconds {

@@ -37,6 +37,8 @@ enum WakeCommand: Command {
     struct Report: Encodable {
         var acknowledged, retried, cancelled, created, analysed, jobsInFlight: Int
         var agentRunning: Bool
+        var retriesDeferred: Int
+        var nextRetryAt: String?
         var bailed: String?
         var workRemains: Bool
         var outcome: String
@@ -105,12 +107,16 @@ enum WakeCommand: Command {
         }
         let summary = Report(acknowledged: report.acknowledged, retried: report.retried, cancelled: report.cancelled,
                              created: report.created, analysed: report.analysed, jobsInFlight: report.jobsInFlight,
-                             agentRunning: report.agentRunning,
+                             agentRunning: report.agentRunning, retriesDeferred: report.retriesDeferred,
+                             nextRetryAt: report.nextRetryAt.map { $0.ISO8601Format() },
                              bailed: report.bailed, workRemains: report.workRemains, outcome: outcome)
         if arguments.flag("json") {
             Console.shared.json(summary)
         } else {
             var line = "wake: acknowledged \(report.acknowledged), retried \(report.retried), cancelled \(report.cancelled), created \(report.created) jobs, analysed \(report.analysed); \(report.jobsInFlight) jobs with the agent; \(outcome)"
+            if let next = report.nextRetryAt {
+                line += "; \(report.retriesDeferred) retr\(report.retriesDeferred == 1 ? "y waits" : "ies wait") for the server's Retry-After (until \(next.ISO8601Format()))"
+            }
             if let bailed = report.bailed { line += " (stopped early: \(bailed))" }
             Console.shared.out(line)
         }

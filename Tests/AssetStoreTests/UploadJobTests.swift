@@ -109,6 +109,56 @@ import Testing
         #expect(try store.asset(path: "p0.jpg")?.attempts == 2)
     }
 
+    /// A failed job keeps its response headers like a succeeded one; a transient failure's
+    /// Retry-After becomes `retryNotBefore`, and `.retry` leaves the job out until then. A
+    /// permanent failure is never retried, so its Retry-After sets nothing.
+    @Test func failedJobKeepsItsHeadersAndRetryAfterDefersItsRetry() throws {
+        let (_, store) = try Self.analysedLibrary(2)
+        let assets = try store.assetsNeedingJobs(limit: 2)
+        #expect(assets.count == 2)
+        let headers = ["retry-after": "60", "x-request-id": "abc"]
+        var jobs: [UploadJob] = []
+        for asset in assets {
+            jobs.append(try #require(try store.createJob(for: asset, destination: "d", inflightLimit: 5)))
+        }
+        _ = try store.claimJobsToPerform(limit: 2)
+        let start = Date()
+        #expect(try store.finishJob(jobs[0], result: .failed(status: 503, headers: headers, failure: UploadJob.Failure(
+            domain: "http", code: "503", message: "busy", transient: true))))
+        #expect(try store.finishJob(jobs[1], result: .failed(status: 400, headers: headers, failure: UploadJob.Failure(
+            domain: "http", code: "400", message: "bad", transient: false))))
+        let transient = try #require(try store.job(id: jobs[0].id))
+        #expect(transient.responseHeaders == headers && transient.responseStatus == 503)
+        let wait = try #require(transient.retryNotBefore).timeIntervalSince(start)
+        #expect(wait >= 59 && wait <= 62)
+        let permanent = try #require(try store.job(id: jobs[1].id))
+        #expect(permanent.responseHeaders == headers && permanent.retryNotBefore == nil)
+        #expect(try store.jobs(for: .retry).isEmpty)
+        #expect(try store.jobs(for: .retry, now: start.addingTimeInterval(30)).isEmpty)
+        // status shows the wait.
+        let progress = try store.transferProgress()
+        #expect(progress.jobsToAcknowledge == 2 && progress.retriesWaiting == 1)
+        #expect((58...61).contains(try #require(progress.retryWaitSeconds)))
+        #expect(try store.jobs(for: .retry, now: start.addingTimeInterval(63)).map(\.id) == [jobs[0].id])
+    }
+
+    /// Retry-After as seconds or as an HTTP-date (all three RFC 9110 forms); a date in the past
+    /// means now, a huge wait is capped, anything else is ignored.
+    @Test func retryAfterParsesSecondsAndHTTPDates() throws {
+        let now = Date(timeIntervalSince1970: 1_445_412_420)   // Wed, 21 Oct 2015 07:27:00 GMT
+        func wait(_ value: String) -> TimeInterval? {
+            RetryAfter.notBefore(headers: ["retry-after": value], now: now)?.timeIntervalSince(now)
+        }
+        #expect(wait("120") == 120 && wait(" 0 ") == 0)
+        #expect(wait("Wed, 21 Oct 2015 07:28:00 GMT") == 60)
+        #expect(wait("Wednesday, 21-Oct-15 07:28:30 GMT") == 90)
+        #expect(wait("Wed Oct 21 07:29:00 2015") == 120)
+        #expect(wait("Tue, 20 Oct 2015 07:28:00 GMT") == 0)
+        #expect(wait("99999999999999999999") == RetryAfter.maximumDelay)
+        #expect(wait("-5") == nil && wait("soon") == nil && wait("") == nil)
+        #expect(RetryAfter.notBefore(headers: [:], now: now) == nil)
+    }
+
     @Test func permanentFailureIsNotRetriedAndFailsThePhoto() throws {
         let (_, store) = try Self.analysedLibrary(1)
         let asset = try #require(try store.assetsNeedingJobs(limit: 1).first)

@@ -1,3 +1,4 @@
+import AssetStore
 import Foundation
 import Testing
 
@@ -31,5 +32,44 @@ import Testing
         usleep(300_000)
         let busy = try CLI.run(["wake", ws.library, "--store", ws.store, "--to", url, "--json"] + Self.fast)
         #expect(busy.status == 75 && busy.stdout.contains("\"agentRunning\":true"), "\(busy.stdout)")
+    }
+
+    /// Issue 16 item 6: `--runtime-limit` holds during the analysis page too. With a limit far
+    /// shorter than the page takes, wake stops admitting photos, says why, and exits 75 (it made
+    /// progress or was interrupted, and work remains); it does not analyse the whole page.
+    @Test func theRuntimeLimitStopsTheAnalysisPage() throws {
+        let ws = try Workspace()
+        let photos = try ws.addSmallSamples(copies: 3)
+        let url = "http://127.0.0.1:9/uploads"
+        let wake = try CLI.run(["wake", ws.library, "--store", ws.store, "--to", url, "--runtime-limit", "0.01", "--json"] + Self.fast)
+        #expect(wake.status == 75, "\(wake.stdout)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(wake.stdout.utf8)) as? [String: Any])
+        let analysed = try #require(report["analysed"] as? Int)
+        #expect(analysed < photos.count, "analysed \(analysed) of \(photos.count) after a 0.01 s limit")
+        #expect(report["bailed"] as? String == "runtime limit reached" && report["workRemains"] as? Bool == true)
+    }
+
+    /// A job failed with `Retry-After: 120`: wake neither retries nor acknowledges it and says
+    /// when it may; status shows the wait.
+    @Test func aRetryAfterWaitIsReportedByWakeAndStatus() throws {
+        let ws = try Workspace()
+        try ws.addSmallSamples()
+        let url = "http://127.0.0.1:9/uploads"
+        #expect(try CLI.run(["analyze", ws.library, "--store", ws.store] + Self.fast).status == 0)
+        #expect(try CLI.run(["wake", ws.library, "--store", ws.store, "--to", url] + Self.fast).status == 75)
+        do {
+            let store = try AssetStore(root: ws.library, path: ws.store)
+            let job = try #require(try store.claimJobsToPerform(limit: 1).first)
+            #expect(try store.finishJob(job, result: .failed(status: 429, headers: ["retry-after": "120"], failure: UploadJob.Failure(
+                domain: "transfer", code: "rate-limited", message: "the server asked to slow down", transient: true))))
+        }
+        let wake = try CLI.run(["wake", ws.library, "--store", ws.store, "--to", url, "--json"] + Self.fast)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(wake.stdout.utf8)) as? [String: Any])
+        #expect(report["retriesDeferred"] as? Int == 1 && report["nextRetryAt"] is String, "\(wake.stdout)")
+        #expect(report["retried"] as? Int == 0 && report["acknowledged"] as? Int == 0)
+        let text = try CLI.run(["wake", ws.library, "--store", ws.store, "--to", url] + Self.fast)
+        #expect(text.stdout.contains("1 retry waits for the server's Retry-After (until "), "\(text.stdout)")
+        let status = try CLI.run(["status", ws.library, "--store", ws.store])
+        #expect(status.stdout.contains("retries waiting          1 for the server's Retry-After (the first in "), "\(status.stdout)")
     }
 }

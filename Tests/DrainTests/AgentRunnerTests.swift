@@ -110,4 +110,39 @@ import Transfer
         #expect(failed.failure?.code == TransferError.Code.serverError.rawValue && failed.failure?.transient == true)
         #expect(destination.uploadCalls.withLock { $0.count } == 1)
     }
+
+    /// A failed upload keeps its response's headers on the job, like a success; its `Retry-After`
+    /// defers the retry: the next wake leaves the job failed (neither retried nor acknowledged),
+    /// and a wake after the time retries it.
+    @Test func retryAfterOnAFailedJobDefersItsRetry() async throws {
+        let headers = ["retry-after": "60", "x-request-id": "req-7"]
+        let destination = ScriptedDestination(uploads: [TransferError.forStatus(503, headers: headers)])
+        let (library, store, job) = try libraryWithAJob(destination: destination)
+        defer { withExtendedLifetime(library) {} }
+        let before = Date()
+        _ = try await runAgent(store, destination: destination)
+        let after = Date()
+        let failed = try #require(try store.job(id: job.id))
+        #expect(failed.state == .failed && failed.responseStatus == 503 && failed.responseHeaders == headers)
+        // 60 s from when the failure was recorded, some time during the agent's run.
+        let notBefore = try #require(failed.retryNotBefore)
+        #expect(notBefore.timeIntervalSince(before) >= 59.9 && notBefore.timeIntervalSince(after) <= 60.1)
+
+        var options = WakeOptions(destination: destination.endpoint)
+        let early = try WakeRunner(store: store, analyzer: CountingAnalyzer(), memory: MemoryGuard(), options: options).run()
+        #expect(early.retried == 0 && early.acknowledged == 0 && early.workRemains)
+        #expect(early.retriesDeferred == 1 && early.nextRetryAt == notBefore)
+        // The retry will need an agent too: with none running, the wait is not progress.
+        #expect(!early.agentRunning && !early.progressing)
+        #expect(try store.job(id: job.id)?.state == .failed)
+        #expect(try store.asset(path: "p000.jpg")?.attempts == 0)
+
+        options.clock = { notBefore.addingTimeInterval(1) }
+        let later = try WakeRunner(store: store, analyzer: CountingAnalyzer(), memory: MemoryGuard(), options: options).run()
+        #expect(later.retried == 1 && later.retriesDeferred == 0 && later.nextRetryAt == nil)
+        // The failed job was replaced by its retry, registered for the agent.
+        #expect(try store.jobs(for: .acknowledge).isEmpty)
+        #expect(try store.jobs(for: .process).map(\.state) == [.registered])
+        #expect(try store.asset(path: "p000.jpg")?.attempts == 1)
+    }
 }

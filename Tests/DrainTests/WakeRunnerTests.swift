@@ -109,4 +109,39 @@ final class SnapshotAnalyzer: PhotoAnalyzing {
         let gone = try runner.run()
         #expect(presence == nil && !gone.agentRunning && !gone.progressing, "the presence ended with its object")
     }
+
+    /// The runtime limit is asked before each photo of the analysis page is admitted: with a limit
+    /// shorter than one analysis, at most the photo already started is analysed (and banked), not
+    /// the page of six; the wake reports the interruption with work remaining.
+    @Test func theRuntimeLimitStopsAdmittingPhotosToTheAnalysisPage() throws {
+        let library = try Library(photos: 6)
+        let store = try library.store()
+        let analyzer = SlowAnalyzer(delay: 0.2)
+        var options = WakeOptions(destination: Self.destination)
+        options.pageSize = 40
+        options.runtimeLimit = .milliseconds(50)
+        let report = try WakeRunner(store: store, analyzer: analyzer, memory: Self.roomy, options: options).run()
+        let calls = analyzer.calls.withLock { $0 }
+        // One analysis outlasts the limit, so no second photo may start.
+        #expect(calls <= 1, "analysed \(calls) photos after a limit shorter than one analysis")
+        #expect(report.analysed == calls, "the verdict of the photo in flight is banked")
+        #expect(try store.counts().discovered == 6 - calls)
+        #expect(report.interrupted && report.bailed == "runtime limit reached" && report.workRemains && report.progressing)
+        // Without a limit the same wake analyses the whole page.
+        let unbounded = try WakeRunner(store: store, analyzer: SlowAnalyzer(delay: 0), memory: Self.roomy,
+                                       options: WakeOptions(destination: Self.destination)).run()
+        #expect(unbounded.analysed == 6 - calls && !unbounded.interrupted)
+    }
+}
+
+/// An analyser that takes `delay` seconds per photo and counts its calls.
+final class SlowAnalyzer: PhotoAnalyzing {
+    let delay: TimeInterval
+    let calls = Mutex(0)
+    init(delay: TimeInterval) { self.delay = delay }
+    func analyze(path: String, memoryBudget: Int?) -> AnalysisResult {
+        calls.withLock { $0 += 1 }
+        Thread.sleep(forTimeInterval: delay)
+        return .verdict(BankedVerdict(json: "{}", label: "no-faces", faceCount: 0, score: 0))
+    }
 }

@@ -47,6 +47,8 @@ final class FakeResumableServer: Sendable {
         /// Sent as `Repr-Digest` on every answer that completes an upload: the digest of the object
         /// the server says it kept (a server that deduped to other bytes stored under the key).
         var completionReprDigest: String?
+        /// Sent with every status forced by `patchStatuses` or `creationStatuses`.
+        var forcedStatusHeaders: [(String, String)] = []
     }
 
     /// One request as received.
@@ -186,7 +188,7 @@ final class FakeResumableServer: Sendable {
         let forced = state.withLock { $0.behaviour.creationStatuses.isEmpty ? nil : $0.behaviour.creationStatuses.removeFirst() }
         if let forced {
             _ = drainBody(contentLength, reader: &reader, index: index, drop: nil)
-            return respond(connection, status: forced, headers: [])
+            return respond(connection, status: forced, headers: state.withLock { $0.behaviour.forcedStatusHeaders })
         }
         let drop = contentLength > 0 ? nextDrop() : nil
         guard let complete, let version else {
@@ -233,7 +235,7 @@ final class FakeResumableServer: Sendable {
         }
         if let forced {
             _ = drainBody(contentLength, reader: &reader, index: index, drop: nil)
-            return respond(connection, status: forced, headers: [])
+            return respond(connection, status: forced, headers: state.withLock { $0.behaviour.forcedStatusHeaders })
         }
         let claimed = head.headers["upload-offset"].flatMap { Int($0) }
         if claimed != upload.bytes.count {

@@ -277,6 +277,20 @@ import UploadProtocol
         }
     }
 
+    /// The failure keeps the final response's headers (names lowercased): the agent stores them
+    /// on the failed job, where `Retry-After` defers the retry.
+    @Test func aFailureKeepsTheResponseHeaders() async throws {
+        let fixture = try UploadFixture(size: 300_000, behaviour: .init(
+            patchStatuses: [503, 503, 503], forcedStatusHeaders: [("Retry-After", "60"), ("X-Request-ID", "req-9")]))
+        do {
+            _ = try await fixture.uploader(maxResumes: 2).upload(file: fixture.path, metadata: fixture.metadata)
+            Issue.record("the upload should have failed")
+        } catch {
+            #expect(error.httpStatus == 503)
+            #expect(error.responseHeaders["retry-after"] == "60" && error.responseHeaders["x-request-id"] == "req-9")
+        }
+    }
+
     @Test func tooLargeAppendsAreShrunk() async throws {
         let fixture = try UploadFixture(size: 300_000, behaviour: .init(hiddenMaxAppendSize: 80_000))
         let receipt = try await fixture.uploader().upload(file: fixture.path, metadata: fixture.metadata)
