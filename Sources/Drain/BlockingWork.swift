@@ -1,10 +1,32 @@
 import Foundation
 import Synchronization
 
+/// The threads `onOwnThread` started that are still running. A cancelled caller stops waiting for
+/// its thread, but the process must not exit under it: `exit()` runs the C libraries' exit
+/// handlers (libcrypto, libheif's codecs) while the thread may still be inside them.
+public enum OwnThreads {
+    private static let running = Mutex(0)
+
+    static func started() { running.withLock { $0 += 1 } }
+    static func finished() { running.withLock { $0 -= 1 } }
+
+    /// How many are running now.
+    public static var count: Int { running.withLock { $0 } }
+
+    /// Waits until none is running, at most `limit` (an analysis takes well under a second).
+    public static func waitForAll(limit: Duration = .seconds(10)) async {
+        let deadline = ContinuousClock.now + limit
+        while count > 0 && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+}
+
 /// Runs blocking work (decoding, SQLite waits) on a thread of its own, never on Swift's
 /// cooperative pool, and resumes the caller when it is done. If the calling task is cancelled
 /// first, the caller resumes at once with nil and the thread's result is dropped: a stopping
 /// runner does not wait for an analysis it will not use (the work is redone by the next run).
+/// `OwnThreads.waitForAll()` lets the process wait for such threads before it exits.
 func onOwnThread<T: Sendable>(_ name: String, _ work: @escaping @Sendable () -> T) async -> T? {
     let state = Mutex(OwnThreadState<T>())
     /// Takes the continuation exactly once: whoever finishes first resumes it.
@@ -26,9 +48,11 @@ func onOwnThread<T: Sendable>(_ name: String, _ work: @escaping @Sendable () -> 
                 take()?.resume(returning: nil)
                 return
             }
+            OwnThreads.started()
             let thread = Thread {
                 let result = work()
                 take()?.resume(returning: result)
+                OwnThreads.finished()
             }
             thread.name = name
             thread.start()

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Drain
 import Transfer
 
 /// The entry point: `photodrain COMMAND [options]`.
@@ -34,6 +35,8 @@ struct PhotoDrainCLI {
         // exit() runs libcrypto's exit handlers, which free what a hashing thread may still be
         // using: end every background digest first (a failed first file leaves the next one hashing).
         await DigestThreads.shared.stopAll()
+        // Likewise an analysis a stopping runner no longer waits for (refused destination, signal).
+        await OwnThreads.waitForAll()
         exit(status.rawValue)
     }
 
