@@ -100,20 +100,12 @@ public struct FacePipeline: PhotoAnalyzing {
                 // below the wanted scale BlazeFace searches the image as decoded, in smaller tiles.
                 let wanted = PhotoDecoder.scaleDenominator(for: header, targetShortSide: natural)
                 let short = min(header.width, header.height)
-                var admitted: Int?
-                var denominator = wanted
-                while denominator <= 8 {
+                let admitted = MemoryGuard.admit(
+                    width: header.width, height: header.height, denominator: wanted, progressive: header.decodesFullFrame,
+                    analysisShortSide: natural, headroom: memoryBudget, channels: detector.wantsColour ? 3 : 1
+                ) { denominator in
                     let decodedShort = denominator == wanted ? natural : scaledDimension(short, denominator: denominator)
-                    let cost = MemoryGuard.estimatedCost(width: header.width, height: header.height, denominator: denominator,
-                                                         progressive: header.decodesFullFrame, analysisShortSide: natural,
-                                                         channels: detector.wantsColour ? 3 : 1,
-                                                         detectorBytes: detector.memoryEstimate(for: header, decodedShortSide: decodedShort,
-                                                                                                constrained: denominator != wanted))
-                    if cost <= memoryBudget {
-                        admitted = denominator
-                        break
-                    }
-                    denominator *= 2
+                    return detector.memoryEstimate(for: header, decodedShortSide: decodedShort, constrained: denominator != wanted)
                 }
                 guard let admitted else {
                     return .deferred(reason: "decoding \(header.width)x\(header.height) does not fit \(memoryBudget >> 20) MiB of headroom")

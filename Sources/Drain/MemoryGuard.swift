@@ -71,12 +71,15 @@ public struct MemoryGuard: Sendable {
 
     /// The scale to decode a photo at: the chosen `denominator` if its cost fits `headroom`, else
     /// the next smaller scale that fits (down to 1/8); nil when even 1/8 does not fit.
+    /// `detectorBytes` gives the detector's own cost at each denominator tried (BlazeFace's buffers
+    /// depend on the decoded size and on whether it had to step below the wanted scale).
     public static func admit(width: Int, height: Int, denominator: Int, progressive: Bool = false,
-                             analysisShortSide: Int, headroom: Int, channels: Int = 1, detectorBytes: Int = 0) -> Int? {
+                             analysisShortSide: Int, headroom: Int, channels: Int = 1,
+                             detectorBytes: (Int) -> Int = { _ in 0 }) -> Int? {
         var d = max(1, denominator)
         while d <= 8 {
             if estimatedCost(width: width, height: height, denominator: d, progressive: progressive,
-                             analysisShortSide: analysisShortSide, channels: channels, detectorBytes: detectorBytes) <= headroom {
+                             analysisShortSide: analysisShortSide, channels: channels, detectorBytes: detectorBytes(d)) <= headroom {
                 return d
             }
             d *= 2
