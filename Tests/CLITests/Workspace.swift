@@ -59,12 +59,18 @@ final class Workspace {
 }
 
 /// A `photodrain` process started in the background, to be signalled or waited for.
+///
+/// Its output is read by two threads doing blocking reads, not by `FileHandle.readabilityHandler`:
+/// on Linux, tearing down the dispatch read source that handler installs races libdispatch's epoll
+/// bookkeeping and can crash the whole test process in `_dispatch_event_loop_drain`
+/// (swift-corelibs-libdispatch#949; it did, in CI).
 final class Running: @unchecked Sendable {
     let process = Process()
     private let outPipe = Pipe(), errPipe = Pipe()
-    private let collected = NSLock()
+    private let collected = NSCondition()
     nonisolated(unsafe) private var outData = Data()
     nonisolated(unsafe) private var errData = Data()
+    nonisolated(unsafe) private var streamsOpen = 2
 
     init(_ arguments: [String]) throws {
         process.executableURL = CLI.binary
@@ -72,15 +78,25 @@ final class Running: @unchecked Sendable {
         process.standardOutput = outPipe
         process.standardError = errPipe
         process.standardInput = FileHandle.nullDevice
-        outPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            self?.collected.lock(); self?.outData.append(data); self?.collected.unlock()
-        }
-        errPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            self?.collected.lock(); self?.errData.append(data); self?.collected.unlock()
-        }
+        // `run` closes the parent's copies of the write ends, so the readers see end of file.
         try process.run()
+        startReader(outPipe.fileHandleForReading.fileDescriptor, into: \.outData)
+        startReader(errPipe.fileHandleForReading.fileDescriptor, into: \.errData)
+    }
+
+    private func startReader(_ fd: Int32, into buffer: ReferenceWritableKeyPath<Running, Data>) {
+        // The thread holds `self` until end of file, so the pipes outlive their readers.
+        let thread = Thread { [self] in
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { break }
+                collected.lock(); self[keyPath: buffer].append(contentsOf: chunk[0..<n]); collected.unlock()
+            }
+            collected.lock(); streamsOpen -= 1; collected.broadcast(); collected.unlock()
+        }
+        thread.start()
     }
 
     var stdout: String { collected.lock(); defer { collected.unlock() }; return String(decoding: outData, as: UTF8.self) }
@@ -92,13 +108,11 @@ final class Running: @unchecked Sendable {
     @discardableResult
     func wait() -> Int32 {
         process.waitUntilExit()
-        // Let the readability handlers drain what is left.
-        usleep(50_000)
-        outPipe.fileHandleForReading.readabilityHandler = nil
-        errPipe.fileHandleForReading.readabilityHandler = nil
+        // Collect what is left in the pipes. A grandchild that kept them open would hold the readers
+        // past the exit; wait for that only a little.
         collected.lock()
-        outData.append(outPipe.fileHandleForReading.readDataToEndOfFile())
-        errData.append(errPipe.fileHandleForReading.readDataToEndOfFile())
+        let deadline = Date().addingTimeInterval(5)
+        while streamsOpen > 0 && collected.wait(until: deadline) {}
         collected.unlock()
         return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
     }
