@@ -29,6 +29,7 @@ enum TrainCommand: Command {
             .option("positive", "DIR", "Crops of faces (PNG or JPEG)."),
             .option("negative", "DIR", "Crops of things that are not faces."),
             .option("out", "MODEL.json", "Where to write the model."),
+            .option("rows", "FILE.csv", "Also write every detector box of the labelled photos, its label and features (--labelled)."),
             .option("holdout", "FRACTION", "Share of each class held out for the metrics.", default: "0.2"),
             .option("seed", "N", "Seed of the holdout split and the augmentation.", default: "1"),
             .option("l2", "PENALTY", "L2 regularisation strength.", default: "0.001"),
@@ -102,6 +103,10 @@ enum TrainCommand: Command {
                 bar.advance()
             }
             bar.finish()
+            if let rows = arguments.string("rows") {
+                guard writeRows(photos, to: rows) else { return .failure }
+                console.err("wrote \(rows)")
+            }
             let (model, e) = try PhotoTrainer.train(photos, options: options)
             try model.write(to: out)
             func f(_ v: Double) -> String { String(format: "%.3f", v) }
@@ -122,6 +127,33 @@ enum TrainCommand: Command {
             case .modelFileAccess: return .failure
             default: return .dataError
             }
+        }
+    }
+
+    /// One CSV line per detector box: the photo, its kind, the box's label (1 face, 0 not, empty on
+    /// a hard face), the box in photo pixels, the detector's score and the feature vector.
+    static func writeRows(_ photos: [PhotoTrainer.PhotoBoxes], to path: String) -> Bool {
+        var text = "file,kind,subject,label,x,y,width,height,score,support,levels"
+        if let width = photos.first(where: { !$0.vectors.isEmpty })?.vectors[0].count {
+            text += (0..<width).map { ",f\($0)" }.joined()
+        }
+        text += "\n"
+        for photo in photos {
+            let boxes = photo.photoBoxes
+            for (i, region) in photo.regions.enumerated() {
+                let label = photo.labels[i].map { $0 ? "1" : "0" } ?? ""
+                let b = boxes[i]
+                text += "\(photo.photo.file),\(photo.photo.kind),\(photo.photo.subject ?? ""),\(label),"
+                text += String(format: "%.1f,%.1f,%.1f,%.1f,%.5f,%d,%d", b.x, b.y, b.width, b.height, region.detectorScore, region.neighbors, region.levels ?? 0)
+                text += photo.vectors[i].map { String(format: ",%.5f", $0) }.joined() + "\n"
+            }
+        }
+        do {
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            return true
+        } catch {
+            Console.shared.err("photodrain train: cannot write \(path): \(error.localizedDescription)")
+            return false
         }
     }
 }
