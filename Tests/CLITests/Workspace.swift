@@ -80,11 +80,11 @@ final class Running: @unchecked Sendable {
         process.standardInput = FileHandle.nullDevice
         // `run` closes the parent's copies of the write ends, so the readers see end of file.
         try process.run()
-        startReader(outPipe.fileHandleForReading.fileDescriptor, into: \.outData)
-        startReader(errPipe.fileHandleForReading.fileDescriptor, into: \.errData)
+        startReader(outPipe.fileHandleForReading.fileDescriptor, stdout: true)
+        startReader(errPipe.fileHandleForReading.fileDescriptor, stdout: false)
     }
 
-    private func startReader(_ fd: Int32, into buffer: ReferenceWritableKeyPath<Running, Data>) {
+    private func startReader(_ fd: Int32, stdout: Bool) {
         // The thread holds `self` until end of file, so the pipes outlive their readers.
         let thread = Thread { [self] in
             var chunk = [UInt8](repeating: 0, count: 65536)
@@ -92,7 +92,9 @@ final class Running: @unchecked Sendable {
                 let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
                 if n < 0 && errno == EINTR { continue }
                 if n <= 0 { break }
-                collected.lock(); self[keyPath: buffer].append(contentsOf: chunk[0..<n]); collected.unlock()
+                collected.lock()
+                if stdout { outData.append(contentsOf: chunk[0..<n]) } else { errData.append(contentsOf: chunk[0..<n]) }
+                collected.unlock()
             }
             collected.lock(); streamsOpen -= 1; collected.broadcast(); collected.unlock()
         }
