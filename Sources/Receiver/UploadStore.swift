@@ -106,6 +106,19 @@ final class UploadStore: Sendable {
             }
             if digests[object.sha256] == nil { digests[object.sha256] = object.id }
         }
+        // Objects stored by path (`--layout path`) have a sidecar and no bytes in objects/.
+        for name in objectNames where name.hasSuffix(".json") {
+            let id = String(name.dropLast(5))
+            guard Self.isValidID(id), !objectNames.contains(id),
+                  let object = try? Self.decode(StoredObject.self, at: objectsDirectory + "/" + name),
+                  let stored = object.storedPath.flatMap(Provenance.percentDecode), !stored.isEmpty,
+                  Syscalls.exists(bytes: Array(root.utf8) + [0x2F] + stored) else { continue }
+            if let key = object.idempotencyKey {
+                let entry = Self.indexKey(key, sha256Hex: object.sha256)
+                if keys[entry] == nil { keys[entry] = object.id }
+            }
+            if digests[object.sha256] == nil { digests[object.sha256] = object.id }
+        }
         index = Mutex(keys)
         digestIndex = Mutex(digests)
         let uploadNames = Set(try Syscalls.listDirectory(uploadsDirectory))

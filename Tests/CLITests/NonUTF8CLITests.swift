@@ -12,7 +12,7 @@ import Testing
         }
         guard fd >= 0 else { return false }
         defer { close(fd) }
-        return bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == bytes.count
+        return bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) } == bytes.count
     }
 
     /// The bytes of the file at `path` (raw bytes), or nil.
@@ -25,7 +25,7 @@ import Testing
         var out: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65_536)
         while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if n <= 0 { break }
             out += chunk[0..<n]
         }

@@ -85,7 +85,9 @@ final class Running: @unchecked Sendable {
     }
 
     private func startReader(_ fd: Int32, into buffer: ReferenceWritableKeyPath<Running, Data>) {
-        // The thread holds `self` until end of file, so the pipes outlive their readers.
+        // The thread holds `self` until end of file, so the pipes outlive their readers. A key
+        // path is not Sendable; this one is a constant of this class, read on that thread only.
+        nonisolated(unsafe) let buffer = buffer
         let thread = Thread { [self] in
             var chunk = [UInt8](repeating: 0, count: 65536)
             while true {

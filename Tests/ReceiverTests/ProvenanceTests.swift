@@ -178,12 +178,17 @@ import UploadProtocol
         #expect(try receiver.content(of: idA) == first)
         #expect(try receiver.content(of: idB) == second)
         #expect(try Self.sidecar(receiver, id: idB).storedPath == "files/dup/\(suffixed)")
-        // The same content under another key is a new object: its name takes the id.
+        // The same content under another key is a new object, beside both: its digest's suffix
+        // is still free; a fourth with yet another key takes the id.
         let third = try put(first, key: "other-key")
         let idC = try #require(third["x-server-resource-id"])
         #expect(idC != idA)
-        #expect(receiver.files(in: "files/dup").contains("photo~\(idC).jpg"))
+        #expect(receiver.files(in: "files/dup").contains("photo~\(Digest.hex(Digest.sha256(first)).prefix(12)).jpg"))
         #expect(try receiver.content(of: idC) == first)
+        let fourth = try put(first, key: "third-key")
+        let idD = try #require(fourth["x-server-resource-id"])
+        #expect(receiver.files(in: "files/dup").contains("photo~\(idD).jpg"))
+        #expect(try receiver.content(of: idD) == first)
     }
 
     /// A file name that is not UTF-8 keeps its exact bytes: in the provenance, in the sidecar's
