@@ -13,8 +13,13 @@ public struct AssetRecord: Sendable, Equatable, Codable {
     }
 
     public let id: Int64
-    /// Path relative to the library root, `/`-separated.
+    /// Path relative to the library root, `/`-separated. When its bytes are not valid UTF-8 this
+    /// shows them with `\xHH` escapes and `rawPath` has them.
     public let path: String
+    /// The path's bytes when they are not valid UTF-8; nil when `path` is them.
+    public let rawPath: [UInt8]?
+    /// The path's bytes, as the file system names the file.
+    public var libraryPath: [UInt8] { rawPath ?? Array(path.utf8) }
     public let size: Int
     /// Modification time in nanoseconds since the epoch.
     public let mtimeNanoseconds: Int64
@@ -59,7 +64,7 @@ public struct AssetRecord: Sendable, Equatable, Codable {
     static let columns = """
         id, path, size, mtime_ns, generation, sha256, format, width, height, verdict, label, face_count, \
         score, analysis_error, discovered_at, analyzed_at, last_attempt_at, uploaded_at, attempts, \
-        last_error, server_id, failed
+        last_error, server_id, failed, raw_path
         """
 
     init(row r: [SQLValue]) {
@@ -85,6 +90,39 @@ public struct AssetRecord: Sendable, Equatable, Codable {
         lastError = r[19].string
         serverID = r[20].string
         failed = (r[21].int ?? 0) != 0
+        rawPath = r.count > 22 ? r[22].string.flatMap(Self.bytes(fromHex:)) : nil
+    }
+
+    /// Lowercase hex of bytes (the `raw_path` column).
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 2)
+        for byte in bytes { out += [digits[Int(byte >> 4)], digits[Int(byte & 15)]] }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Bytes from hex; nil when malformed.
+    static func bytes(fromHex text: String) -> [UInt8]? {
+        let chars = Array(text.utf8)
+        guard chars.count % 2 == 0 else { return nil }
+        func value(_ c: UInt8) -> UInt8? {
+            switch c {
+            case 0x30...0x39: c - 0x30
+            case 0x61...0x66: c - 0x61 + 10
+            case 0x41...0x46: c - 0x41 + 10
+            default: nil
+            }
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(chars.count / 2)
+        var i = 0
+        while i < chars.count {
+            guard let hi = value(chars[i]), let lo = value(chars[i + 1]) else { return nil }
+            out.append(hi << 4 | lo)
+            i += 2
+        }
+        return out
     }
 }
 

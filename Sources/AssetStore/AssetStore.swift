@@ -22,6 +22,9 @@ public final class AssetStore: Sendable {
     /// The database, its SQLite sidecars and the agent's lock file, canonical: a scan never counts
     /// them as photos when the store lives inside the library.
     let ownFiles: Set<String>
+    /// Where `absolutePath(of:)` makes its aliases for files whose names are not UTF-8: a hidden
+    /// folder beside the database (`.<name>.names/`), which a scan skips like every hidden entry.
+    let aliasDirectory: String
     /// Identifies this store object's analysis claims: `pid:nonce`.
     let leaseOwner: String
 
@@ -45,6 +48,7 @@ public final class AssetStore: Sendable {
         let name = slash.map { String(storePath[storePath.index(after: $0)...]) } ?? storePath
         let base = (FileTree.realPath(folder) ?? folder) + "/" + name
         self.ownFiles = [base, base + "-wal", base + "-shm", base + "-journal", base + ".agent"]
+        self.aliasDirectory = (FileTree.realPath(folder) ?? folder) + "/." + name + ".names"
         self.filter = filter
         if readOnly && FileTree.exists(storePath), let db = try Self.openForReading(storePath) {
             let existing = try db.query("SELECT value FROM meta WHERE key = 'root'").first?.first?.string
@@ -119,13 +123,27 @@ public final class AssetStore: Sendable {
         return "\(base)/\(safe)-\(String(hash, radix: 16)).sqlite"
     }
 
-    /// The absolute path of a photo.
+    /// The absolute path of a photo whose relative path is valid UTF-8.
     public func absolutePath(of relative: String) -> String { root + "/" + relative }
+
+    /// A path that opens the photo's file. For a name that is valid UTF-8 that is its absolute
+    /// path. A name that is not cannot be a Swift `String`, which the decoders and the upload
+    /// client take: the store then makes a symbolic link to the file's real bytes,
+    /// `<aliasDirectory>/<row id>`, and returns that (opening or `stat`ing it reaches the file,
+    /// following renames of nothing but the file itself). If the link cannot be made, the shown
+    /// path is returned, and opening it fails with the file's name in the error.
+    public func absolutePath(of asset: AssetRecord) -> String {
+        guard let raw = asset.rawPath else { return absolutePath(of: asset.path) }
+        let alias = aliasDirectory + "/\(asset.id)"
+        guard (try? FileTree.makeDirectories(aliasDirectory)) != nil,
+              FileTree.makeAlias(alias, to: Array(root.utf8) + [0x2F] + raw) else { return absolutePath(of: asset.path) }
+        return alias
+    }
 
     /// True when the photo's file on disk still has the size and modification time of its row:
     /// what was analysed is what would be sent.
     public func fileMatches(_ asset: AssetRecord) -> Bool {
-        guard let state = FileTree.fileState(absolutePath(of: asset.path)) else { return false }
+        guard let state = FileTree.fileState(bytes: Array(root.utf8) + [0x2F] + asset.libraryPath) else { return false }
         return state.size == asset.size && state.mtimeNanoseconds == asset.mtimeNanoseconds
     }
 
@@ -151,7 +169,7 @@ public final class AssetStore: Sendable {
                 }
                 let start = try Self.currentSequence(db)
                 var changes = ChangeSet(token: ChangeToken(sequence: start))
-                let insert = try db.prepare("INSERT INTO assets(path, size, mtime_ns, discovered_at) VALUES (?, ?, ?, ?)")
+                let insert = try db.prepare("INSERT INTO assets(path, size, mtime_ns, discovered_at, raw_path) VALUES (?, ?, ?, ?, ?)")
                 let record = try db.prepare("INSERT INTO changes(path, kind, at) VALUES (?, ?, ?)")
                 for file in files {
                     if let row = known.removeValue(forKey: file.path) {
@@ -167,7 +185,8 @@ public final class AssetStore: Sendable {
                         changes.modified.append(file.path)
                         try record.bind([.text(file.path), .text("modified"), .real(now)])
                     } else {
-                        try insert.bind([.text(file.path), .integer(Int64(file.size)), .integer(file.mtimeNanoseconds), .real(now)])
+                        try insert.bind([.text(file.path), .integer(Int64(file.size)), .integer(file.mtimeNanoseconds), .real(now),
+                                         file.rawPath.map { .text(AssetRecord.hex($0)) } ?? .null])
                         while try insert.step() {}
                         changes.added.append(file.path)
                         try record.bind([.text(file.path), .text("added"), .real(now)])

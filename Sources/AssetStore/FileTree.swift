@@ -5,10 +5,20 @@ import Glibc
 /// A file found by a walk of the library folder: a photo, or any other regular file, which
 /// analysis then gives an `unanalysable` verdict.
 public struct FileEntry: Sendable, Equatable {
-    /// Relative to the root, `/`-separated.
+    /// Relative to the root, `/`-separated. When the name's bytes are not valid UTF-8 this shows
+    /// them with `\xHH` escapes (`FileTree.escaped`) and `rawPath` has the bytes.
     public let path: String
     public let size: Int
     public let mtimeNanoseconds: Int64
+    /// The relative path's bytes when some component is not valid UTF-8; nil when `path` is them.
+    public let rawPath: [UInt8]?
+
+    init(path: String, size: Int, mtimeNanoseconds: Int64, rawPath: [UInt8]? = nil) {
+        self.path = path
+        self.size = size
+        self.mtimeNanoseconds = mtimeNanoseconds
+        self.rawPath = rawPath
+    }
 }
 
 /// A library entry a walk did not make a row for, and why: it could not be read, its name is not
@@ -43,20 +53,41 @@ enum FileTree {
         return String(cString: resolved)
     }
 
+    /// Calls `body` with `path` (bytes, which need not be UTF-8) as a NUL-terminated C string.
+    static func withCPath<R>(_ path: [UInt8], _ body: (UnsafePointer<CChar>) -> R) -> R {
+        (path + [0]).withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { body($0.baseAddress!) }
+        }
+    }
+
+    /// The canonical absolute path of `path`, as bytes, or nil.
+    static func realPath(bytes path: [UInt8]) -> [UInt8]? {
+        guard let resolved = withCPath(path, { realpath($0, nil) }) else { return nil }
+        defer { free(resolved) }
+        return Array(UnsafeBufferPointer(start: UnsafeRawPointer(resolved).assumingMemoryBound(to: UInt8.self), count: strlen(resolved)))
+    }
+
     /// Every regular file under `root` (a canonical absolute path) but hidden ones and `excluding`
     /// (absolute paths), sorted by path, and every entry skipped for another reason.
+    ///
+    /// Paths are walked as bytes: a name that is not valid UTF-8 is a file like any other, its
+    /// `FileEntry.path` showing the bytes escaped and `rawPath` holding them. Only if that escaped
+    /// form is also the real name of another file (a name with a literal `\x`) is the entry left
+    /// out, as a problem naming the clash.
     static func walk(root: String, excluding: Set<String> = []) throws(StoreError) -> (files: [FileEntry], problems: [ScanProblem]) {
         var info = stat()
         guard stat(root, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
             throw StoreError(.unreadableRoot, "\(root): \(String(cString: strerror(errno)))")
         }
+        let rootBytes = Array(root.utf8)
         var files: [FileEntry] = []
         var problems: [ScanProblem] = []
         var visited: Set<[UInt64]> = [[UInt64(info.st_dev), UInt64(info.st_ino)]]
-        var pending: [String] = [""]   // relative directory paths
-        while let relative = pending.popLast() {
-            let absolute = relative.isEmpty ? root : root + "/" + relative
-            guard let dir = opendir(absolute) else {
+        // Relative directory paths: as shown, as bytes, and whether the two are the same.
+        var pending: [(shown: String, bytes: [UInt8], exact: Bool)] = [("", [], true)]
+        while let (relative, relativeBytes, relativeExact) = pending.popLast() {
+            let absolute = relativeBytes.isEmpty ? rootBytes : rootBytes + [0x2F] + relativeBytes
+            guard let dir = withCPath(absolute, { opendir($0) }) else {
                 problems.append(ScanProblem(path: relative.isEmpty ? "." : relative, message: String(cString: strerror(errno))))
                 continue
             }
@@ -64,36 +95,31 @@ enum FileTree {
             while let entry = readdir(dir) {
                 let bytes = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
                 if bytes.first == UInt8(ascii: ".") { continue }
-                guard let name = String(validating: bytes, as: UTF8.self) else {
-                    // Paths are Strings from here to the receiver: a name that is not UTF-8 would
-                    // come back as another name that does not exist. Report it, never drop it silently.
-                    // Like every other entry the walk leaves out, it is a problem whatever it is.
-                    let shown = Self.escaped(bytes)
-                    let isFolder = entry.pointee.d_type == UInt8(DT_DIR)
-                    problems.append(ScanProblem(path: relative.isEmpty ? shown : relative + "/" + shown,
-                                                message: "the \(isFolder ? "folder" : "file") name is not valid UTF-8, so PhotoDrain cannot track it; rename it"))
-                    continue
-                }
+                let valid = String(validating: bytes, as: UTF8.self)
+                let name = valid ?? Self.escaped(bytes)
+                let exact = relativeExact && valid != nil
                 let childRelative = relative.isEmpty ? name : relative + "/" + name
-                let childAbsolute = absolute + "/" + name
-                if excluding.contains(childAbsolute) { continue }
+                let childBytes = relativeBytes.isEmpty ? bytes : relativeBytes + [0x2F] + bytes
+                let childAbsolute = rootBytes + [0x2F] + childBytes
+                if exact && excluding.contains(root + "/" + childRelative) { continue }
                 var link = stat()
-                guard lstat(childAbsolute, &link) == 0 else {
+                guard withCPath(childAbsolute, { lstat($0, &link) }) == 0 else {
                     problems.append(ScanProblem(path: childRelative, message: String(cString: strerror(errno))))
                     continue
                 }
                 var target = link
                 if (link.st_mode & S_IFMT) == S_IFLNK {
-                    guard let resolved = realPath(childAbsolute) else {
+                    guard let resolved = realPath(bytes: childAbsolute) else {
                         problems.append(ScanProblem(path: childRelative, message: "a dangling symbolic link"))
                         continue
                     }
-                    guard resolved == root || resolved.hasPrefix(root + "/") else {
-                        problems.append(ScanProblem(path: childRelative, message: "a symbolic link to \(resolved), outside the library"))
+                    guard resolved == rootBytes || resolved.starts(with: rootBytes + [0x2F]) else {
+                        problems.append(ScanProblem(path: childRelative,
+                                                    message: "a symbolic link to \(Self.shown(resolved)), outside the library"))
                         continue
                     }
-                    if excluding.contains(resolved) { continue }
-                    guard stat(childAbsolute, &target) == 0 else {
+                    if let text = String(validating: resolved, as: UTF8.self), excluding.contains(text) { continue }
+                    guard withCPath(childAbsolute, { stat($0, &target) }) == 0 else {
                         problems.append(ScanProblem(path: childRelative, message: String(cString: strerror(errno))))
                         continue
                     }
@@ -101,19 +127,56 @@ enum FileTree {
                 switch target.st_mode & S_IFMT {
                 case S_IFDIR:
                     if visited.insert([UInt64(target.st_dev), UInt64(target.st_ino)]).inserted {
-                        pending.append(childRelative)
+                        pending.append((childRelative, childBytes, exact))
                     }
                 case S_IFREG:
                     let mtime = Int64(target.st_mtim.tv_sec) * 1_000_000_000 + Int64(target.st_mtim.tv_nsec)
-                    files.append(FileEntry(path: childRelative, size: Int(target.st_size), mtimeNanoseconds: mtime))
+                    files.append(FileEntry(path: childRelative, size: Int(target.st_size), mtimeNanoseconds: mtime,
+                                           rawPath: exact ? nil : childBytes))
                 case let kind:
                     problems.append(ScanProblem(path: childRelative, message: "\(describe(fileType: kind)), not a regular file"))
                 }
             }
         }
+        // An escaped name that is also a real one: the real name keeps the row.
+        let realNames = Set(files.lazy.filter { $0.rawPath == nil }.map(\.path))
+        files.removeAll { file in
+            guard file.rawPath != nil, realNames.contains(file.path) else { return false }
+            problems.append(ScanProblem(path: file.path, message: "the name is not valid UTF-8, and shown with \\x escapes it is the name of another file; rename one of them"))
+            return true
+        }
         files.sort { $0.path < $1.path }
         problems.sort { $0.path < $1.path }
         return (files, problems)
+    }
+
+    /// Bytes of a path for messages: as text when UTF-8, else escaped.
+    static func shown(_ bytes: [UInt8]) -> String {
+        String(validating: bytes, as: UTF8.self) ?? escaped(bytes)
+    }
+
+    /// The size and modification time of the regular file at `path` (bytes), or nil.
+    static func fileState(bytes path: [UInt8]) -> (size: Int, mtimeNanoseconds: Int64)? {
+        var info = stat()
+        guard withCPath(path, { stat($0, &info) }) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return (Int(info.st_size), Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
+    }
+
+    /// Makes `alias` a symbolic link to `target` (bytes), replacing what is there; false on failure.
+    static func makeAlias(_ alias: String, to target: [UInt8]) -> Bool {
+        var current = [UInt8](repeating: 0, count: 4097)
+        let n = current.withUnsafeMutableBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { readlink(alias, $0.baseAddress!, 4096) }
+        }
+        if n >= 0 && Array(current[0..<n]) == target { return true }
+        let staging = alias + ".\(getpid()).tmp"
+        unlink(staging)
+        guard withCPath(target, { symlink($0, staging) }) == 0 else { return false }
+        guard rename(staging, alias) == 0 else {
+            unlink(staging)
+            return false
+        }
+        return true
     }
 
     /// A phrase naming a `st_mode` file type that is neither a file nor a directory.

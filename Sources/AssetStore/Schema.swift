@@ -82,6 +82,12 @@ enum Schema {
         """
         ALTER TABLE upload_jobs ADD COLUMN retry_not_before REAL;  -- seconds since the epoch; NULL: no wait asked
         """,
+        // 5: names that are not UTF-8 are tracked (issue 15 item 3): `path` shows such a path with
+        // \xHH escapes (injective: a backslash is escaped too; a clash with a real name is a scan
+        // problem) and `raw_path` keeps its bytes.
+        """
+        ALTER TABLE assets ADD COLUMN raw_path TEXT;  -- lowercase hex of the path's bytes when they are not UTF-8; NULL: 'path' is them
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

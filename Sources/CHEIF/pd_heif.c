@@ -270,3 +270,28 @@ void pd_heif_close(pd_heif_decoder *dec) {
     if (!dec) return;
     free_decoder(dec);
 }
+
+long pd_heif_exif(const pd_heif_decoder *dec, uint8_t *out, size_t cap) {
+    if (!dec || !dec->primary || !out) return -1;
+    heif_item_id id;
+    if (heif_image_handle_get_list_of_metadata_block_IDs(dec->primary, "Exif", &id, 1) < 1) return 0;
+    size_t size = heif_image_handle_get_metadata_size(dec->primary, id);
+    if (size < 4 || size > (size_t)64 << 20) return -1;
+    uint8_t *block = malloc(size);
+    if (!block) return -1;
+    struct heif_error e = heif_image_handle_get_metadata(dec->primary, id, block);
+    if (e.code != heif_error_Ok) {
+        free(block);
+        return -1;
+    }
+    // ISO/IEC 23008-12 A.2.1: a 32-bit big-endian offset from the end of that field to the TIFF header.
+    size_t skip = ((size_t)block[0] << 24) | ((size_t)block[1] << 16) | ((size_t)block[2] << 8) | (size_t)block[3];
+    if (skip > size - 4 || size - 4 - skip > cap) {
+        free(block);
+        return -1;
+    }
+    size_t length = size - 4 - skip;
+    memcpy(out, block + 4 + skip, length);
+    free(block);
+    return (long)length;
+}

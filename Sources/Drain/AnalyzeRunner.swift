@@ -131,7 +131,7 @@ public final class AnalyzeRunner: Sendable {
             let start = clock.now
             // Each slot may use its share of the headroom.
             let budget = memory.read().headroom / options.slots
-            let result = analyzer.analyze(path: store.absolutePath(of: asset.path), memoryBudget: budget)
+            let result = analyzer.analyze(path: store.absolutePath(of: asset), memoryBudget: budget)
             let elapsed = (clock.now - start)
             guard case .verdict(let verdict) = result else {
                 if case .deferred(let reason) = result {

@@ -259,7 +259,7 @@ public final class DrainRunner: Sendable {
             do {
                 guard let asset = try store.claimUnanalyzed(limit: 1).first else { return .noWork(.analysis) }
                 let budget = memory.read().headroom / max(slots, 1)
-                switch analyzer.analyze(path: store.absolutePath(of: asset.path), memoryBudget: budget) {
+                switch analyzer.analyze(path: store.absolutePath(of: asset), memoryBudget: budget) {
                 case .verdict(let verdict):
                     let banked = try store.bankVerdict(verdict, for: asset)
                     events(.analysed(path: asset.path, verdict: verdict, banked: banked))

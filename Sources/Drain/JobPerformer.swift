@@ -1,6 +1,8 @@
 import AssetStore
 import Foundation
+import PhotoDecoding
 import Transfer
+import UploadProtocol
 
 /// How performing one upload job ended.
 public enum PerformOutcome: Sendable, Equatable {
@@ -41,15 +43,23 @@ public final class JobPerformer: Sendable {
         guard let asset, store.fileMatches(asset) else {
             return await cancel(job, reason: "the photo was removed or changed")
         }
-        let path = store.absolutePath(of: asset.path)
+        let path = store.absolutePath(of: asset)
         let name = (asset.path as NSString).lastPathComponent
-        let metadata: UploadMetadata
+        // The file name's own bytes, when they are not UTF-8, go in Content-Disposition's filename*.
+        let nameBytes = asset.rawPath.map { raw in Array(raw.split(separator: 0x2F, omittingEmptySubsequences: true).last ?? raw[...]) }
+        var metadata: UploadMetadata
         do {
             if let sha = asset.sha256 {
-                metadata = UploadMetadata(filename: name, sha256Hex: sha, verdictJSON: asset.verdictJSON ?? "{}")
+                metadata = UploadMetadata(filename: name, sha256Hex: sha, verdictJSON: asset.verdictJSON ?? "{}", filenameBytes: nameBytes)
             } else {
                 metadata = try UploadMetadata(file: path, verdictJSON: asset.verdictJSON ?? "{}")
+                metadata.filename = name
+                metadata.filenameBytes = nameBytes
             }
+            // The row's size and mtime are the version its verdict describes (`fileMatches` just
+            // checked the file still has them); the capture date is read from the file now.
+            metadata.provenance = Provenance(path: asset.libraryPath, mtimeNanoseconds: asset.mtimeNanoseconds,
+                                             size: Int64(asset.size), dateTimeOriginal: CaptureDate.dateTimeOriginal(path: path))
         } catch {
             return store.fileMatches(asset) ? finish(job, error: error) : await cancel(job, reason: "the photo was removed or changed")
         }

@@ -185,7 +185,7 @@ public final class WakeRunner: Sendable {
                 report.bailed = "memory headroom dropped to \(now.headroom >> 20) MiB"
                 break
             }
-            switch analyzer.analyze(path: store.absolutePath(of: asset.path), memoryBudget: now.headroom) {
+            switch analyzer.analyze(path: store.absolutePath(of: asset), memoryBudget: now.headroom) {
             case .verdict(let verdict):
                 if try store.bankVerdict(verdict, for: asset) { analysed += 1 }
             case .deferred(let reason):

@@ -32,3 +32,38 @@ enum FileSystem {
         return Array(bytes.prefix(got))
     }
 }
+
+/// A file read at offsets (pread), for walking containers without reading image data.
+final class ContainerFile {
+    private let fd: Int32
+    let size: Int64
+
+    init?(path: String) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { return nil }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            close(fd)
+            return nil
+        }
+        self.fd = fd
+        size = Int64(info.st_size)
+    }
+
+    deinit { close(fd) }
+
+    /// Up to `count` bytes at `offset` (fewer at the end of the file or on an error).
+    func read(at offset: Int64, count: Int) -> [UInt8] {
+        guard count > 0, offset >= 0, offset < size else { return [] }
+        let wanted = Int(min(Int64(count), size - offset))
+        return [UInt8](unsafeUninitializedCapacity: wanted) { buffer, filled in
+            filled = 0
+            while filled < wanted {
+                let n = pread(fd, buffer.baseAddress! + filled, wanted - filled, off_t(offset) + off_t(filled))
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { break }
+                filled += n
+            }
+        }
+    }
+}

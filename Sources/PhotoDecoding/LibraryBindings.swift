@@ -251,6 +251,19 @@ final class HEIFDecoder {
         return Image(width: width, height: height, channels: components, pixels: pixels)
     }
 
+    /// The primary image's EXIF block from its TIFF header on (at most 1 MiB), nil when it has
+    /// none or it is malformed.
+    func exif() -> [UInt8]? {
+        let capacity = 1 << 20
+        var length = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+            let n = pd_heif_exif(handle, buffer.baseAddress, buffer.count)
+            length = n > 0 ? n : 0
+            count = length
+        }
+        return length > 0 ? bytes : nil
+    }
+
     private static func error(_ status: Int32, _ message: String, path: String?) -> DecodeError {
         switch status {
         case Int32(PD_HEIF_ERR_OPEN): DecodeError(.unreadable, message, path: path)

@@ -161,7 +161,7 @@ final class HTTPConnection {
 
     /// Sends a response head announcing `length` bytes, then streams them from the file at `path`.
     /// False when the peer is gone or the file could not be read (the connection must then close).
-    func sendFile(_ response: HTTPResponse, path: String, length: Int64, close: Bool) -> Bool {
+    func sendFile(_ response: HTTPResponse, path: [UInt8], length: Int64, close: Bool) -> Bool {
         var head = response
         head.body = []
         head.streamedLength = length

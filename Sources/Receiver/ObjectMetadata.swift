@@ -6,14 +6,23 @@ struct ObjectMetadata: Codable, Sendable, Equatable {
     /// The `Repr-Digest` SHA-256 the bytes must match, if the client sent one.
     var expectedSHA256: [UInt8]?
     var filename: String?
+    /// The file name's exact bytes, percent-encoded, when they are not valid UTF-8 (`filename`
+    /// then shows them with U+FFFD).
+    var filenameEncoded: String?
     /// The `X-Verdict` header as sent (compact JSON).
     var verdict: String?
+    /// The `X-Photo-*` headers as sent.
+    var provenance: ObjectProvenance?
 
     /// Fills fields that are still unset from another request's metadata.
     mutating func merge(_ other: ObjectMetadata) {
         idempotencyKey = idempotencyKey ?? other.idempotencyKey
         expectedSHA256 = expectedSHA256 ?? other.expectedSHA256
-        filename = filename ?? other.filename
+        if filename == nil {
+            filename = other.filename
+            filenameEncoded = other.filenameEncoded
+        }
         verdict = verdict ?? other.verdict
+        provenance = provenance ?? other.provenance
     }
 }

@@ -45,6 +45,8 @@ public struct ReceiverConfiguration: Sendable {
     public var log: @Sendable (String) -> Void
     /// The clock used for expiry and timestamps (tests pass a controllable one).
     public var now: @Sendable () -> Date
+    /// Where finished objects' bytes go (`serve --layout`); see `ObjectLayout`.
+    public var layout: ObjectLayout = .id
     /// Faults to inject on purpose (cut connections, a full disk), for tests of clients against
     /// this receiver; nil in production.
     public var faultInjection: FaultInjection?
@@ -77,6 +79,20 @@ public struct ReceiverConfiguration: Sendable {
         self.bootIDPath = bootIDPath
         self.log = log
         self.now = now
+    }
+
+    /// Where the receiver puts an object's bytes. The sidecar is `objects/<id>.json` either way,
+    /// and `GET /objects/<id>/content` serves the bytes wherever they are.
+    public enum ObjectLayout: String, Sendable, CaseIterable {
+        /// `objects/<id>`, the id the receiver generated (the default).
+        case id
+        /// `files/<library path>` from the upload's `X-Photo-Path`, so the directory mirrors the
+        /// client's library. `..`, `.` and empty components are never followed (a `..` component
+        /// is stored as `__`), an absolute path is taken as relative, and a path already
+        /// holding other content keeps it: the new object gets `~<12 hex of its SHA-256>` (then
+        /// `~<id>`) before the extension. An upload without a path, or whose path cannot be
+        /// made (a component too long, a file where a folder should be), goes to `objects/<id>`.
+        case path
     }
 
     /// When the receiver fsyncs a partial upload. Either way a finished object is fsync'd and

@@ -94,7 +94,7 @@ public final class ReceiverServer: Sendable {
         do {
             port = try Syscalls.boundPort(listener)
             store = try UploadStore(directory: configuration.directory, partialTTL: configuration.partialTTL,
-                                    bootID: UploadStore.bootID(at: configuration.bootIDPath), syncMode: configuration.syncMode)
+                                    bootID: UploadStore.bootID(at: configuration.bootIDPath), syncMode: configuration.syncMode, layout: configuration.layout)
             handler = RequestHandler(configuration: configuration, store: store, registry: TransferRegistry())
             wake = try Syscalls.makePipe()
         } catch {

@@ -139,7 +139,7 @@ final class RequestHandler: Sendable {
         guard let object = store.object(id) else { return exchange.respond(.text(404, "no such object")) }
         if exchange.bodyRemaining > 0 { return exchange.respond(.text(400, "GET carries no body")) }
         let response = HTTPResponse(status: 200, headers: [("Content-Type", "application/octet-stream")])
-        let sent = exchange.connection.sendFile(response, path: store.objectPath(object.id), length: object.size,
+        let sent = exchange.connection.sendFile(response, path: store.contentPath(of: object), length: object.size,
                                                   close: !exchange.head.keepAlive)
         return Exchange.Outcome(status: 200, keepAlive: sent && exchange.head.keepAlive)
     }

@@ -324,9 +324,70 @@ enum Syscalls {
         _ = usleep(useconds_t(milliseconds * 1000))
     }
 
+    // MARK: Paths as bytes (`serve --layout path`: a client's file names need not be UTF-8)
+
+    /// Calls `body` with `path` as a NUL-terminated C string.
+    private static func withCPath<R>(_ path: [UInt8], _ body: (UnsafePointer<CChar>) -> R) -> R {
+        (path + [0]).withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { body($0.baseAddress!) }
+        }
+    }
+
+    /// The text of a byte path for messages (bytes that are not UTF-8 as U+FFFD).
+    static func display(_ path: [UInt8]) -> String { String(decoding: path, as: UTF8.self) }
+
+    /// Creates a directory (0700) unless something exists there; throws when that is not a directory.
+    static func makeDirectory(bytes path: [UInt8]) throws(ReceiverError) {
+        if withCPath(path, { mkdir($0, 0o700) }) == 0 { return }
+        let err = errno
+        var info = stat()
+        guard err == EEXIST, withCPath(path, { stat($0, &info) }) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw ReceiverError.system("mkdir", err == EEXIST ? ENOTDIR : err, context: display(path))
+        }
+    }
+
+    /// True when `path` (bytes) names an existing file or directory.
+    static func exists(bytes path: [UInt8]) -> Bool {
+        var info = stat()
+        return withCPath(path) { stat($0, &info) } == 0
+    }
+
+    /// Makes `to` a second name of the file at `from`; false when `to` exists (nothing replaced).
+    static func linkUnlessPresent(_ from: String, to: [UInt8]) throws(ReceiverError) -> Bool {
+        let result = withCPath(to) { target in Glibc.link(from, target) }
+        if result == 0 { return true }
+        if errno == EEXIST { return false }
+        throw ReceiverError.system("link", errno, context: display(to))
+    }
+
+    /// Atomically renames `from` (bytes) to `to`.
+    static func rename(bytes from: [UInt8], _ to: String) throws(ReceiverError) {
+        _ = try retrying("rename", context: to) { withCPath(from) { Glibc.rename($0, to) } }
+    }
+
+    /// Removes a file named by bytes; a missing file is not an error.
+    static func unlinkIfPresent(bytes path: [UInt8]) throws(ReceiverError) {
+        if withCPath(path, { Glibc.unlink($0) }) != 0 && errno != ENOENT {
+            throw ReceiverError.system("unlink", errno, context: display(path))
+        }
+    }
+
+    /// Flushes a directory named by bytes.
+    static func fsyncDirectory(bytes path: [UInt8]) throws(ReceiverError) {
+        let fd = try retrying("open", context: display(path)) { withCPath(path) { Glibc.open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) } }
+        defer { closeDescriptor(fd) }
+        try fsync(fd, context: display(path))
+    }
+
     /// Streams `count` bytes of the file at `path` to a socket, in 1 MiB pieces.
     static func sendFile(_ socket: Int32, path: String, count: Int64) throws(ReceiverError) {
-        let fd = try open(path, O_RDONLY)
+        try sendFile(socket, path: Array(path.utf8), count: count)
+    }
+
+    /// Streams `count` bytes of the file at `path` (bytes) to a socket, in 1 MiB pieces.
+    static func sendFile(_ socket: Int32, path bytes: [UInt8], count: Int64) throws(ReceiverError) {
+        let path = display(bytes)
+        let fd = try retrying("open", context: path) { withCPath(bytes) { Glibc.open($0, O_RDONLY | O_CLOEXEC) } }
         defer { closeDescriptor(fd) }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }

@@ -542,10 +542,17 @@ struct UploadEndpoint: Sendable {
                 metadata.expectedSHA256 = sha
             }
         }
-        if let disposition = head[Header.contentDisposition] {
-            metadata.filename = ResumableUpload.filename(fromContentDisposition: disposition)
+        if let disposition = head[Header.contentDisposition],
+           let name = ResumableUpload.filenameBytes(fromContentDisposition: disposition) {
+            metadata.filename = String(decoding: name, as: UTF8.self)
+            if String(validating: name, as: UTF8.self) == nil { metadata.filenameEncoded = Provenance.percentEncode(name) }
         }
         metadata.verdict = head[Header.verdict]
+        do throws(Provenance.Malformed) {
+            metadata.provenance = try Provenance.parse { head[$0] }.map(ObjectProvenance.init)
+        } catch {
+            return .failure(.init(reason: error.reason))
+        }
         return .success(metadata)
     }
 }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Synchronization
+import UploadProtocol
 
 /// Everything the receiver keeps on disk, under one directory and nowhere else:
 ///
@@ -13,6 +14,8 @@ import Synchronization
 ///                           upload stores the object under the record's reserved id and leaves
 ///                           the record as it is, so the hot path creates files and deletes none)
 ///     tmp/                  staging for plain uploads and metadata writes; emptied at start
+///     files/<library path>  with `--layout path`: objects' bytes by their `X-Photo-Path` (the
+///                           sidecar, still `objects/<id>.json`, names it in `storedPath`)
 ///
 /// Ids are generated here (32 hex digits) and every id from a request is checked against that
 /// shape before it touches a path, so no request can name a file outside the directory.
@@ -45,6 +48,10 @@ final class UploadStore: Sendable {
     let uploadsDirectory: String
     let temporaryDirectory: String
     private let partialTTL: Double
+    /// Where finished objects' bytes go.
+    let layout: ReceiverConfiguration.ObjectLayout
+    /// `files/`: the root of `ObjectLayout.path`.
+    let filesDirectory: String
     /// The current kernel boot, recorded with every upload record; nil when unknown.
     let bootID: String?
     /// Whether records and new partial files are fsync'd when written (`SyncMode.always`, or an
@@ -67,11 +74,14 @@ final class UploadStore: Sendable {
     /// sidecar was never written, and settles each partial upload's length: kept as it is when the
     /// machine has not rebooted since it was written (only cut to the record's announced length),
     /// cut back to its last fsync'd offset when it has, or when the boot is unknown.
-    init(directory: String, partialTTL: Double, bootID: String?, syncMode: ReceiverConfiguration.SyncMode) throws(ReceiverError) {
+    init(directory: String, partialTTL: Double, bootID: String?, syncMode: ReceiverConfiguration.SyncMode,
+         layout: ReceiverConfiguration.ObjectLayout = .id) throws(ReceiverError) {
         root = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
         objectsDirectory = root + "/objects"
         uploadsDirectory = root + "/uploads"
         temporaryDirectory = root + "/tmp"
+        filesDirectory = root + "/files"
+        self.layout = layout
         self.partialTTL = partialTTL
         self.bootID = bootID
         syncsEveryWrite = syncMode == .always || bootID == nil
@@ -90,6 +100,19 @@ final class UploadStore: Sendable {
                 try Syscalls.unlinkIfPresent(objectsDirectory + "/" + name)
                 continue
             }
+            if let key = object.idempotencyKey {
+                let entry = Self.indexKey(key, sha256Hex: object.sha256)
+                if keys[entry] == nil { keys[entry] = object.id }
+            }
+            if digests[object.sha256] == nil { digests[object.sha256] = object.id }
+        }
+        // Objects stored by path (`--layout path`) have a sidecar and no bytes in objects/.
+        for name in objectNames where name.hasSuffix(".json") {
+            let id = String(name.dropLast(5))
+            guard Self.isValidID(id), !objectNames.contains(id),
+                  let object = try? Self.decode(StoredObject.self, at: objectsDirectory + "/" + name),
+                  let stored = object.storedPath.flatMap(Provenance.percentDecode), !stored.isEmpty,
+                  Syscalls.exists(bytes: Array(root.utf8) + [0x2F] + stored) else { continue }
             if let key = object.idempotencyKey {
                 let entry = Self.indexKey(key, sha256Hex: object.sha256)
                 if keys[entry] == nil { keys[entry] = object.id }
@@ -304,19 +327,30 @@ final class UploadStore: Sendable {
             } else {
                 id = Self.newID()
             }
-            let object = StoredObject(id: id, size: size, sha256: digestHex,
+            var object = StoredObject(id: id, size: size, sha256: digestHex,
                                       idempotencyKey: metadata.idempotencyKey, filename: metadata.filename,
-                                      verdict: metadata.verdict, storedAt: now)
+                                      verdict: metadata.verdict, storedAt: now, filenameEncoded: metadata.filenameEncoded,
+                                      provenance: metadata.provenance)
+            var placed: [UInt8]?
             do throws(ReceiverError) {
                 // The sidecar's directory fsync makes both renames durable. A crash in between can
                 // leave the object without a sidecar, which the next start removes: it was never
                 // acknowledged.
-                try Syscalls.rename(stagedPath, objectPath(id))
+                if layout == .path, let library = metadata.provenance?.pathBytes,
+                   let stored = try placeByPath(stagedPath, libraryPath: library, sha256Hex: digestHex, id: id) {
+                    placed = stored
+                    object.storedPath = Provenance.percentEncode(stored)
+                } else {
+                    try Syscalls.rename(stagedPath, objectPath(id))
+                }
                 try writeAtomically(try Self.encode(object), to: sidecarPath(id), directory: objectsDirectory, durable: true)
             } catch {
                 // Put the bytes back where the caller expects them (a resumable upload can then be
                 // completed again); never leave an object without its sidecar.
-                if Syscalls.exists(objectPath(id)) && (try? Syscalls.rename(objectPath(id), stagedPath)) == nil {
+                if let placed {
+                    let full = Array(root.utf8) + [0x2F] + placed
+                    if (try? Syscalls.rename(bytes: full, stagedPath)) == nil { try? Syscalls.unlinkIfPresent(bytes: full) }
+                } else if Syscalls.exists(objectPath(id)) && (try? Syscalls.rename(objectPath(id), stagedPath)) == nil {
                     try? Syscalls.unlinkIfPresent(objectPath(id))
                 }
                 throw error
@@ -327,6 +361,64 @@ final class UploadStore: Sendable {
             }
             return .stored(object)
         }
+    }
+
+    /// Moves staged bytes to `files/<library path>` (`ObjectLayout.path`) and returns where they
+    /// went, relative to the root; nil (nothing moved) when the path cannot be made, and the
+    /// object goes to `objects/<id>`. The name is never replaced: a link that finds the name taken
+    /// tries `~<12 hex of the SHA-256>`, then `~<id>`, before the extension. Throws for other
+    /// file-system failures.
+    private func placeByPath(_ stagedPath: String, libraryPath: [UInt8], sha256Hex: String, id: String) throws(ReceiverError) -> [UInt8]? {
+        var components: [[UInt8]] = []
+        for part in libraryPath.split(separator: 0x2F, omittingEmptySubsequences: true) {
+            let component = Array(part)
+            if component == [0x2E] { continue }                                  // "."
+            components.append(component == [0x2E, 0x2E] ? [0x5F, 0x5F] : component)   // ".." never climbs: "__"
+        }
+        guard let leaf = components.popLast(), components.count < 64,
+              (components + [leaf]).allSatisfy({ !$0.contains(0) && $0.count + 1 + 64 <= 255 }) else { return nil }
+        let rootBytes = Array(root.utf8)
+        var directory = Array("files".utf8)
+        var created: [[UInt8]] = []
+        do throws(ReceiverError) {
+            try Syscalls.makeDirectory(bytes: rootBytes + [0x2F] + directory)
+            for component in components {
+                directory += [0x2F] + component
+                let full = rootBytes + [0x2F] + directory
+                if !Syscalls.exists(bytes: full) { created.append(full) }
+                try Syscalls.makeDirectory(bytes: full)
+            }
+        } catch {
+            // A file where a folder should be (or a name the file system refuses): keep the
+            // object under its id rather than fail the upload.
+            guard error.systemErrno == ENOTDIR || error.systemErrno == ENAMETOOLONG || error.systemErrno == EINVAL else { throw error }
+            return nil
+        }
+        let dot = leaf.lastIndex(of: 0x2E).flatMap { $0 > 0 ? $0 : nil }
+        let stem = Array(dot.map { leaf[..<$0] } ?? leaf[...])
+        let ext = Array(dot.map { leaf[$0...] } ?? [])
+        let candidates = [leaf, stem + Array("~\(sha256Hex.prefix(12))".utf8) + ext, stem + Array("~\(id)".utf8) + ext]
+        for candidate in candidates {
+            let relative = directory + [0x2F] + candidate
+            let full = rootBytes + [0x2F] + relative
+            if try Syscalls.linkUnlessPresent(stagedPath, to: full) {
+                try Syscalls.unlinkIfPresent(stagedPath)
+                try Syscalls.fsyncDirectory(bytes: rootBytes + [0x2F] + directory)
+                for made in created.reversed() {
+                    try Syscalls.fsyncDirectory(bytes: Array(made[..<(made.lastIndex(of: 0x2F) ?? made.endIndex)]))
+                }
+                return relative
+            }
+        }
+        return nil
+    }
+
+    /// Where an object's bytes are: `objects/<id>`, or its `storedPath` under `--layout path`.
+    func contentPath(of object: StoredObject) -> [UInt8] {
+        if let stored = object.storedPath, let relative = Provenance.percentDecode(stored), !relative.isEmpty {
+            return Array(root.utf8) + [0x2F] + relative
+        }
+        return Array(objectPath(object.id).utf8)
     }
 
     /// Every stored object, oldest first.

@@ -37,7 +37,8 @@ public final class ResumableUploader: Sendable {
         if resumeFrom == nil, configuration.hashPreCheck, let stored = await alreadyStored(sha256Hex: metadata.sha256Hex) {
             return stored
         }
-        let session = try UploadSession(uploader: self, path: path, filename: metadata.filename, verdictJSON: metadata.verdictJSON,
+        let session = try UploadSession(uploader: self, path: path, filename: metadata.filenameBytes ?? Array(metadata.filename.utf8),
+                                        verdictJSON: metadata.verdictJSON, provenance: metadata.provenance,
                                         digest: .known(metadata.sha256Hex),
                                         interopVersion: resumeFrom.map(\.interopVersion) ?? configuration.interopVersion,
                                         progress: progress, checkpoint: checkpoint)
@@ -53,11 +54,12 @@ public final class ResumableUploader: Sendable {
     /// runs only if that cannot give the digest (a small file sent whole, a plain server, a resume
     /// from a saved checkpoint). Otherwise
     /// as `upload(file:metadata:resumeFrom:progress:checkpoint:)`, with `filename` and
-    /// `verdictJSON` as in `UploadMetadata`. `onBodySent` is called (on a transfer thread) each
+    /// `verdictJSON` as in `UploadMetadata` and `provenance` sent as its `X-Photo-*` headers. `onBodySent` is called (on a transfer thread) each
     /// time a request has handed its whole body to the connection; `photodrain upload` starts
     /// hashing the next file then. Throws `TransferError` (`file-unreadable` when the digest could
     /// not be computed).
-    public func upload(file path: String, filename: String, verdictJSON: String, digest: BackgroundDigest,
+    public func upload(file path: String, filename: String, verdictJSON: String, provenance: Provenance? = nil,
+                       digest: BackgroundDigest,
                        resumeFrom: UploadCheckpoint? = nil, progress: @escaping (UploadProgress) -> Void = { _ in },
                        checkpoint: @escaping (UploadCheckpoint) throws -> Void = { _ in },
                        onBodySent: (@Sendable () -> Void)? = nil) async throws(TransferError) -> UploadReceipt {
@@ -71,8 +73,8 @@ public final class ResumableUploader: Sendable {
             }
             if let hex, let stored = await alreadyStored(sha256Hex: hex) { return stored }
         }
-        let session = try UploadSession(uploader: self, path: path, filename: filename, verdictJSON: verdictJSON,
-                                        digest: .pending(digest),
+        let session = try UploadSession(uploader: self, path: path, filename: Array(filename.utf8), verdictJSON: verdictJSON,
+                                        provenance: provenance, digest: .pending(digest),
                                         interopVersion: resumeFrom.map(\.interopVersion) ?? configuration.interopVersion,
                                         progress: progress, checkpoint: checkpoint, onBodySent: onBodySent)
         return try await session.run(resumeFrom: resumeFrom)

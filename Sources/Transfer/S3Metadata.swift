@@ -1,4 +1,5 @@
 import Foundation
+import UploadProtocol
 
 /// The headers that carry a photo's metadata on an S3 object. S3 user metadata (`x-amz-meta-*`)
 /// must be US-ASCII, and all of it together at most 2 KB. A value of printable ASCII is sent as
@@ -12,6 +13,15 @@ public enum S3Metadata {
     public static let sha256Header = "x-amz-meta-sha256"
     /// The header holding the original file name.
     public static let filenameHeader = "x-amz-meta-filename"
+    /// The header holding the photo's path in the library, its bytes percent-encoded
+    /// (`Provenance.percentEncode`): exact for any bytes, a name that is not UTF-8 included.
+    public static let pathHeader = "x-amz-meta-path"
+    /// The header holding the file's modification time (RFC 3339, UTC, nanoseconds).
+    public static let mtimeHeader = "x-amz-meta-mtime"
+    /// The header holding the file's size in the library, in bytes.
+    public static let sizeHeader = "x-amz-meta-size"
+    /// The header holding the EXIF `DateTimeOriginal` (percent-encoded like `X-Photo-Taken`).
+    public static let takenHeader = "x-amz-meta-taken"
     /// S3's limit on the user metadata of one object, in bytes of names and values.
     public static let limit = 2048
 
@@ -30,16 +40,30 @@ public enum S3Metadata {
         return text
     }
 
-    /// The metadata headers for an upload, in order. A verdict too long for S3's 2 KB limit (a group
-    /// photo's every box) is replaced by its summary (`summary(ofVerdict:)`); the whole verdict stays
-    /// in the store. Throws `TransferError` (`invalid-request`, permanent) when even that does not fit.
+    /// The metadata headers for an upload, in order: content hash, file name, provenance (when the
+    /// metadata has it: path, mtime, size, capture date, all ASCII, the path percent-encoded) and
+    /// verdict. A verdict too long for S3's 2 KB limit (a group photo's every box) is replaced by
+    /// its summary (`summary(ofVerdict:)`); the whole verdict stays in the store. Throws
+    /// `TransferError` (`invalid-request`, permanent) when even that does not fit (a path of
+    /// nearly 2 KB once encoded).
     public static func headers(for metadata: UploadMetadata) throws(TransferError) -> [(name: String, value: String)] {
         func headers(_ verdict: String) -> (headers: [(name: String, value: String)], total: Int) {
-            let list: [(name: String, value: String)] = [
+            var list: [(name: String, value: String)] = [
                 (sha256Header, metadata.sha256Hex.lowercased()),
                 (filenameHeader, encode(metadata.filename)),
-                (verdictHeader, encode(verdict)),
             ]
+            if let provenance = metadata.provenance {
+                for (name, value) in provenance.headers {
+                    switch name {
+                    case Provenance.Header.path: list.append((pathHeader, value))
+                    case Provenance.Header.mtime: list.append((mtimeHeader, value))
+                    case Provenance.Header.size: list.append((sizeHeader, value))
+                    case Provenance.Header.taken: list.append((takenHeader, value))
+                    default: break
+                    }
+                }
+            }
+            list.append((verdictHeader, encode(verdict)))
             return (list, list.reduce(0) { $0 + $1.name.utf8.count - "x-amz-meta-".utf8.count + $1.value.utf8.count })
         }
         let whole = headers(metadata.verdictJSON)
@@ -48,7 +72,7 @@ public enum S3Metadata {
             let short = headers(summary)
             if short.total <= limit { return short.headers }
         }
-        throw TransferError(.invalidRequest, "the verdict and file name exceed S3's 2 KB metadata limit")
+        throw TransferError(.invalidRequest, "the verdict, file name and path exceed S3's 2 KB metadata limit")
     }
 
     /// A verdict without its boxes: label, score, model, detector, how many faces were confirmed

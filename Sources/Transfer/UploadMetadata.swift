@@ -1,5 +1,8 @@
+import UploadProtocol
+
 /// What travels with every upload besides the bytes: the file name, the content hash (the
-/// idempotency key and the `Repr-Digest`) and the verdict as compact JSON.
+/// idempotency key and the `Repr-Digest`), the verdict as compact JSON, and the photo's
+/// provenance (library path, mtime, size, EXIF capture date) when it comes from a library.
 public struct UploadMetadata: Sendable, Equatable {
     /// The name sent in `Content-Disposition`.
     public var filename: String
@@ -7,12 +10,21 @@ public struct UploadMetadata: Sendable, Equatable {
     public var sha256Hex: String
     /// The verdict as one line of compact JSON, sent in `X-Verdict`.
     public var verdictJSON: String
+    /// Where the photo came from (`X-Photo-*` headers; S3: `x-amz-meta-path` and the like); nil
+    /// sends none.
+    public var provenance: Provenance?
+    /// The file name's bytes when they are not valid UTF-8 (`filename` then shows them with
+    /// U+FFFD); sent percent-encoded in `filename*` so the receiver keeps the exact bytes.
+    public var filenameBytes: [UInt8]?
 
     /// Creates metadata.
-    public init(filename: String, sha256Hex: String, verdictJSON: String) {
+    public init(filename: String, sha256Hex: String, verdictJSON: String, provenance: Provenance? = nil,
+                filenameBytes: [UInt8]? = nil) {
         self.filename = filename
         self.sha256Hex = sha256Hex
         self.verdictJSON = verdictJSON
+        self.provenance = provenance
+        self.filenameBytes = filenameBytes
     }
 
     /// Metadata for the file at `path`: its last path component as the name and its SHA-256
@@ -25,6 +37,16 @@ public struct UploadMetadata: Sendable, Equatable {
     /// `BackgroundDigest`): its last path component as the name.
     public init(file path: String, sha256Hex: String, verdictJSON: String = "{}") {
         self.init(filename: Self.filename(of: path), sha256Hex: sha256Hex, verdictJSON: verdictJSON)
+    }
+
+    /// Provenance for the file at `path` as it is now (its size and modification time, read from
+    /// the file), named `libraryPath` (bytes, relative to the library) and taken at
+    /// `dateTimeOriginal`. Throws `TransferError` (`file-unreadable`) when it cannot be read.
+    public static func provenance(ofFile path: String, libraryPath: [UInt8],
+                                  dateTimeOriginal: String?) throws(TransferError) -> Provenance {
+        let stamp = try OpenFile(path: path).stamp()
+        let mtime = Int64(stamp.modified.tv_sec) * 1_000_000_000 + Int64(stamp.modified.tv_nsec)
+        return Provenance(path: libraryPath, mtimeNanoseconds: mtime, size: stamp.size, dateTimeOriginal: dateTimeOriginal)
     }
 
     /// The name sent for the file at `path`: its last path component.

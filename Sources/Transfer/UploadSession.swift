@@ -60,7 +60,7 @@ final class UploadSession {
 
     /// Reads the file's size and builds the headers every upload request carries.
     /// Throws `TransferError` for an unreadable file or unusable metadata.
-    init(uploader: ResumableUploader, path: String, filename: String, verdictJSON: String, digest: Digest,
+    init(uploader: ResumableUploader, path: String, filename: [UInt8], verdictJSON: String, provenance: Provenance?, digest: Digest,
          interopVersion: Int, progress: @escaping (UploadProgress) -> Void,
          checkpoint: @escaping (UploadCheckpoint) throws -> Void, onBodySent: (@Sendable () -> Void)? = nil) throws(TransferError) {
         guard ResumableUpload.supportedInteropVersions.contains(interopVersion) else {
@@ -94,6 +94,9 @@ final class UploadSession {
         var headers = uploader.baseHeaders(interopVersion: interopVersion)
         headers.append((ResumableUpload.Header.contentDisposition, ResumableUpload.contentDisposition(filename: filename)))
         headers.append((ResumableUpload.Header.verdict, verdictJSON))
+        // Provenance goes on every request, like the verdict: the receiver keeps what the creation
+        // carried and fills what is missing from an append.
+        headers += provenance?.headers ?? []
         self.commonHeaders = headers
     }
 

@@ -66,9 +66,16 @@ public enum ResumableUpload {
 
     /// The `Content-Disposition` value for a file name: `inline; filename="ascii"; filename*=UTF-8''pct`.
     public static func contentDisposition(filename: String) -> String {
+        contentDisposition(filename: Array(filename.utf8))
+    }
+
+    /// The `Content-Disposition` value for a file name given as bytes, which need not be valid
+    /// UTF-8: `filename*` percent-encodes them as they are (a name from a Latin-1 file system keeps
+    /// its bytes; `filenameBytes(fromContentDisposition:)` gives them back).
+    public static func contentDisposition(filename: [UInt8]) -> String {
         var ascii = ""
         var encoded = ""
-        for byte in filename.utf8 {
+        for byte in filename {
             let c = Character(Unicode.Scalar(byte))
             let isAttrChar = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A)
                 || (byte >= 0x61 && byte <= 0x7A) || "!#$&+-.^_`|~".utf8.contains(byte)
@@ -92,6 +99,25 @@ public enum ResumableUpload {
                 var name = String(trimmed.dropFirst("filename=".count))
                 if name.hasPrefix("\""), name.hasSuffix("\""), name.count >= 2 { name = String(name.dropFirst().dropLast()) }
                 plain = name
+            }
+        }
+        return plain
+    }
+
+    /// The bytes of `filename*` (percent-decoded, whatever they are) from a `Content-Disposition`
+    /// value, else of `filename`; nil when it names none.
+    public static func filenameBytes(fromContentDisposition value: String) -> [UInt8]? {
+        var plain: [UInt8]?
+        for part in value.split(separator: ";") {
+            let trimmed = part.drop { $0 == " " }
+            if trimmed.lowercased().hasPrefix("filename*=") {
+                let rest = trimmed.dropFirst("filename*=".count).split(separator: "'", maxSplits: 2,
+                                                                      omittingEmptySubsequences: false)
+                if rest.count == 3, let decoded = Provenance.percentDecode(String(rest[2])) { return decoded }
+            } else if trimmed.lowercased().hasPrefix("filename=") {
+                var name = String(trimmed.dropFirst("filename=".count))
+                if name.hasPrefix("\""), name.hasSuffix("\""), name.count >= 2 { name = String(name.dropFirst().dropLast()) }
+                plain = Array(name.utf8)
             }
         }
         return plain

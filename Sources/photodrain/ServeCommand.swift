@@ -13,7 +13,9 @@ enum ServeCommand: Command {
         Speaks "Resumable Uploads for HTTP" (interop versions 3-8) and plain uploads at /uploads.
         Objects are written to a temporary file, fsynced and renamed, with the verdict and file name
         in a JSON sidecar; a second upload with the same Idempotency-Key returns the first object's
-        id and stores nothing. GET /objects lists what arrived. SIGINT or SIGTERM stops it; partial
+        id and stores nothing. GET /objects lists what arrived, each object with its provenance
+        (library path, mtime, size, EXIF DateTimeOriginal) when the client sent X-Photo-* headers.
+        SIGINT or SIGTERM stops it; partial
         uploads survive a restart and expire after --partial-ttl.
 
         Durability of partial uploads (--sync): every offset the receiver reports survives a kill of
@@ -23,6 +25,12 @@ enum ServeCommand: Command {
         then resume from the lower offset. With 'always' every reported offset is fsynced first
         and survives a machine crash too, at the cost of a few fsyncs per request. Finished objects
         are fsynced before they are acknowledged in both modes.
+
+        Layout (--layout): 'id' (the default) stores each object as objects/<id>; 'path' stores it
+        as files/<library path> from its X-Photo-Path, so the directory mirrors the library. '..'
+        never climbs (it is stored as '__'), a leading '/' is dropped, and a path that
+        already holds other content keeps it: the newcomer gets ~<12 hex of its SHA-256> before
+        its extension. Sidecars stay in objects/<id>.json either way.
         """,
         options: [
             .option("dir", "DIR", "Where objects and upload state are stored (created if missing)."),
@@ -32,12 +40,14 @@ enum ServeCommand: Command {
             .option("max-size", "BYTES", "Largest upload accepted (512M, 2G, ...).", default: "100G"),
             .option("partial-ttl", "SECONDS", "Abandoned partial uploads are removed after this long.", default: "86400"),
             .option("max-connections", "N", "Connections served at once.", default: "64"),
+            .option("layout", "LAYOUT", "Where objects' bytes go: id (objects/<id>) or path (files/<library path>).", default: "id"),
             .option("sync", "MODE", "When partial uploads are fsynced: checkpoint or always (see above).", default: "checkpoint"),
             .option("checkpoint-interval", "SECONDS", "With --sync checkpoint: fsync a streaming upload at most this often.", default: "5"),
         ],
         positionals: (0, 0),
         examples: [
             ("photodrain serve --dir /srv/photos", "listen on 127.0.0.1:8080"),
+            ("photodrain serve --dir /srv/photos --layout path", "objects mirror the library's folders under /srv/photos/files"),
             ("photodrain serve --dir /srv/photos --host 0.0.0.0 --port 9000 --token-file /etc/photodrain/token", "on the network, with a token"),
         ],
         exitCodes: [(0, "stopped by a signal"), (1, "could not start (port busy, directory unwritable)"), (64, "usage error")]
@@ -58,6 +68,11 @@ enum ServeCommand: Command {
             throw UsageError("--sync wants checkpoint or always, not '\(sync)'", command: spec.name)
         }
         configuration.syncMode = syncMode
+        let layout = arguments.string("layout") ?? ReceiverConfiguration.ObjectLayout.id.rawValue
+        guard let objectLayout = ReceiverConfiguration.ObjectLayout(rawValue: layout) else {
+            throw UsageError("--layout wants id or path, not '\(layout)'", command: spec.name)
+        }
+        configuration.layout = objectLayout
         configuration.checkpointInterval = try arguments.double("checkpoint-interval", default: 5, range: 0...86_400)
         if let tokenFile = arguments.string("token-file") {
             configuration.token = try ReceiverConfiguration.token(fromFile: tokenFile)

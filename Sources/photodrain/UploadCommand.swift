@@ -1,5 +1,7 @@
 import Foundation
+import PhotoDecoding
 import Transfer
+import UploadProtocol
 
 /// `photodrain upload FILE... --to URL`: resumable (or S3) uploads of given files, no store involved.
 enum UploadCommand: Command {
@@ -8,7 +10,9 @@ enum UploadCommand: Command {
         abstract: "Upload files directly with resumable uploads or to S3 (no library store).",
         arguments: "FILE...",
         discussion: """
-        Each file is sent with its SHA-256 as Idempotency-Key and Repr-Digest, so a server that
+        Each file is sent with its provenance (X-Photo-Path: the path as given, or only the name
+        for an absolute path; X-Photo-Mtime, X-Photo-Size, and X-Photo-Taken from EXIF
+        DateTimeOriginal when the photo has one) and its SHA-256 as Idempotency-Key and Repr-Digest, so a server that
         dedupes stores it once however often it is sent. Large files are created empty first and
         then appended, so an interrupted upload resumes from the server's offset. Hashing stays off
         the path of the bytes: a small file is hashed while the server stores the one before it; a
@@ -46,6 +50,15 @@ enum UploadCommand: Command {
         var message: String?
     }
 
+    /// The path sent as a file's `X-Photo-Path`: as given when relative (without a leading
+    /// `./`), only the file name when absolute (the sender's own folders are not the server's business).
+    static func sentPath(of file: String) -> String {
+        if file.hasPrefix("/") { return UploadMetadata.filename(of: file) }
+        var path = Substring(file)
+        while path.hasPrefix("./") { path = path.dropFirst(2) }
+        return path.isEmpty ? file : String(path)
+    }
+
     static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
         let uploader = try TransferOptions.destination(arguments)
         let verdict = arguments.string("verdict") ?? "{}"
@@ -73,12 +86,15 @@ enum UploadCommand: Command {
             nextDigest = next
             do {
                 let receipt: UploadReceipt
+                let provenance = try UploadMetadata.provenance(ofFile: file, libraryPath: Array(sentPath(of: file).utf8),
+                                                               dateTimeOriginal: CaptureDate.dateTimeOriginal(path: file))
                 if let resumable {
                     receipt = try await resumable.upload(file: file, filename: UploadMetadata.filename(of: file),
-                                                         verdictJSON: verdict, digest: digest,
+                                                         verdictJSON: verdict, provenance: provenance, digest: digest,
                                                          onBodySent: { if startNextWhenSent { next?.start() } })
                 } else {
-                    let metadata = UploadMetadata(file: file, sha256Hex: try await digest.sha256Hex(), verdictJSON: verdict)
+                    var metadata = UploadMetadata(file: file, sha256Hex: try await digest.sha256Hex(), verdictJSON: verdict)
+                    metadata.provenance = provenance
                     receipt = try await uploader.upload(file: file, metadata: metadata, resumeFrom: nil, progress: { _ in },
                                                         checkpoint: { _ in })
                 }

@@ -65,6 +65,12 @@ int pd_heif_read(pd_heif_decoder *dec, uint8_t *out, size_t stride, size_t out_l
 /// Frees the decoder and everything it holds. Safe on NULL.
 void pd_heif_close(pd_heif_decoder *dec);
 
+// Copies the primary image's first EXIF metadata block, from its TIFF header on (libheif's
+// 4-byte offset prefix skipped), into a buffer of at most `cap` bytes at `out`. Returns the number
+// of bytes copied, 0 when the image has no EXIF block, or -1 when the block is malformed or
+// larger than `cap`.
+long pd_heif_exif(const pd_heif_decoder *dec, uint8_t *out, size_t cap);
+
 #ifdef __cplusplus
 }
 #endif
