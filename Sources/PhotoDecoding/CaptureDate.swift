@@ -80,50 +80,16 @@ public enum CaptureDate {
 /// Reads tag 0x9003 (`DateTimeOriginal`, ASCII) from the Exif sub-IFD that IFD0's tag 0x8769
 /// points to, in EXIF data laid out as `exifOrientation` reads it. nil when absent or malformed.
 public func exifDateTimeOriginal(_ bytes: UnsafeRawBufferPointer) -> String? {
-    var base = 0
-    if bytes.count >= 6, bytes[0] == 0x45, bytes[1] == 0x78, bytes[2] == 0x69, bytes[3] == 0x66,
-       bytes[4] == 0, bytes[5] == 0 {
-        base = 6
-    }
-    guard bytes.count >= base + 8 else { return nil }
-    let little: Bool
-    switch (bytes[base], bytes[base + 1]) {
-    case (0x49, 0x49): little = true
-    case (0x4D, 0x4D): little = false
-    default: return nil
-    }
-    func u16(_ at: Int) -> Int? {
-        guard at >= 0, at + 2 <= bytes.count else { return nil }
-        let a = Int(bytes[at]), b = Int(bytes[at + 1])
-        return little ? a | b << 8 : a << 8 | b
-    }
-    func u32(_ at: Int) -> Int? {
-        guard let lo = u16(little ? at : at + 2), let hi = u16(little ? at + 2 : at) else { return nil }
-        return lo | hi << 16
-    }
-    /// The entry for `wanted` in the IFD at `ifd` (relative to the TIFF header): (type, count, value field offset).
-    func entry(_ wanted: Int, inIFDAt ifd: Int) -> (type: Int, count: Int, field: Int)? {
-        guard let count = u16(base + ifd), count <= 1000 else { return nil }
-        for i in 0..<count {
-            let at = base + ifd + 2 + i * 12
-            guard let tag = u16(at) else { return nil }
-            if tag == wanted {
-                guard let type = u16(at + 2), let n = u32(at + 4) else { return nil }
-                return (type, n, at + 8)
-            }
-        }
-        return nil
-    }
-    guard u16(base + 2) == 42, let ifd0 = u32(base + 4),
-          let pointer = entry(0x8769, inIFDAt: ifd0), pointer.type == 4 || pointer.type == 13,
-          let exifIFD = u32(pointer.field),
-          let date = entry(0x9003, inIFDAt: exifIFD), date.type == 2, date.count > 0, date.count <= 64 else { return nil }
+    guard let tiff = ExifTIFF(bytes), let ifd0 = tiff.firstIFD,
+          let pointer = tiff.entry(0x8769, inIFDAt: ifd0), pointer.type == 4 || pointer.type == 13,
+          let exifIFD = tiff.u32(pointer.field),
+          let date = tiff.entry(0x9003, inIFDAt: exifIFD), date.type == 2, date.count > 0, date.count <= 64 else { return nil }
     let start: Int
     if date.count <= 4 {
         start = date.field
     } else {
-        guard let offset = u32(date.field) else { return nil }
-        start = base + offset
+        guard let offset = tiff.u32(date.field) else { return nil }
+        start = tiff.base + offset
     }
     guard start >= 0, start + date.count <= bytes.count else { return nil }
     let text = bytes[start..<(start + date.count)].prefix { $0 != 0 }

@@ -59,37 +59,64 @@ public enum Orientation: Int, Sendable, Codable, CaseIterable {
 /// "Exif\0\0" prefix JPEG's APP1 uses. Returns nil when absent, out of range, or malformed; every
 /// read is bounds-checked, since the bytes come from the file.
 public func exifOrientation(_ bytes: UnsafeRawBufferPointer) -> Orientation? {
-    var base = 0
-    if bytes.count >= 6, bytes[0] == 0x45, bytes[1] == 0x78, bytes[2] == 0x69, bytes[3] == 0x66,
-       bytes[4] == 0, bytes[5] == 0 {
-        base = 6
-    }
-    guard bytes.count >= base + 8 else { return nil }
+    guard let tiff = ExifTIFF(bytes), let ifd0 = tiff.firstIFD,
+          let entry = tiff.entry(0x0112, inIFDAt: ifd0) else { return nil }
+    guard entry.type == 3, let value = tiff.u16(entry.field) else { return nil }
+    return Orientation(rawValue: value)
+}
+
+/// EXIF data's TIFF structure, optionally behind the "Exif\0\0" prefix JPEG's APP1 uses: its
+/// byte order and bounds-checked reads, since the bytes come from the file.
+struct ExifTIFF {
+    let bytes: UnsafeRawBufferPointer
+    /// Where the TIFF header starts (after the prefix, if any); IFD offsets count from here.
+    let base: Int
     let little: Bool
-    switch (bytes[base], bytes[base + 1]) {
-    case (0x49, 0x49): little = true
-    case (0x4D, 0x4D): little = false
-    default: return nil
+
+    /// nil unless `bytes` start with a TIFF header (II or MM, then 42).
+    init?(_ bytes: UnsafeRawBufferPointer) {
+        self.bytes = bytes
+        var base = 0
+        if bytes.count >= 6, bytes[0] == 0x45, bytes[1] == 0x78, bytes[2] == 0x69, bytes[3] == 0x66,
+           bytes[4] == 0, bytes[5] == 0 {
+            base = 6
+        }
+        guard bytes.count >= base + 8 else { return nil }
+        switch (bytes[base], bytes[base + 1]) {
+        case (0x49, 0x49): little = true
+        case (0x4D, 0x4D): little = false
+        default: return nil
+        }
+        self.base = base
+        guard u16(base + 2) == 42 else { return nil }
     }
+
     func u16(_ at: Int) -> Int? {
         guard at >= 0, at + 2 <= bytes.count else { return nil }
         let a = Int(bytes[at]), b = Int(bytes[at + 1])
         return little ? a | b << 8 : a << 8 | b
     }
+
     func u32(_ at: Int) -> Int? {
         guard let lo = u16(little ? at : at + 2), let hi = u16(little ? at + 2 : at) else { return nil }
         return lo | hi << 16
     }
-    guard u16(base + 2) == 42, let ifdOffset = u32(base + 4) else { return nil }
-    let ifd = base + ifdOffset
-    guard let count = u16(ifd) else { return nil }
-    for i in 0..<count {
-        let entry = ifd + 2 + i * 12
-        guard let tag = u16(entry) else { return nil }
-        if tag == 0x0112 {
-            guard let type = u16(entry + 2), type == 3, let value = u16(entry + 8) else { return nil }
-            return Orientation(rawValue: value)
+
+    /// IFD0's offset from the TIFF header.
+    var firstIFD: Int? { u32(base + 4) }
+
+    /// The entry for `wanted` in the IFD at `ifd` (from the TIFF header): its type, count and
+    /// where its value field is (an absolute offset in `bytes`).
+    func entry(_ wanted: Int, inIFDAt ifd: Int) -> (type: Int, count: Int, field: Int)? {
+        guard let count = u16(base + ifd), count <= 1000 else { return nil }
+        for i in 0..<count {
+            let at = base + ifd + 2 + i * 12
+            guard let tag = u16(at) else { return nil }
+            if tag == wanted {
+                guard let type = u16(at + 2), let n = u32(at + 4) else { return nil }
+                return (type, n, at + 8)
+            }
         }
+        return nil
     }
-    return nil
 }
