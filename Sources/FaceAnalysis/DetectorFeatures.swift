@@ -43,4 +43,15 @@ public enum DetectorFeatures {
         out[8] = clip((ears * ears).sum().squareRoot() / width)
         return out
     }
+
+    /// The `secondLook` group's values for `region`: its second-look scores (face 48 and 32 px
+    /// wide) as logits in -10...10, or -6 each when it got no second look.
+    public static func secondLooks(_ region: FaceRegion) -> [Float] {
+        let scores = region.secondLooks ?? []
+        return (0..<BlazeFace.secondLookWidths.count).map { i in
+            guard i < scores.count else { return -6 }
+            let p = min(max(scores[i], 1e-5), 1 - 1e-5)
+            return min(max(log(p / (1 - p)), -10), 10)
+        }
+    }
 }

@@ -24,10 +24,14 @@ public struct FaceRegion: Codable, Sendable, Equatable, Hashable {
     public var keypoints: [Float]?
     /// How many BlazeFace pyramid levels found this face; nil for cascade boxes.
     public var levels: Int?
+    /// BlazeFace's scores when it looked again at this face alone, centred, with the face 48 and
+    /// then 32 pixels wide (`BlazeFace.secondLooks`); nil when it did not (a cascade box, or a first
+    /// score below `BlazeFaceOptions.secondLookMinScore`).
+    public var secondLooks: [Float]?
 
     /// A box with the detector's grouping count and confidence.
     public init(x: Int, y: Int, width: Int, height: Int, neighbors: Int = 0, detectorScore: Float = 0,
-                keypoints: [Float]? = nil, levels: Int? = nil) {
+                keypoints: [Float]? = nil, levels: Int? = nil, secondLooks: [Float]? = nil) {
         self.x = x
         self.y = y
         self.width = width
@@ -36,6 +40,7 @@ public struct FaceRegion: Codable, Sendable, Equatable, Hashable {
         self.detectorScore = detectorScore
         self.keypoints = keypoints
         self.levels = levels
+        self.secondLooks = secondLooks
     }
 
     /// A BlazeFace detection as a region: its `faceBox` rounded to whole pixels, `neighbors` the number

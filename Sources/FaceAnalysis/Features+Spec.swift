@@ -27,6 +27,10 @@ extension Features {
             /// many raw candidates and pyramid levels support it, its size in the frame, and the
             /// geometry of BlazeFace's keypoints. Zeros where the detector gives no keypoints.
             case detector
+            /// BlazeFace's second looks at the box (`FaceRegion.secondLooks`, the face 48 and 32 px
+            /// wide) as logits, clipped to -10...10; -6 (a probability of 0.0025) each for a box that
+            /// got none because its first score was low. Two values.
+            case secondLook = "second-look"
         }
 
         /// The newest computation this build implements; a spec with another version is rejected.
@@ -77,6 +81,10 @@ extension Features {
         public static let detector = Spec(cropSize: 16, cellSize: 4, orientationBins: 9, layoutGrid: 4,
                                           groups: [.detector])
 
+        /// `detector` plus BlazeFace's second looks at each box: 11 features. The verdict model's spec.
+        public static let detectorAndSecondLook = Spec(cropSize: 16, cellSize: 4, orientationBins: 9, layoutGrid: 4,
+                                                       groups: [.detector, .secondLook])
+
         /// Cells per side of the gradient-histogram grid.
         public var cellsPerSide: Int { cellSize > 0 ? cropSize / cellSize : 0 }
 
@@ -90,6 +98,7 @@ extension Features {
             case .geometry: return 4
             case .frame: return 2
             case .detector: return DetectorFeatures.count
+            case .secondLook: return BlazeFace.secondLookWidths.count
             }
         }
 
@@ -97,7 +106,7 @@ extension Features {
         public var dimension: Int { groups.reduce(0) { $0 + count(of: $1) } }
 
         /// Whether any group needs the frame (the whole image) rather than only the crop.
-        public var usesFrame: Bool { groups.contains(.geometry) || groups.contains(.frame) || groups.contains(.detector) }
+        public var usesFrame: Bool { groups.contains(.geometry) || groups.contains(.frame) || groups.contains(.detector) || groups.contains(.secondLook) }
 
         /// Throws `featureSpecMismatch` unless this build computes the spec: the current version,
         /// sizes that divide evenly, and each group at most once.

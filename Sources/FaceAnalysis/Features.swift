@@ -100,6 +100,8 @@ public struct Features: Sendable {
                 vector += [statistics.mean / 255, statistics.deviation / 255]
             case .detector:
                 vector += DetectorFeatures.compute(region, frameWidth: gray.width, frameHeight: gray.height)
+            case .secondLook:
+                vector += DetectorFeatures.secondLooks(region)
             }
         }
         return vector

@@ -48,7 +48,7 @@ public enum PhotoTrainer {
         public var repeats: Int
 
         public init(name: String = "face-verdict", folds: Int = 5, seed: UInt64 = 1, l2: Float = 0.01,
-                    spec: Features.Spec = .detector, threshold: Float = 0.5, repeats: Int = 5) {
+                    spec: Features.Spec = .detectorAndSecondLook, threshold: Float = 0.5, repeats: Int = 5) {
             self.name = name
             self.repeats = repeats
             self.folds = folds

@@ -41,6 +41,7 @@ public struct Verdict: Codable, Sendable, Equatable {
         public init(region: FaceRegion, probability: Float, confirmed: Bool) {
             var rounded = region
             rounded.detectorScore = Verdict.fourPlaces(region.detectorScore)
+            rounded.secondLooks = region.secondLooks?.map(Verdict.fourPlaces)
             self.region = rounded
             self.probability = Verdict.fourPlaces(probability)
             self.confirmed = confirmed

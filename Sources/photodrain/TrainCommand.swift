@@ -131,9 +131,11 @@ enum TrainCommand: Command {
     }
 
     /// One CSV line per detector box: the photo, its kind, the box's label (1 face, 0 not, empty on
-    /// a hard face), the box in photo pixels, the detector's score and the feature vector.
+    /// a hard face), the box in photo pixels, the detector's score, support, levels and second looks (`;`-separated),
+    /// BlazeFace's six keypoints in photo pixels (empty for a cascade) and the feature vector.
     static func writeRows(_ photos: [PhotoTrainer.PhotoBoxes], to path: String) -> Bool {
-        var text = "file,kind,subject,label,x,y,width,height,score,support,levels"
+        var text = "file,kind,subject,label,x,y,width,height,score,support,levels,second_looks"
+        text += ["right_eye", "left_eye", "nose", "mouth", "right_ear", "left_ear"].map { ",\($0)_x,\($0)_y" }.joined()
         if let width = photos.first(where: { !$0.vectors.isEmpty })?.vectors[0].count {
             text += (0..<width).map { ",f\($0)" }.joined()
         }
@@ -144,7 +146,10 @@ enum TrainCommand: Command {
                 let label = photo.labels[i].map { $0 ? "1" : "0" } ?? ""
                 let b = boxes[i]
                 text += "\(photo.photo.file),\(photo.photo.kind),\(photo.photo.subject ?? ""),\(label),"
-                text += String(format: "%.1f,%.1f,%.1f,%.1f,%.5f,%d,%d", b.x, b.y, b.width, b.height, region.detectorScore, region.neighbors, region.levels ?? 0)
+                text += String(format: "%.1f,%.1f,%.1f,%.1f,%.5f,%d,%d,", b.x, b.y, b.width, b.height, region.detectorScore, region.neighbors, region.levels ?? 0)
+                text += region.secondLooks.map { $0.map { String(format: "%.5f", $0) }.joined(separator: ";") } ?? ""
+                let keypoints = region.keypoints ?? []
+                text += (0..<12).map { k in k < keypoints.count ? String(format: ",%.1f", Double(keypoints[k]) * photo.scale) : "," }.joined()
                 text += photo.vectors[i].map { String(format: ",%.5f", $0) }.joined() + "\n"
             }
         }

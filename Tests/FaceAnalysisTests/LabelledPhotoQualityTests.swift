@@ -16,7 +16,7 @@ import Testing
             let set = try LabelledPhotos(directory: directory)
             let detector = FaceDetector.blazeFace(try BlazeFace(file: try NetworkFile.load(Fixtures.modelsDirectory + "/blazeface-full-range.pdnn")),
                                                   BlazeFaceOptions(), minFaceSize: nil)
-            return .success(try PhotoTrainer.collect(set, detector: detector, features: try Features(spec: .detector)))
+            return .success(try PhotoTrainer.collect(set, detector: detector, features: try Features(spec: PhotoTrainer.Options().spec)))
         } catch {
             return .failure(error)
         }
@@ -43,11 +43,38 @@ import Testing
             let boxes = photo.photoBoxes
             score.add(photo.photo, boxes: strongest.map { boxes[$0] })
         }
-        // Measured: precision 0.944, recall 0.971, small faces 39/42, 2 boxes on photos without people.
+        // Measured: precision 0.972, recall 0.990, small faces 42/43, 2 boxes on photos without people.
         #expect(score.recall >= 0.95, "recall \(score.recall)")
         #expect(score.precision >= 0.92, "precision \(score.precision)")
         #expect(score.smallFaceRecall >= 0.88, "small-face recall \(score.smallFaceRecall) (\(score.smallFacesFound)/\(score.smallFaces))")
         #expect(score.falseFacesWithoutPeople <= 3, "\(score.falseFacesWithoutPeople) faces on photos without people")
+    }
+
+    @Test func secondLooksKeepFacesAndDropWhatOnlyLookedLikeOne() throws {
+        let photos = try Self.collected.get()
+        var faces: [Float] = [], confirmedByScoreAlone: [(String, Float)] = []
+        for photo in photos {
+            for (region, label) in zip(photo.regions, photo.labels) {
+                guard let looks = region.secondLooks, let worst = looks.min() else {
+                    #expect(region.detectorScore < BlazeFaceOptions().secondLookMinScore, "a box at \(region.detectorScore) got no second look")
+                    continue
+                }
+                #expect(looks.count == BlazeFace.secondLookWidths.count)
+                if label == true { faces.append(worst) }
+                if label == false, region.detectorScore >= 0.5 { confirmedByScoreAlone.append((photo.photo.file, worst)) }
+            }
+        }
+        // Measured: every labelled face keeps at least 0.54 on both looks; the three false boxes
+        // BlazeFace alone scores 0.5 or more (a forehead above a face on the bus, a mountain ridge,
+        // a spot in a street) drop to 0.04 or less on one of them.
+        #expect(faces.count >= 100)
+        #expect(faces.allSatisfy { $0 >= 0.4 }, "faces' weaker second looks: \(faces.sorted().prefix(5))")
+        #expect(!confirmedByScoreAlone.isEmpty)
+        #expect(confirmedByScoreAlone.allSatisfy { $0.1 < 0.2 }, "\(confirmedByScoreAlone)")
+        // A face turned aside is boxed ear root to far edge, as labelled (its box once sat on the
+        // nose side: IoU 0.43).
+        let pool = try #require(photos.first { $0.photo.file == "kphotoalbum-pool.jpg" })
+        #expect(DetectionScore.match(pool.photoBoxes, to: pool.photo.faces).boxLabels.contains(true))
     }
 
     @Test func theCalibratedClassifierHoldsUpOnPhotosItNeverSaw() throws {
@@ -58,20 +85,18 @@ import Testing
         // Calibrated: held-out probabilities are as often right as they claim.
         #expect(evaluation.expectedCalibrationError <= 0.05, "ECE \(evaluation.expectedCalibrationError)")
         #expect(evaluation.brier < evaluation.baseRateBrier / 2, "Brier \(evaluation.brier) vs base rate \(evaluation.baseRateBrier)")
-        // Verdicts on held-out photos.
-        #expect(evaluation.classifier.photoAccuracy >= 0.93, "photo labels \(evaluation.classifier.photoAccuracy)")
-        #expect(evaluation.classifier.precision >= 0.92, "precision \(evaluation.classifier.precision)")
-        // Measured: precision 0.940, recall 0.900, photo labels 0.952 (Models/face-verdict.md).
-        #expect(evaluation.classifier.recall >= 0.88, "recall \(evaluation.classifier.recall)")
-        // Measured: 2 boxes on the 11 photos of animals or paintings over the 5 groupings (the issue
-        // asks for 0: not met yet, and this keeps it from growing).
-        #expect(evaluation.classifier.falseFacesOnAnimalsAndPaintings <= 2,
+        // Verdicts on held-out photos, at the issue's bars. Measured: precision 0.990, recall 0.990,
+        // photo labels 0.978, no box on the 11 photos of animals or paintings (Models/face-verdict.md).
+        #expect(evaluation.classifier.photoAccuracy >= 0.97, "photo labels \(evaluation.classifier.photoAccuracy)")
+        #expect(evaluation.classifier.precision >= 0.97, "precision \(evaluation.classifier.precision)")
+        #expect(evaluation.classifier.recall >= 0.95, "recall \(evaluation.classifier.recall)")
+        #expect(evaluation.classifier.falseFacesOnAnimalsAndPaintings == 0,
                 "\(evaluation.classifier.falseFacesOnAnimalsAndPaintings) faces confirmed on photos of animals or paintings")
     }
 
     @Test func theShippedModelIsOneTrainedOnThisSet() throws {
         let shipped = try LinearModel.load(Fixtures.modelsDirectory + "/face-verdict.json")
-        #expect(shipped.spec == .detector)
+        #expect(shipped.spec == .detectorAndSecondLook)
         let evaluation = try #require(shipped.evaluation, "the shipped verdict model carries its held-out figures")
         #expect(evaluation.photos == (try LabelledPhotos(directory: Self.directory)).photos.count)
         #expect(evaluation.folds >= 2)
