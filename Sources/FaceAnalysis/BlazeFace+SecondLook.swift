@@ -27,6 +27,21 @@ extension BlazeFace {
         return scores
     }
 
+    /// `detections` (found in `image`) as regions, each scoring `options.secondLookMinScore` or more
+    /// with its second looks.
+    public func regions(for detections: [BlazeFaceDetection], in image: Image,
+                        options: BlazeFaceOptions) throws(FaceAnalysisError) -> [FaceRegion] {
+        var regions: [FaceRegion] = []
+        for detection in detections {
+            var region = FaceRegion(detection)
+            if detection.face.score >= options.secondLookMinScore {
+                region.secondLooks = try secondLooks(at: detection.face, in: image)
+            }
+            regions.append(region)
+        }
+        return regions
+    }
+
     /// One second look with the face `faceWidth` pixels wide: the highest score of a candidate
     /// overlapping the expected box (IoU >= 0.4), 0 when there is none.
     func secondLook(at face: FaceCandidate, in image: Image, faceWidth: Float) throws(FaceAnalysisError) -> Float {

@@ -65,13 +65,7 @@ public enum FaceDetector: Sendable {
             let photoShort = Int((Double(min(image.width, image.height)) / max(photoScale, 1e-6)).rounded())
             let minFace = minFaceSize(photoShortSide: photoShort) ?? options.minFaceSize
             scaled.minFaceSize = max(1, Int((Double(minFace) * photoScale).rounded()))
-            return try network.detect(in: image, options: scaled).map { detection throws(FaceAnalysisError) in
-                var region = FaceRegion(detection)
-                if detection.face.score >= scaled.secondLookMinScore {
-                    region.secondLooks = try network.secondLooks(at: detection.face, in: image)
-                }
-                return region
-            }
+            return try network.regions(for: try network.detect(in: image, options: scaled), in: image, options: scaled)
         case let .cascade(cascade, parameters):
             return try cascade.detect(in: image, parameters: parameters).map {
                 FaceRegion(x: $0.x, y: $0.y, width: $0.width, height: $0.height, neighbors: $0.neighbors,
