@@ -15,7 +15,9 @@ enum DetectCommand: Command {
         cascade on gray at the analysis size, as OpenCV's detectMultiScale does (same pyramid,
         steps and grouping; --scale-factor, --min-neighbors, --min-size and --max-size apply to it).
         Boxes are printed in the photo's own upright pixel coordinates with the classifier's
-        probability; BlazeFace proposes many weak boxes, so its rejected ones are listed (and drawn)
+        probability; for BlazeFace also its score and, for boxes scoring 0.3 or more, its two
+        second looks (the box seen again alone, the face 48 and 32 px wide), which the classifier
+        weighs. BlazeFace proposes many weak boxes, so its rejected ones are listed (and drawn)
         only with --all-boxes. --annotate writes the photo with its boxes drawn (green confirmed,
         red rejected) as PNG.
         """,
@@ -42,6 +44,9 @@ enum DetectCommand: Command {
         let x, y, width, height, neighbors: Int
         let probability: Float
         let confirmed: Bool
+        /// BlazeFace's score, and its second looks when the box got them.
+        var detectorScore: Float?
+        var secondLooks: [Float]?
     }
 
     struct Report: Encodable {
@@ -86,7 +91,8 @@ enum DetectCommand: Command {
                     let r = face.region
                     return Face(x: Int(Double(r.x) * scale), y: Int(Double(r.y) * scale), width: Int(Double(r.width) * scale),
                                 height: Int(Double(r.height) * scale), neighbors: r.neighbors, probability: face.probability,
-                                confirmed: face.confirmed)
+                                confirmed: face.confirmed,
+                                detectorScore: settings.detector == .cascade ? nil : r.detectorScore, secondLooks: r.secondLooks)
                 }
                 report.milliseconds = ((clock.now - start).milliseconds * 10).rounded() / 10
                 if let annotate {
@@ -109,7 +115,12 @@ enum DetectCommand: Command {
                 console.out("\(path): \(confirmed) face\(confirmed == 1 ? "" : "s") (\(report.faces.count) detector boxes) in \(String(format: "%.1f", report.milliseconds ?? 0)) ms")
                 let shown = arguments.flag("all-boxes") ? report.faces : report.faces.filter(\.confirmed)
                 for face in shown {
-                    console.out("  \(face.confirmed ? "face    " : "rejected") x \(face.x) y \(face.y) \(face.width)x\(face.height)  p \(String(format: "%.3f", face.probability))  \(settings.detector == .cascade ? "neighbours" : "support") \(face.neighbors)")
+                    var line = "  \(face.confirmed ? "face    " : "rejected") x \(face.x) y \(face.y) \(face.width)x\(face.height)  p \(String(format: "%.3f", face.probability))  \(settings.detector == .cascade ? "neighbours" : "support") \(face.neighbors)"
+                    if let score = face.detectorScore {
+                        line += "  score \(String(format: "%.2f", score))"
+                        if let looks = face.secondLooks { line += " looks " + looks.map { String(format: "%.2f", $0) }.joined(separator: " ") }
+                    }
+                    console.out(line)
                 }
             }
         }
