@@ -32,6 +32,13 @@ public struct ScanReport: Sendable, Equatable {
     public var photoCount: Int
     /// Entries left out, with why: unreadable, or not a regular file inside the library.
     public var problems: [ScanProblem]
+    /// Directories this scan read (listed their entries).
+    public var directoriesRead = 0
+    /// Directories taken as the last scan recorded them, unread: their identity and modification
+    /// time had not changed.
+    public var directoriesUnchanged = 0
+    /// True when every directory was read: asked for, the first scan, or the last full walk too old.
+    public var fullWalk = true
 }
 
 /// Counts of photos by state, for `status`.
