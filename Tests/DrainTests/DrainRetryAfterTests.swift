@@ -1,0 +1,148 @@
+import AssetStore
+import Foundation
+import Synchronization
+import Testing
+import Transfer
+@testable import Drain
+
+/// Issue 16 item 6: `drain` honours a destination's `Retry-After` (on a 429 or 503): uploads
+/// pause that long and the photo is tried again, counted as the retry policy says; an ask longer
+/// than `retryAfterLimit` ends the drain with `retryLater` and charges the photo nothing.
+@Suite struct DrainRetryAfterTests {
+    static func busy(retryAfter seconds: Int, status: Int = 503) -> TransferError {
+        TransferError.forStatus(status, headers: ["retry-after": String(seconds)])
+    }
+
+    private func drain(_ store: AssetStore, destination: ScriptedDestination,
+                       configure: (inout DrainOptions) -> Void = { _ in }) async -> DrainOutcome {
+        var options = DrainOptions(destination: destination)
+        options.slots = 1
+        options.probeInterval = .milliseconds(50)
+        options.retryBackoff = .milliseconds(50)
+        options.rescanInterval = nil
+        configure(&options)
+        return await DrainRunner(store: store, analyzer: CountingAnalyzer(), options: options).run { _ in }
+    }
+
+    @Test(arguments: [503, 429])
+    func aShortRetryAfterIsWaitedForThenTheUploadSucceeds(status: Int) async throws {
+        let library = try Library(photos: 1)
+        defer { withExtendedLifetime(library) {} }
+        let store = try library.store()
+        let destination = ScriptedDestination(uploads: [Self.busy(retryAfter: 1, status: status)])
+        let outcome = await drain(store, destination: destination)
+        #expect(outcome == .finished)
+        let asset = try #require(try store.asset(path: "p000.jpg"))
+        #expect(asset.uploadedAt != nil && !asset.failed)
+        // One counted failure, as the retry policy says of a 503/429; the wait itself is free.
+        #expect(asset.attempts == 1)
+        let calls = destination.uploadCalls.withLock { $0 }
+        #expect(calls.count == 2)
+        if calls.count == 2 {
+            // Retry-After: 1 is honoured, not the 50 ms backoff.
+            #expect(calls[1] - calls[0] >= .milliseconds(950), "retried after \(calls[1] - calls[0])")
+        }
+    }
+
+    @Test func aRetryAfterLongerThanTheLimitEndsTheDrainAndChargesNothing() async throws {
+        let library = try Library(photos: 2)
+        defer { withExtendedLifetime(library) {} }
+        let store = try library.store()
+        let destination = ScriptedDestination(uploads: [Self.busy(retryAfter: 3600)])
+        let started = Date()
+        let outcome = await drain(store, destination: destination) { $0.retryAfterLimit = .seconds(2) }
+        guard case .retryLater(let until) = outcome else {
+            Issue.record("the drain ended \(outcome), not retryLater")
+            return
+        }
+        #expect(until.timeIntervalSince(started) > 3500 && until.timeIntervalSince(started) < 3700)
+        #expect(Date().timeIntervalSince(started) < 30, "the drain waited instead of stopping")
+        // Analysis went on; the photo that was refused for now is charged nothing, and uploads
+        // stopped when the server asked to wait (the second photo was not sent either).
+        #expect(try store.counts().discovered == 0)
+        #expect(try store.counts().failed == 0)
+        for asset in try store.assets() { #expect(asset.attempts == 0 && !asset.failed && asset.uploadedAt == nil) }
+        #expect(destination.uploadCalls.withLock { $0.count } == 1)
+        // Status sees the retry waiting, and when it is due.
+        let progress = try store.transferProgress()
+        #expect(progress.retriesWaiting == 1)
+        #expect((progress.retryWaitSeconds ?? 0) > 3500)
+
+        // The next drain, before the retry is due, sends nothing and stops the same way.
+        let again = ScriptedDestination(uploads: [])
+        let second = await drain(store, destination: again) { $0.retryAfterLimit = .seconds(2) }
+        #expect(second == .retryLater(until: until))
+        #expect(again.uploadCalls.withLock { $0.count } == 0)
+        #expect(try store.asset(path: "p000.jpg")?.attempts == 0)
+    }
+
+    /// With a limit that covers the ask, a later drain waits for a retry an earlier run left.
+    @Test func aRetryLeftWaitingByAnEarlierRunIsWaitedForWithinTheLimit() async throws {
+        let library = try Library(photos: 1)
+        defer { withExtendedLifetime(library) {} }
+        let store = try library.store()
+        let first = await drain(store, destination: ScriptedDestination(uploads: [Self.busy(retryAfter: 2)])) {
+            $0.retryAfterLimit = .milliseconds(100)
+        }
+        guard case .retryLater = first else {
+            Issue.record("the first drain ended \(first), not retryLater")
+            return
+        }
+        let destination = ScriptedDestination(uploads: [])
+        let started = ContinuousClock.now
+        let second = await drain(store, destination: destination) { $0.retryAfterLimit = .seconds(10) }
+        #expect(second == .finished)
+        #expect(try store.asset(path: "p000.jpg")?.uploadedAt != nil)
+        #expect(try store.asset(path: "p000.jpg")?.attempts == 1)
+        #expect(ContinuousClock.now - started >= .milliseconds(900))
+    }
+}
+
+/// Issue 16 item 6: photos added while `drain` runs are picked up in the same run.
+@Suite struct DrainRescanTests {
+    /// An analyser that copies a new photo into the library while it analyses the first one:
+    /// the file arrives after the drain's first scan.
+    final class AddingAnalyzer: PhotoAnalyzing {
+        let folder: URL
+        let added = Mutex(false)
+        init(folder: URL) { self.folder = folder }
+
+        func analyze(path: String, memoryBudget: Int?) -> AnalysisResult {
+            let first = added.withLock { done -> Bool in
+                defer { done = true }
+                return !done
+            }
+            if first { try? Data("late photo".utf8).write(to: folder.appendingPathComponent("late/new.jpg")) }
+            return .verdict(BankedVerdict(json: "{}", label: "no-faces", faceCount: 0, score: 0.1))
+        }
+    }
+
+    private func drain(rescanInterval: Duration?) async throws -> (DrainOutcome, AssetStore, Library) {
+        let library = try Library(photos: 2)
+        let folder = library.root.appendingPathComponent("photos")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("late"), withIntermediateDirectories: true)
+        let store = try library.store()
+        var options = DrainOptions(destination: ScriptedDestination(uploads: []))
+        options.slots = 1
+        options.rescanInterval = rescanInterval
+        let outcome = await DrainRunner(store: store, analyzer: AddingAnalyzer(folder: folder), options: options).run { _ in }
+        return (outcome, store, library)
+    }
+
+    @Test func aPhotoAddedDuringTheDrainIsUploadedInTheSameRun() async throws {
+        let (outcome, store, library) = try await drain(rescanInterval: .seconds(10))
+        defer { withExtendedLifetime(library) {} }
+        #expect(outcome == .finished)
+        let late = try #require(try store.asset(path: "late/new.jpg"))
+        #expect(late.uploadedAt != nil)
+        #expect(try store.counts().uploaded == 3)
+    }
+
+    @Test func withRescansOffOnlyTheFirstScanCounts() async throws {
+        let (outcome, store, library) = try await drain(rescanInterval: nil)
+        defer { withExtendedLifetime(library) {} }
+        #expect(outcome == .finished)
+        #expect(try store.asset(path: "late/new.jpg") == nil)
+        #expect(try store.counts().uploaded == 2)
+    }
+}
