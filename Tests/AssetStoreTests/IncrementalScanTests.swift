@@ -176,6 +176,30 @@ import Glibc
         #expect(store.fileMatches(row))
     }
 
+    /// A rescan while runners work (drain scans every few seconds) leaves rows whose files did
+    /// not change as they are: a photo claimed for analysis keeps its claim, one being uploaded
+    /// keeps its job, even when their folder is read again.
+    @Test func aScanLeavesClaimsAndJobsInFlightAlone() throws {
+        let (library, store) = try scannedLibrary()
+        let claimed = try #require(try store.claimUnanalyzed(limit: 1).first)
+        let uploading = try #require(try store.claimUnanalyzed(limit: 1).first)
+        #expect(try store.bankVerdict(TemporaryLibrary.verdict(), for: uploading))
+        let asset = try #require(try store.claimForUpload(limit: 1).first)
+        _ = try store.createJob(for: asset, destination: "http://receiver.invalid/uploads", inflightLimit: .max)
+        let job = try #require(try store.claimJobsToPerform(limit: 1).first)
+        for path in [claimed.path, asset.path] {
+            try library.write((path as NSString).deletingLastPathComponent + "/new-beside-\((path as NSString).lastPathComponent)")
+        }
+        let report = try store.scan(full: true)
+        #expect(report.changes.added.count == 2 && report.changes.modified.isEmpty && report.changes.removed.isEmpty)
+        // The claim holds: no other claimer gets the photo, and the job is still the agent's.
+        let other = try AssetStore(root: library.libraryPath, path: library.storePath)
+        #expect(!(try other.claimUnanalyzed(limit: 10).map(\.id)).contains(claimed.id))
+        #expect(try store.job(id: job.id)?.state == .pending)
+        #expect(try store.asset(for: job)?.generation == asset.generation)
+        #expect(try store.redundantJobs().isEmpty)
+    }
+
     /// A folder changed just before the scan that read it may change again within the same tick
     /// of the file system's clock: its time is not trusted, and the next scan reads it again.
     @Test func aFolderChangedJustBeforeAScanIsReadAgain() throws {
