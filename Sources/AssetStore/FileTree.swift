@@ -38,7 +38,7 @@ public struct ScanProblem: Sendable, Equatable, Codable {
 }
 
 /// A directory a walk went through: where it is, what stat(2) said of it when the walk met it
-/// (its identity and modification time), the names (bytes) of its entries that are directories,
+/// (its identity, modification time and status-change time), the names (bytes) of its entries that are directories,
 /// in the order the walk met them, and whether the walk read it or took an earlier walk's answer.
 struct WalkedDirectory: Sendable, Equatable {
     /// Relative to the root, as `FileEntry.path` shows paths; empty for the root itself.
@@ -46,18 +46,23 @@ struct WalkedDirectory: Sendable, Equatable {
     let device: UInt64
     let inode: UInt64
     let mtimeNanoseconds: Int64
+    /// st_ctime: moves with the modification time, and also when that is set back (`touch -d`,
+    /// `rsync -t`), which no one can do to this one.
+    let ctimeNanoseconds: Int64
     var subdirectories: [[UInt8]] = []
     var read = false
 
-    init(path: String, device: UInt64, inode: UInt64, mtimeNanoseconds: Int64) {
+    init(path: String, device: UInt64, inode: UInt64, mtimeNanoseconds: Int64, ctimeNanoseconds: Int64) {
         self.path = path
         self.device = device
         self.inode = inode
         self.mtimeNanoseconds = mtimeNanoseconds
+        self.ctimeNanoseconds = ctimeNanoseconds
     }
 
     fileprivate init(path: String, info: stat) {
-        self.init(path: path, device: UInt64(info.st_dev), inode: UInt64(info.st_ino), mtimeNanoseconds: FileTree.mtime(info))
+        self.init(path: path, device: UInt64(info.st_dev), inode: UInt64(info.st_ino), mtimeNanoseconds: FileTree.mtime(info),
+                  ctimeNanoseconds: Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec))
     }
 }
 
@@ -125,7 +130,7 @@ enum FileTree {
 
     /// The same walk, asking `known` about each directory before reading it: when `known` answers
     /// with what an earlier walk found directly in that directory (it decides from the directory's
-    /// identity and modification time, which the walk passes), the walk takes that instead of
+    /// identity and times, which the walk passes), the walk takes that instead of
     /// reading the directory, and goes on into its subdirectories, which are checked one by one
     /// with the same link rules. If one of them is no longer a directory inside the library, the
     /// answer is stale and the directory is read after all. Every directory the walk went

@@ -1,8 +1,8 @@
 import Foundation
 
 /// What the last scan recorded of the library folder, so the next one reads only the folders that
-/// changed (issue 16 item 6): each folder's identity (device and inode) and modification time, its
-/// subfolders, and the rows and skipped entries directly in it.
+/// changed (issue 16 item 6): each folder's identity (device and inode), modification and
+/// status-change times, its subfolders, and the rows and skipped entries directly in it.
 ///
 /// A folder's modification time changes when an entry is added to it, removed from it or renamed
 /// in it, but not when a file in it is rewritten in place (same name, no rename). So a folder
@@ -15,6 +15,7 @@ struct FolderRecord {
         var inode: UInt64
         /// -1 when the folder changed too close to its scan to trust the time (see `racyMargin`).
         var mtimeNanoseconds: Int64
+        var ctimeNanoseconds: Int64
         var subdirectories: [[UInt8]]
     }
 
@@ -36,11 +37,12 @@ struct FolderRecord {
     }
 
     /// What the walk may take instead of reading `directory`: nil unless the record has the same
-    /// folder (identity) with the same modification time.
+    /// folder (identity) with the same modification and status-change times.
     func known(_ directory: WalkedDirectory) -> KnownDirectory? {
         guard let record = directories[directory.path], record.mtimeNanoseconds >= 0,
               record.device == directory.device, record.inode == directory.inode,
-              record.mtimeNanoseconds == directory.mtimeNanoseconds else { return nil }
+              record.mtimeNanoseconds == directory.mtimeNanoseconds,
+              record.ctimeNanoseconds == directory.ctimeNanoseconds else { return nil }
         // A subfolder's own problem (it could not be opened) is found again when the walk tries it.
         let subfolders = Set(record.subdirectories.map(FileTree.shown))
         let problems = (problems[directory.path] ?? []).filter { problem in
@@ -55,11 +57,12 @@ struct FolderRecord {
         guard let last = try db.query("SELECT value FROM meta WHERE key = 'last_full_walk_at'").first?.first?.string.flatMap(Double.init),
               now - last <= fullWalkAfter else { return nil }
         var record = FolderRecord()
-        for row in try db.query("SELECT path, device, inode, mtime_ns, subdirectories FROM scan_directories") {
-            guard let path = row[0].string, let device = row[1].int, let inode = row[2].int, let mtime = row[3].int else { continue }
-            let names = (row[4].string ?? "").split(separator: "/").compactMap { AssetRecord.bytes(fromHex: String($0)) }
+        for row in try db.query("SELECT path, device, inode, mtime_ns, ctime_ns, subdirectories FROM scan_directories") {
+            guard let path = row[0].string, let device = row[1].int, let inode = row[2].int, let mtime = row[3].int,
+                  let ctime = row[4].int else { continue }
+            let names = (row[5].string ?? "").split(separator: "/").compactMap { AssetRecord.bytes(fromHex: String($0)) }
             record.directories[path] = Directory(device: UInt64(bitPattern: Int64(device)), inode: UInt64(bitPattern: Int64(inode)),
-                                                 mtimeNanoseconds: Int64(mtime), subdirectories: names)
+                                                 mtimeNanoseconds: Int64(mtime), ctimeNanoseconds: Int64(ctime), subdirectories: names)
         }
         guard !record.directories.isEmpty else { return nil }
         for row in try db.query("SELECT path, size, mtime_ns, raw_path FROM assets") {
@@ -83,12 +86,12 @@ struct FolderRecord {
         try db.run("DELETE FROM scan_directories")
         var count: [String: Int] = [:]
         for directory in walk.directories { count[directory.path, default: 0] += 1 }
-        let insert = try db.prepare("INSERT INTO scan_directories(path, device, inode, mtime_ns, subdirectories) VALUES (?, ?, ?, ?, ?)")
+        let insert = try db.prepare("INSERT INTO scan_directories(path, device, inode, mtime_ns, ctime_ns, subdirectories) VALUES (?, ?, ?, ?, ?, ?)")
         let trustedBefore = Int64((started - racyMargin) * 1e9)
         for directory in walk.directories where count[directory.path] == 1 {
             let mtime = directory.mtimeNanoseconds < trustedBefore ? directory.mtimeNanoseconds : -1
             try insert.bind([.text(directory.path), .integer(Int64(bitPattern: directory.device)), .integer(Int64(bitPattern: directory.inode)),
-                             .integer(mtime), .text(directory.subdirectories.map(AssetRecord.hex).joined(separator: "/"))])
+                             .integer(mtime), .integer(directory.ctimeNanoseconds), .text(directory.subdirectories.map(AssetRecord.hex).joined(separator: "/"))])
             while try insert.step() {}
         }
     }

@@ -388,7 +388,7 @@ public final class DrainRunner: Sendable {
                 }
                 // The destination asked (Retry-After) to wait: the job stays failed and unsettled
                 // until then, so the wait charges nothing; the retry counts as the policy says.
-                if let until = current.retryNotBefore, until > Date(), options.retryPolicy.shouldRetry(current, asset: asset) {
+                if let until = waitsForRetryAfter(current, asset: asset) {
                     try release()
                     events(.retryAfter(path: path, until: until))
                     return .retryAfter(until)
@@ -436,7 +436,7 @@ public final class DrainRunner: Sendable {
             return settled
         }
         let asset = try store.asset(for: job)
-        if let until = job.retryNotBefore, until > Date(), policy.shouldRetry(job, asset: asset) { return false }
+        if waitsForRetryAfter(job, asset: asset) != nil { return false }
         let update = policy.update(for: job, asset: asset)
         if policy.shouldRetry(job, asset: asset) {
             _ = try store.retryJob(job, update: update, inflightLimit: .max)
@@ -447,6 +447,15 @@ public final class DrainRunner: Sendable {
             events(.uploadFailed(path: path, message: message, terminal: terminal))
         }
         return true
+    }
+
+    /// When a failed job may be retried, if its server asked (`Retry-After`) to wait past now and
+    /// the retry policy would retry it; nil otherwise. Only this drain's destination's ask counts:
+    /// after `--to` changes, the new destination is not held back by the old one's.
+    private func waitsForRetryAfter(_ job: UploadJob, asset: AssetRecord?) -> Date? {
+        guard let until = job.retryNotBefore, until > Date(), job.destination == options.destination.endpoint,
+              options.retryPolicy.shouldRetry(job, asset: asset) else { return nil }
+        return until
     }
 
     /// Scans the library again (incrementally) on a thread of its own and reports it. True when

@@ -9,11 +9,12 @@ import Glibc
 /// since the last scan; a full walk (`scan(full: true)`, `--rescan`, or a last full walk older
 /// than `AssetStore.fullWalkInterval`) reads them all and finds files rewritten in place.
 @Suite struct IncrementalScanTests {
-    /// Sets the modification time of every folder in the library (the root too) an hour back,
-    /// so the scan that follows trusts it (a folder changed within `FolderRecord.racyMargin` of a
-    /// scan is read again by the next). Walks names as bytes, so folders that are not UTF-8 too.
+    /// Sets the modification time of every folder in the library (the root too) to one fixed
+    /// time in the past, so the scan that follows trusts it (a folder changed within
+    /// `FolderRecord.racyMargin` of a scan is read again by the next). Walks names as bytes, so
+    /// folders that are not UTF-8 too.
     private func backdateFolders(_ library: TemporaryLibrary) {
-        var times = [timespec(tv_sec: time(nil) - 3600, tv_nsec: 0), timespec(tv_sec: time(nil) - 3600, tv_nsec: 0)]
+        var times = [timespec(tv_sec: 1_700_000_000, tv_nsec: 0), timespec(tv_sec: 1_700_000_000, tv_nsec: 0)]
         func visit(_ path: [UInt8]) {
             guard let dir = Self.withCPath(path, { opendir($0) }) else { return }
             defer { closedir(dir) }
@@ -174,6 +175,18 @@ import Glibc
         let row = try #require(try store.asset(path: "dir\\xFF/caf\\xE9.jpg"))
         #expect(row.rawPath == folder + [0x2F] + name)
         #expect(store.fileMatches(row))
+    }
+
+    /// A folder whose modification time is set back after a change (`rsync -t`, `touch -d`)
+    /// still has a new status-change time: it is read.
+    @Test func aFolderWhoseTimeWasSetBackIsStillRead() throws {
+        let (library, store) = try scannedLibrary()
+        try library.write("trip/deep/e.jpg")
+        var times = [timespec(tv_sec: 1_700_000_000, tv_nsec: 0), timespec(tv_sec: 1_700_000_000, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, library.libraryPath + "/trip/deep", &times, 0) == 0)
+        let report = try store.scan()
+        #expect(report.changes.added == ["trip/deep/e.jpg"])
+        #expect(report.directoriesRead == 1)
     }
 
     /// A rescan while runners work (drain scans every few seconds) leaves rows whose files did
