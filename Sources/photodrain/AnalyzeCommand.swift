@@ -17,7 +17,7 @@ enum AnalyzeCommand: Command {
         SIGINT/SIGTERM stop it within a second with exit 75; so does --expire-after seconds
         without a banked verdict.
 
-        """ + LibraryOptions.scanDiscussion + LibraryOptions.filterDiscussion,
+        """ + LibraryOptions.scanDiscussion + "\n" + LibraryOptions.filterDiscussion,
         options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun, LibraryOptions.rescan,
                   .option("slots", "N", "Concurrent analyses.", default: "2"),
                   .option("page-size", "N", "Photos claimed from the store at a time.", default: "40"),

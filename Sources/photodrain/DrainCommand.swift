@@ -25,7 +25,7 @@ enum DrainCommand: Command {
         While it works, drain scans DIR again every --rescan-interval seconds, and once more before
         it would finish, so photos copied in meanwhile are analysed and uploaded in the same run.
 
-        """ + LibraryOptions.scanDiscussion + LibraryOptions.filterDiscussion,
+        """ + LibraryOptions.scanDiscussion + "\n" + LibraryOptions.filterDiscussion,
         options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun, LibraryOptions.rescan] + TransferOptions.all + [
             .option("slots", "N", "Concurrent uploads and analyses.", default: "3"),
             .option("bias", "upload-first|analysis-first", "Which work takes the slots when both wait.", default: "upload-first"),
@@ -42,6 +42,7 @@ enum DrainCommand: Command {
             ("photodrain drain ~/Pictures --to https://photos.example/uploads --token-file ~/.config/photodrain/token", "with a token"),
             ("photodrain drain ~/Pictures --to s3://photos/library", "to S3 (AWS credentials from the environment)"),
             ("photodrain drain ~/Pictures --to URL --dry-run --json | jq -r 'select(.event == \"would-upload\") .path'", "what would be sent"),
+            ("photodrain drain ~/Pictures --to URL --rescan", "after photos were edited in place: read every folder, not only changed ones"),
         ] + LibraryOptions.filterExamples("drain"),
         exitCodes: [(0, "every photo uploaded or terminally failed"), (1, "failure (store, cascade, model), the destination refused the upload (token, URL), or no progress possible (memory too small)"),
                     (64, "usage error"), (75, "interrupted, the destination stayed unreachable, or it asked (Retry-After) to wait longer than --retry-after-limit: run again")]

@@ -16,7 +16,7 @@ enum WakeCommand: Command {
         of photos, bailing the moment memory headroom runs low. It never sends file bytes: the
         `agent` does. Run it from a timer; SIGTERM stops it promptly with exit 75.
 
-        """ + LibraryOptions.scanDiscussion + LibraryOptions.filterDiscussion,
+        """ + LibraryOptions.scanDiscussion + "\n" + LibraryOptions.filterDiscussion,
         options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun, LibraryOptions.rescan, TransferOptions.to,
                   .option("inflight-limit", "N", "Unacknowledged upload jobs allowed at once.", default: "40"),
                   .option("page-size", "N", "Photos analysed at most in one invocation.", default: "40"),
