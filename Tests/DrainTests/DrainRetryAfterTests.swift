@@ -76,25 +76,32 @@ import Transfer
         #expect(try store.asset(path: "p000.jpg")?.attempts == 0)
     }
 
-    /// With a limit that covers the ask, a later drain waits for a retry an earlier run left.
+    /// With a limit that covers the ask, a later drain waits for a retry an earlier run left
+    /// (a job that failed with Retry-After: 2, made here as a killed drain would leave it).
     @Test func aRetryLeftWaitingByAnEarlierRunIsWaitedForWithinTheLimit() async throws {
         let library = try Library(photos: 1)
         defer { withExtendedLifetime(library) {} }
         let store = try library.store()
-        let first = await drain(store, destination: ScriptedDestination(uploads: [Self.busy(retryAfter: 2)])) {
-            $0.retryAfterLimit = .milliseconds(100)
-        }
-        guard case .retryLater = first else {
-            Issue.record("the first drain ended \(first), not retryLater")
-            return
-        }
+        _ = try store.scan()
         let destination = ScriptedDestination(uploads: [])
-        let started = ContinuousClock.now
-        let second = await drain(store, destination: destination) { $0.retryAfterLimit = .seconds(10) }
-        #expect(second == .finished)
-        #expect(try store.asset(path: "p000.jpg")?.uploadedAt != nil)
-        #expect(try store.asset(path: "p000.jpg")?.attempts == 1)
-        #expect(ContinuousClock.now - started >= .milliseconds(900))
+        for asset in try store.claimUnanalyzed(limit: 1) {
+            _ = try store.bankVerdict(BankedVerdict(json: "{}", label: "no-faces", faceCount: 0, score: 0), for: asset)
+        }
+        let asset = try #require(try store.claimForUpload(limit: 1).first)
+        _ = try store.createJob(for: asset, destination: destination.endpoint, inflightLimit: .max)
+        let job = try #require(try store.claimJobsToPerform(limit: 1).first)
+        let busy = Self.busy(retryAfter: 2)
+        let failure = UploadJob.Failure(domain: TransferError.domain, code: busy.code.rawValue, message: busy.message, transient: true)
+        #expect(try store.finishJob(job, result: .failed(status: 503, headers: busy.responseHeaders, failure: failure)))
+        try store.releaseClaims()
+        let notBefore = try #require(try store.job(id: job.id)?.retryNotBefore)
+
+        let outcome = await drain(store, destination: destination) { $0.retryAfterLimit = .seconds(10) }
+        #expect(outcome == .finished)
+        let row = try #require(try store.asset(path: "p000.jpg"))
+        #expect(row.uploadedAt != nil && row.attempts == 1)
+        #expect(destination.uploadCalls.withLock { $0.count } == 1)
+        #expect(Date() >= notBefore)
     }
 }
 
