@@ -165,8 +165,8 @@ public final class AssetStore: Sendable {
     /// the entries skipped, with why, are kept for `skippedEntries()`. Records each change and
     /// returns them with the new token.
     ///
-    /// The scan is incremental: a directory whose identity and modification time are what the
-    /// last scan recorded is not read again, and its rows stand as they are. A file rewritten in
+    /// The scan is incremental: a directory whose identity and times (modification and status
+    /// change) are what the last scan recorded is not read again, and its rows stand as they are. A file rewritten in
     /// place (same name, no rename) leaves its directory's time alone, so only a full walk finds
     /// it: with `full`, or when the last full walk started more than `fullWalkAfter` seconds ago
     /// (and on the first scan). Throws `unreadableRoot` when the folder is gone, or the store's error.

@@ -6,7 +6,7 @@ import Foundation
 ///
 /// A folder's modification time changes when an entry is added to it, removed from it or renamed
 /// in it, but not when a file in it is rewritten in place (same name, no rename). So a folder
-/// whose identity and time are unchanged is taken as it was, files and all, and such a rewrite is
+/// whose identity and times are unchanged is taken as it was, files and all, and such a rewrite is
 /// found only by a full walk: `scan(full: true)` (`--rescan`), or any scan once the last full walk
 /// is older than `AssetStore.fullWalkInterval`.
 struct FolderRecord {
