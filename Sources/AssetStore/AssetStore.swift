@@ -240,6 +240,15 @@ public final class AssetStore: Sendable {
         }
     }
 
+    /// Makes the next scan read the folder that holds `asset` whatever its times say. For a file
+    /// found not to match its row (`fileMatches`): rewritten in place, which leaves its folder's
+    /// times alone, it would otherwise keep its stale row until the next full walk.
+    public func invalidateFolder(of asset: AssetRecord) throws(StoreError) {
+        try withDatabase { (db) throws(StoreError) in
+            _ = try db.run("UPDATE scan_directories SET mtime_ns = -1 WHERE path = ?", [.text(FolderRecord.parent(of: asset.path))])
+        }
+    }
+
     /// When the library was last scanned and last walked in full, and the token that scan
     /// recorded; all nil before the first scan.
     public func scanState() throws(StoreError) -> ScanState {

@@ -124,6 +124,19 @@ import Glibc
         #expect(!(try store.scan().fullWalk))
     }
 
+    /// A runner that finds a file no longer matching its row (an upload saw it change) marks its
+    /// folder, and the next incremental scan reads that folder and finds the rewrite.
+    @Test func anInvalidatedFolderIsReadByTheNextScan() throws {
+        let (library, store) = try scannedLibrary()
+        try rewriteInPlace(library, "trip/b.jpg", "edited while it was being uploaded")
+        let row = try #require(try store.asset(path: "trip/b.jpg"))
+        #expect(!store.fileMatches(row))
+        try store.invalidateFolder(of: row)
+        let report = try store.scan()
+        #expect(!report.fullWalk && report.directoriesRead == 1)
+        #expect(report.changes.modified == ["trip/b.jpg"])
+    }
+
     /// Entries skipped in a folder that is not read stay listed, with why; a link to a folder
     /// inside the library is followed on every scan.
     @Test func skippedEntriesAndLinkedFoldersSurviveAnUnreadFolder() throws {
