@@ -169,16 +169,25 @@ public final class AssetStore: Sendable {
     /// change) are what the last scan recorded is not read again, and its rows stand as they are. A file rewritten in
     /// place (same name, no rename) leaves its directory's time alone, so only a full walk finds
     /// it: with `full`, or when the last full walk started more than `fullWalkAfter` seconds ago
-    /// (and on the first scan). Throws `unreadableRoot` when the folder is gone, or the store's error.
-    public func scan(full: Bool = false, fullWalkAfter: Double = AssetStore.fullWalkInterval) throws(StoreError) -> ScanReport {
+    /// (and on the first scan).
+    ///
+    /// With a `quietPeriod` (seconds), a file changed (modification or status-change time) that
+    /// recently is left for a later scan, as it may still be being copied: a new one gets no row
+    /// yet, a known one keeps its row, and its folder is read again next time
+    /// (`ScanReport.settling`). Throws `unreadableRoot` when the folder is gone, or the store's error.
+    public func scan(full: Bool = false, fullWalkAfter: Double = AssetStore.fullWalkInterval,
+                     quietPeriod: Double = 0) throws(StoreError) -> ScanReport {
         let started = FileTree.now()
         let folders: FolderRecord? = full ? nil : try withDatabase { (db) throws(StoreError) -> FolderRecord? in
             try FolderRecord.load(db, now: started, fullWalkAfter: fullWalkAfter)
         }
         let walk = try FileTree.walk(root: root, excluding: ownFiles) { directory in folders?.known(directory) }
-        let files = walk.files, problems = walk.problems
+        let problems = walk.problems
         // Rows in directories taken from the record stand as they are: this scan did not look.
         let unread = Set(walk.directories.lazy.filter { !$0.read }.map(\.path))
+        let files = walk.files
+        // A file changed after this may still be being written: it is not taken yet.
+        let quietSince = quietPeriod > 0 ? Int64((started - quietPeriod) * 1e9) : .max
         let now = FileTree.now()
         return try withDatabase { (db) throws(StoreError) -> ScanReport in
             try db.transaction { () throws(StoreError) -> ScanReport in
@@ -190,9 +199,14 @@ public final class AssetStore: Sendable {
                 var changes = ChangeSet(token: ChangeToken(sequence: start))
                 let insert = try db.prepare("INSERT INTO assets(path, size, mtime_ns, discovered_at, raw_path) VALUES (?, ?, ?, ?, ?)")
                 let record = try db.prepare("INSERT INTO changes(path, kind, at) VALUES (?, ?, ?)")
+                var settling: [String] = [], settlingNew = 0
                 for file in files where !unread.contains(FolderRecord.parent(of: file.path)) {
                     if let row = known.removeValue(forKey: file.path) {
                         guard row.size != file.size || row.mtime != file.mtimeNanoseconds else { continue }
+                        if file.changedNanoseconds > quietSince {
+                            settling.append(file.path)
+                            continue
+                        }
                         try db.run("""
                             UPDATE assets SET size = ?, mtime_ns = ?, generation = generation + 1, sha256 = NULL,
                               format = NULL, width = NULL, height = NULL, verdict = NULL, label = NULL,
@@ -204,6 +218,11 @@ public final class AssetStore: Sendable {
                         changes.modified.append(file.path)
                         try record.bind([.text(file.path), .text("modified"), .real(now)])
                     } else {
+                        if file.changedNanoseconds > quietSince {
+                            settling.append(file.path)
+                            settlingNew += 1
+                            continue
+                        }
                         try insert.bind([.text(file.path), .integer(Int64(file.size)), .integer(file.mtimeNanoseconds), .real(now),
                                          file.rawPath.map { .text(AssetRecord.hex($0)) } ?? .null])
                         while try insert.step() {}
@@ -228,14 +247,15 @@ public final class AssetStore: Sendable {
                 // Before issue 15's table, the list was kept as JSON in `meta`: gone for good.
                 try db.run("DELETE FROM meta WHERE key = 'scan_skipped'")
                 changes.token = ChangeToken(sequence: end)
-                try FolderRecord.save(walk, started: started, db)
+                try FolderRecord.save(walk, started: started, untrusted: Set(settling.map(FolderRecord.parent(of:))), db)
                 var state: [(String, String)] = [("folder_token", changes.token.description), ("last_scan_at", String(started))]
                 if folders == nil { state.append(("last_full_walk_at", String(started))) }
                 for (key, value) in state {
                     try db.run("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", [.text(key), .text(value)])
                 }
-                return ScanReport(changes: changes, photoCount: files.count, problems: problems, directoriesRead: walk.directoriesRead,
-                                  directoriesUnchanged: walk.directories.count - walk.directoriesRead, fullWalk: folders == nil)
+                return ScanReport(changes: changes, photoCount: files.count - settlingNew, problems: problems, directoriesRead: walk.directoriesRead,
+                                  directoriesUnchanged: walk.directories.count - walk.directoriesRead, fullWalk: folders == nil,
+                                  settling: settling)
             }
         }
     }

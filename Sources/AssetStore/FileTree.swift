@@ -12,12 +12,17 @@ public struct FileEntry: Sendable, Equatable {
     public let mtimeNanoseconds: Int64
     /// The relative path's bytes when some component is not valid UTF-8; nil when `path` is them.
     public let rawPath: [UInt8]?
+    /// When the walk read the file's directory, the latest of its modification and status-change
+    /// times (a copy that keeps the source's mtime still gets a new ctime); 0 when the entry was
+    /// taken from an earlier walk.
+    let changedNanoseconds: Int64
 
-    init(path: String, size: Int, mtimeNanoseconds: Int64, rawPath: [UInt8]? = nil) {
+    init(path: String, size: Int, mtimeNanoseconds: Int64, rawPath: [UInt8]? = nil, changedNanoseconds: Int64 = 0) {
         self.path = path
         self.size = size
         self.mtimeNanoseconds = mtimeNanoseconds
         self.rawPath = rawPath
+        self.changedNanoseconds = changedNanoseconds
     }
 }
 
@@ -199,8 +204,10 @@ enum FileTree {
                         pending.append((path.shown, path.bytes, path.exact, target))
                     }
                 case .file(let target):
+                    let ctime = Int64(target.st_ctim.tv_sec) * 1_000_000_000 + Int64(target.st_ctim.tv_nsec)
                     walk.files.append(FileEntry(path: path.shown, size: Int(target.st_size), mtimeNanoseconds: Self.mtime(target),
-                                                rawPath: path.exact ? nil : path.bytes))
+                                                rawPath: path.exact ? nil : path.bytes,
+                                                changedNanoseconds: max(Self.mtime(target), ctime)))
                 }
             }
             walk.directories.append(directory)

@@ -79,17 +79,18 @@ struct FolderRecord {
     }
 
     /// Replaces the record in `db` with the folders of `walk`, which started at `started`. A
-    /// folder whose time is within `racyMargin` of it is kept with time -1, so it is read again; a
-    /// shown path two folders share (a name that is not UTF-8 whose escaped form is another's real
-    /// name) is not kept at all, so both are always read.
-    static func save(_ walk: Walk, started: Double, _ db: Database) throws(StoreError) {
+    /// folder whose time is within `racyMargin` of it, or in `untrusted`, is kept with time -1, so
+    /// it is read again; a shown path two folders share (a name that is not UTF-8 whose escaped
+    /// form is another's real name) is not kept at all, so both are always read.
+    static func save(_ walk: Walk, started: Double, untrusted: Set<String> = [], _ db: Database) throws(StoreError) {
         try db.run("DELETE FROM scan_directories")
         var count: [String: Int] = [:]
         for directory in walk.directories { count[directory.path, default: 0] += 1 }
         let insert = try db.prepare("INSERT INTO scan_directories(path, device, inode, mtime_ns, ctime_ns, subdirectories) VALUES (?, ?, ?, ?, ?, ?)")
         let trustedBefore = Int64((started - racyMargin) * 1e9)
         for directory in walk.directories where count[directory.path] == 1 {
-            let mtime = directory.mtimeNanoseconds < trustedBefore ? directory.mtimeNanoseconds : -1
+            let trusted = directory.mtimeNanoseconds < trustedBefore && !untrusted.contains(directory.path)
+            let mtime = trusted ? directory.mtimeNanoseconds : -1
             try insert.bind([.text(directory.path), .integer(Int64(bitPattern: directory.device)), .integer(Int64(bitPattern: directory.inode)),
                              .integer(mtime), .integer(directory.ctimeNanoseconds), .text(directory.subdirectories.map(AssetRecord.hex).joined(separator: "/"))])
             while try insert.step() {}

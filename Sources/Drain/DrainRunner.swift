@@ -28,6 +28,10 @@ public struct DrainOptions: Sendable {
     /// are analysed and uploaded in the same run; it is also scanned once more before the drain
     /// would finish. Nil: only the scan at the start.
     public var rescanInterval: Duration? = .seconds(10)
+    /// Those scans leave a file changed this recently for later, as it may still be being copied
+    /// (a half-copied photo would be analysed, and sent, as it stands); the drain does not finish
+    /// while such a file waits. Zero: take files as they are.
+    public var quietPeriod: Duration = .seconds(2)
     /// Make the first scan a full walk (every folder read), which finds files rewritten in place;
     /// later scans are incremental (see `AssetStore.scan(full:fullWalkAfter:)`).
     public var fullScan = false
@@ -167,10 +171,10 @@ public final class DrainRunner: Sendable {
                     nextRescan = .now + interval
                     switch await rescan(events: events) {
                     case .failure(let error): failure = error.description
-                    case .success(true):
+                    case .success(let found) where found.newWork:
                         visionAvailable = true
                         uploadAvailable = true
-                    case .success(false): break
+                    case .success: break
                     }
                     if failure != nil { break }
                 }
@@ -220,10 +224,14 @@ public final class DrainRunner: Sendable {
                         guard options.rescanInterval != nil else { return .finished }
                         switch await rescan(events: events) {
                         case .failure(let error): return .failed(message: error.description)
-                        case .success(true):
+                        case .success(let found) where found.newWork:
                             nextRescan = options.rescanInterval.map { ContinuousClock.now + $0 }
                             continue
-                        case .success(false): return .finished
+                        case .success(let found) where found.settling:
+                            // A file is still being written: look again once it may have settled.
+                            try? await Task.sleep(for: min(options.quietPeriod, .milliseconds(500)))
+                            continue
+                        case .success: return .finished
                         }
                     }
                     // Nothing of ours in flight: jobs a killed runner finished but never recorded
@@ -458,22 +466,29 @@ public final class DrainRunner: Sendable {
         return until
     }
 
-    /// Scans the library again (incrementally) on a thread of its own and reports it. True when
-    /// it found a photo added or changed: new work for this run. A scan that is stopped (the
-    /// runner was) found nothing.
-    private func rescan(events: @escaping @Sendable (DrainEvent) -> Void) async -> Result<Bool, StoreError> {
-        let store = self.store
+    /// What a scan during the drain found: photos added or changed (new work for this run), and
+    /// files left for later because they are still changing.
+    private struct Rescan: Sendable {
+        var newWork = false
+        var settling = false
+    }
+
+    /// Scans the library again (incrementally, with the quiet period) on a thread of its own and
+    /// reports it. A scan that is stopped (the runner was) found nothing.
+    private func rescan(events: @escaping @Sendable (DrainEvent) -> Void) async -> Result<Rescan, StoreError> {
+        let store = self.store, quiet = options.quietPeriod.milliseconds / 1000
         let result = await onOwnThread("photodrain-drain-scan") { () -> Result<ScanReport, StoreError> in
-            do throws(StoreError) { return .success(try store.scan()) } catch { return .failure(error) }
+            do throws(StoreError) { return .success(try store.scan(quietPeriod: quiet)) } catch { return .failure(error) }
         }
         switch result {
         case .success(let report)?:
             events(.rescanned(report))
-            return .success(!report.changes.added.isEmpty || !report.changes.modified.isEmpty)
+            return .success(Rescan(newWork: !report.changes.added.isEmpty || !report.changes.modified.isEmpty,
+                                   settling: !report.settling.isEmpty))
         case .failure(let error)?:
             return .failure(error)
         case nil:
-            return .success(false)
+            return .success(Rescan())
         }
     }
 

@@ -24,6 +24,8 @@ enum DrainCommand: Command {
 
         While it works, drain scans DIR again every --rescan-interval seconds, and once more before
         it would finish, so photos copied in meanwhile are analysed and uploaded in the same run.
+        Those scans leave a file changed in the last 2 seconds for later (it may be half copied),
+        and drain does not finish while one waits.
 
         """ + LibraryOptions.scanDiscussion + "\n" + LibraryOptions.filterDiscussion,
         options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun, LibraryOptions.rescan] + TransferOptions.all + [
@@ -119,12 +121,12 @@ enum DrainCommand: Command {
                     console.err("\(report.photoCount) photos: \(report.changes.added.count) new, \(report.changes.modified.count) changed, \(report.changes.removed.count) removed")
                 }
             case .rescanned(let report):
-                guard !report.changes.isEmpty || !report.problems.isEmpty else { return }
+                guard !report.changes.isEmpty || !report.problems.isEmpty || !report.settling.isEmpty else { return }
                 if let counts = try? store.counts() { bar.setTotal(counts.total - counts.uploaded - counts.failed + tally.withLock { $0.uploaded + $0.failed }) }
-                if !json {
-                    console.err("scanned again: \(report.changes.added.count) new, \(report.changes.modified.count) changed, \(report.changes.removed.count) removed")
-                }
-                line = EventLine(event: "rescanned", message: "\(report.changes.added.count) new, \(report.changes.modified.count) changed, \(report.changes.removed.count) removed")
+                let settling = report.settling.isEmpty ? "" : "; \(report.settling.count) still being written, taken once they settle"
+                let summary = "\(report.changes.added.count) new, \(report.changes.modified.count) changed, \(report.changes.removed.count) removed\(settling)"
+                if !json { console.err("scanned again: \(summary)") }
+                line = EventLine(event: "rescanned", message: summary)
             case .retryAfter(let path, let until):
                 line = EventLine(event: "retry-after", path: path, message: isoTimestamp(until.timeIntervalSince1970))
                 if !json { console.err("\(path): the destination asked to wait; retrying at \(isoTimestamp(until.timeIntervalSince1970) ?? "?")") }

@@ -124,6 +124,24 @@ import Glibc
         #expect(!(try store.scan().fullWalk))
     }
 
+    /// With a quiet period, a file that changed just now (it may be half copied) is left for a
+    /// later scan: a new one gets no row, a known one keeps its row, and its folder is read again.
+    @Test func filesChangedWithinTheQuietPeriodAreLeftForLater() throws {
+        let (library, store) = try scannedLibrary()
+        try library.write("trip/deep/copying.jpg", "half a photo")
+        try rewriteInPlace(library, "home/d.jpg", "being saved over")
+        try store.invalidateFolder(of: try #require(try store.asset(path: "home/d.jpg")))
+        let early = try store.scan(quietPeriod: 60)
+        #expect(early.settling == ["home/d.jpg", "trip/deep/copying.jpg"])
+        #expect(early.changes.isEmpty && early.photoCount == 4)
+        #expect(try store.asset(path: "trip/deep/copying.jpg") == nil)
+        #expect(try store.asset(path: "home/d.jpg")?.size == 5)
+        // Settled (no quiet period asked): both folders are read again and both files taken.
+        let later = try store.scan()
+        #expect(later.settling.isEmpty && later.directoriesRead == 2)
+        #expect(later.changes.added == ["trip/deep/copying.jpg"] && later.changes.modified == ["home/d.jpg"])
+    }
+
     /// A runner that finds a file no longer matching its row (an upload saw it change) marks its
     /// folder, and the next incremental scan reads that folder and finds the rewrite.
     @Test func anInvalidatedFolderIsReadByTheNextScan() throws {
