@@ -109,6 +109,8 @@ enum DrainCommand: Command {
         let before = try store.counts()
         let bar = ProgressBar(title: "draining", total: before.total - before.uploaded - before.failed, quiet: json)
         let tally = Mutex((analysed: 0, uploaded: 0, failed: 0))
+        // The last rescan's summary: one that says the same again (a copy still settling) is not repeated.
+        let lastRescan = Mutex("")
         let clock = ContinuousClock()
         let start = clock.now
         let outcome = await runner.run { event in
@@ -125,6 +127,7 @@ enum DrainCommand: Command {
                 if let counts = try? store.counts() { bar.setTotal(counts.total - counts.uploaded - counts.failed + tally.withLock { $0.uploaded + $0.failed }) }
                 let settling = report.settling.isEmpty ? "" : "; \(report.settling.count) still being written, taken once they settle"
                 let summary = "\(report.changes.added.count) new, \(report.changes.modified.count) changed, \(report.changes.removed.count) removed\(settling)"
+                guard lastRescan.withLock({ last in defer { last = summary }; return last != summary || !report.changes.isEmpty }) else { return }
                 if !json { console.err("scanned again: \(summary)") }
                 line = EventLine(event: "rescanned", message: summary)
             case .retryAfter(let path, let until):
