@@ -189,6 +189,20 @@ extension AssetStore {
         }
     }
 
+    /// The earliest time a failed job for `destination` may be retried, of those whose server
+    /// asked (`Retry-After`) to wait past `now` and that the retry policy would retry (a transient
+    /// failure, `maxAttempts` not reached); nil when none waits. Only photos the filter lets through count.
+    public func nextRetryAfter(destination: String, maxAttempts: Int, now: Date = Date()) throws(StoreError) -> Date? {
+        try withDatabase { (db) throws(StoreError) -> Date? in
+            try db.query("""
+                SELECT MIN(j.retry_not_before) FROM upload_jobs j JOIN assets a ON a.id = j.asset_id AND a.generation = j.asset_generation
+                WHERE j.state = 'failed' AND j.error_transient = 1 AND a.attempts + 1 < ? AND j.retry_not_before > ?
+                  AND j.destination = ? AND \(filter.sql("a.path"))
+                """, [.integer(Int64(maxAttempts)), .real(now.timeIntervalSince1970), .text(destination)])
+                .first?.first?.double.map(Date.init(timeIntervalSince1970:))
+        }
+    }
+
     /// Retries a failed job: records `update` (its counted failure) on the photo, removes it, and
     /// registers a new job that keeps the upload URL and offset (or starts afresh for a new
     /// `destination`), all in one transaction.

@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// The durable record of one photo library: one row per photo, its verdict, its upload state and
@@ -153,13 +154,40 @@ public final class AssetStore: Sendable {
 
     // MARK: Scanning and change tracking
 
+    /// A scan walks the whole folder (reads every directory) when the last full walk started
+    /// longer ago than this (seconds), whatever it is asked: the bound on how long a file rewritten
+    /// in place, which an incremental scan cannot see, goes unnoticed.
+    public static let fullWalkInterval: Double = 24 * 3600
+
     /// Walks the library folder and brings the rows in line with it: new files are added, changed
     /// ones (size or modification time) lose their verdict and upload state, missing ones are
     /// removed. Every regular file but hidden ones and the store's own is a row (see `FileTree`);
     /// the entries skipped, with why, are kept for `skippedEntries()`. Records each change and
     /// returns them with the new token.
-    public func scan() throws(StoreError) -> ScanReport {
-        let (files, problems) = try FileTree.walk(root: root, excluding: ownFiles)
+    ///
+    /// The scan is incremental: a directory whose identity and times (modification and status
+    /// change) are what the last scan recorded is not read again, and its rows stand as they are. A file rewritten in
+    /// place (same name, no rename) leaves its directory's time alone, so only a full walk finds
+    /// it: with `full`, or when the last full walk started more than `fullWalkAfter` seconds ago
+    /// (and on the first scan).
+    ///
+    /// With a `quietPeriod` (seconds), a file changed (modification or status-change time) that
+    /// recently is left for a later scan, as it may still be being copied: a new one gets no row
+    /// yet, a known one keeps its row, and its folder is read again next time
+    /// (`ScanReport.settling`). Throws `unreadableRoot` when the folder is gone, or the store's error.
+    public func scan(full: Bool = false, fullWalkAfter: Double = AssetStore.fullWalkInterval,
+                     quietPeriod: Double = 0) throws(StoreError) -> ScanReport {
+        let started = FileTree.now()
+        let folders: FolderRecord? = full ? nil : try withDatabase { (db) throws(StoreError) -> FolderRecord? in
+            try FolderRecord.load(db, now: started, fullWalkAfter: fullWalkAfter)
+        }
+        let walk = try FileTree.walk(root: root, excluding: ownFiles) { directory in folders?.known(directory) }
+        let problems = walk.problems
+        // Rows in directories taken from the record stand as they are: this scan did not look.
+        let unread = Set(walk.directories.lazy.filter { !$0.read }.map(\.path))
+        let files = walk.files
+        // A file changed after this may still be being written: it is not taken yet.
+        let quietSince = quietPeriod > 0 ? Int64((started - quietPeriod) * 1e9) : .max
         let now = FileTree.now()
         return try withDatabase { (db) throws(StoreError) -> ScanReport in
             try db.transaction { () throws(StoreError) -> ScanReport in
@@ -171,9 +199,14 @@ public final class AssetStore: Sendable {
                 var changes = ChangeSet(token: ChangeToken(sequence: start))
                 let insert = try db.prepare("INSERT INTO assets(path, size, mtime_ns, discovered_at, raw_path) VALUES (?, ?, ?, ?, ?)")
                 let record = try db.prepare("INSERT INTO changes(path, kind, at) VALUES (?, ?, ?)")
-                for file in files {
+                var settling: [String] = [], settlingNew = 0
+                for file in files where !unread.contains(FolderRecord.parent(of: file.path)) {
                     if let row = known.removeValue(forKey: file.path) {
                         guard row.size != file.size || row.mtime != file.mtimeNanoseconds else { continue }
+                        if file.changedNanoseconds > quietSince {
+                            settling.append(file.path)
+                            continue
+                        }
                         try db.run("""
                             UPDATE assets SET size = ?, mtime_ns = ?, generation = generation + 1, sha256 = NULL,
                               format = NULL, width = NULL, height = NULL, verdict = NULL, label = NULL,
@@ -185,6 +218,11 @@ public final class AssetStore: Sendable {
                         changes.modified.append(file.path)
                         try record.bind([.text(file.path), .text("modified"), .real(now)])
                     } else {
+                        if file.changedNanoseconds > quietSince {
+                            settling.append(file.path)
+                            settlingNew += 1
+                            continue
+                        }
                         try insert.bind([.text(file.path), .integer(Int64(file.size)), .integer(file.mtimeNanoseconds), .real(now),
                                          file.rawPath.map { .text(AssetRecord.hex($0)) } ?? .null])
                         while try insert.step() {}
@@ -193,7 +231,7 @@ public final class AssetStore: Sendable {
                     }
                     while try record.step() {}
                 }
-                for (path, row) in known.sorted(by: { $0.key < $1.key }) {
+                for (path, row) in known.sorted(by: { $0.key < $1.key }) where !unread.contains(FolderRecord.parent(of: path)) {
                     try db.run("DELETE FROM assets WHERE id = ?", [.integer(row.id)])
                     changes.removed.append(path)
                     try record.bind([.text(path), .text("removed"), .real(now)])
@@ -209,8 +247,39 @@ public final class AssetStore: Sendable {
                 // Before issue 15's table, the list was kept as JSON in `meta`: gone for good.
                 try db.run("DELETE FROM meta WHERE key = 'scan_skipped'")
                 changes.token = ChangeToken(sequence: end)
-                return ScanReport(changes: changes, photoCount: files.count, problems: problems)
+                try FolderRecord.save(walk, started: started, untrusted: Set(settling.map(FolderRecord.parent(of:))), db)
+                var state: [(String, String)] = [("folder_token", changes.token.description), ("last_scan_at", String(started))]
+                if folders == nil { state.append(("last_full_walk_at", String(started))) }
+                for (key, value) in state {
+                    try db.run("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", [.text(key), .text(value)])
+                }
+                return ScanReport(changes: changes, photoCount: files.count - settlingNew, problems: problems, directoriesRead: walk.directoriesRead,
+                                  directoriesUnchanged: walk.directories.count - walk.directoriesRead, fullWalk: folders == nil,
+                                  settling: settling)
             }
+        }
+    }
+
+    /// Makes the next scan read the folder that holds `asset` whatever its times say. For a file
+    /// found not to match its row (`fileMatches`): rewritten in place, which leaves its folder's
+    /// times alone, it would otherwise keep its stale row until the next full walk.
+    public func invalidateFolder(of asset: AssetRecord) throws(StoreError) {
+        try withDatabase { (db) throws(StoreError) in
+            _ = try db.run("UPDATE scan_directories SET mtime_ns = -1 WHERE path = ?", [.text(FolderRecord.parent(of: asset.path))])
+        }
+    }
+
+    /// When the library was last scanned and last walked in full, and the token that scan
+    /// recorded; all nil before the first scan.
+    public func scanState() throws(StoreError) -> ScanState {
+        try withDatabase { (db) throws(StoreError) -> ScanState in
+            var values: [String: String] = [:]
+            for row in try db.query("SELECT key, value FROM meta WHERE key IN ('folder_token', 'last_scan_at', 'last_full_walk_at')") {
+                if let key = row[0].string, let value = row[1].string { values[key] = value }
+            }
+            func date(_ key: String) -> Date? { values[key].flatMap(Double.init).map(Date.init(timeIntervalSince1970:)) }
+            return ScanState(token: values["folder_token"].flatMap(ChangeToken.init), scannedAt: date("last_scan_at"),
+                             fullWalkAt: date("last_full_walk_at"))
         }
     }
 

@@ -32,6 +32,16 @@ public struct ScanReport: Sendable, Equatable {
     public var photoCount: Int
     /// Entries left out, with why: unreadable, or not a regular file inside the library.
     public var problems: [ScanProblem]
+    /// Directories this scan read (listed their entries).
+    public var directoriesRead = 0
+    /// Directories taken as the last scan recorded them, unread: their identity and modification
+    /// time had not changed.
+    public var directoriesUnchanged = 0
+    /// True when every directory was read: asked for, the first scan, or the last full walk too old.
+    public var fullWalk = true
+    /// Files left for a later scan because they changed within the scan's quiet period: they may
+    /// still be being written (a copy in progress). New ones have no row yet; known ones keep theirs.
+    public var settling: [String] = []
 }
 
 /// Counts of photos by state, for `status`.

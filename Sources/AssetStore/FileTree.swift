@@ -12,12 +12,17 @@ public struct FileEntry: Sendable, Equatable {
     public let mtimeNanoseconds: Int64
     /// The relative path's bytes when some component is not valid UTF-8; nil when `path` is them.
     public let rawPath: [UInt8]?
+    /// When the walk read the file's directory, the latest of its modification and status-change
+    /// times (a copy that keeps the source's mtime still gets a new ctime); 0 when the entry was
+    /// taken from an earlier walk.
+    let changedNanoseconds: Int64
 
-    init(path: String, size: Int, mtimeNanoseconds: Int64, rawPath: [UInt8]? = nil) {
+    init(path: String, size: Int, mtimeNanoseconds: Int64, rawPath: [UInt8]? = nil, changedNanoseconds: Int64 = 0) {
         self.path = path
         self.size = size
         self.mtimeNanoseconds = mtimeNanoseconds
         self.rawPath = rawPath
+        self.changedNanoseconds = changedNanoseconds
     }
 }
 
@@ -35,6 +40,55 @@ public struct ScanProblem: Sendable, Equatable, Codable {
         self.path = path
         self.message = message
     }
+}
+
+/// A directory a walk went through: where it is, what stat(2) said of it when the walk met it
+/// (its identity, modification time and status-change time), the names (bytes) of its entries that are directories,
+/// in the order the walk met them, and whether the walk read it or took an earlier walk's answer.
+struct WalkedDirectory: Sendable, Equatable {
+    /// Relative to the root, as `FileEntry.path` shows paths; empty for the root itself.
+    let path: String
+    let device: UInt64
+    let inode: UInt64
+    let mtimeNanoseconds: Int64
+    /// st_ctime: moves with the modification time, and also when that is set back (`touch -d`,
+    /// `rsync -t`), which no one can do to this one.
+    let ctimeNanoseconds: Int64
+    var subdirectories: [[UInt8]] = []
+    var read = false
+
+    init(path: String, device: UInt64, inode: UInt64, mtimeNanoseconds: Int64, ctimeNanoseconds: Int64) {
+        self.path = path
+        self.device = device
+        self.inode = inode
+        self.mtimeNanoseconds = mtimeNanoseconds
+        self.ctimeNanoseconds = ctimeNanoseconds
+    }
+
+    fileprivate init(path: String, info: stat) {
+        self.init(path: path, device: UInt64(info.st_dev), inode: UInt64(info.st_ino), mtimeNanoseconds: FileTree.mtime(info),
+                  ctimeNanoseconds: Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec))
+    }
+}
+
+/// What an earlier walk found directly in one directory: enough for a walk to go on without
+/// reading it again.
+struct KnownDirectory: Sendable {
+    /// The names (bytes) of its entries that were directories, in the order that walk met them.
+    var subdirectories: [[UInt8]]
+    /// Its regular files.
+    var files: [FileEntry]
+    /// Its other entries that were left out, with why (not the subdirectories' own problems).
+    var problems: [ScanProblem]
+}
+
+/// The result of a walk: the files and problems, every directory gone through, and how many of
+/// them were read.
+struct Walk: Sendable {
+    var files: [FileEntry] = []
+    var problems: [ScanProblem] = []
+    var directories: [WalkedDirectory] = []
+    var directoriesRead = 0
 }
 
 /// Walks a library folder with libc (every call wrapped here). Every regular file becomes an entry,
@@ -75,79 +129,143 @@ enum FileTree {
     /// form is also the real name of another file (a name with a literal `\x`) is the entry left
     /// out, as a problem naming the clash.
     static func walk(root: String, excluding: Set<String> = []) throws(StoreError) -> (files: [FileEntry], problems: [ScanProblem]) {
+        let walk = try walk(root: root, excluding: excluding) { _ in nil }
+        return (walk.files, walk.problems)
+    }
+
+    /// The same walk, asking `known` about each directory before reading it: when `known` answers
+    /// with what an earlier walk found directly in that directory (it decides from the directory's
+    /// identity and times, which the walk passes), the walk takes that instead of
+    /// reading the directory, and goes on into its subdirectories, which are checked one by one
+    /// with the same link rules. If one of them is no longer a directory inside the library, the
+    /// answer is stale and the directory is read after all. Every directory the walk went
+    /// through is in the result, with whether it was read.
+    static func walk(root: String, excluding: Set<String>,
+                     known: (WalkedDirectory) -> KnownDirectory?) throws(StoreError) -> Walk {
         var info = stat()
         guard stat(root, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
             throw StoreError(.unreadableRoot, "\(root): \(String(cString: strerror(errno)))")
         }
         let rootBytes = Array(root.utf8)
-        var files: [FileEntry] = []
-        var problems: [ScanProblem] = []
+        var walk = Walk()
         var visited: Set<[UInt64]> = [[UInt64(info.st_dev), UInt64(info.st_ino)]]
-        // Relative directory paths: as shown, as bytes, and whether the two are the same.
-        var pending: [(shown: String, bytes: [UInt8], exact: Bool)] = [("", [], true)]
-        while let (relative, relativeBytes, relativeExact) = pending.popLast() {
+        // Relative directory paths: as shown, as bytes, whether the two are the same, and what
+        // stat(2) said of the directory when the walk met it.
+        var pending: [(shown: String, bytes: [UInt8], exact: Bool, info: stat)] = [("", [], true, info)]
+        /// A directory entry's path as shown and as bytes, and whether the two are the same.
+        func child(_ name: [UInt8], of parent: (shown: String, bytes: [UInt8], exact: Bool)) -> (shown: String, bytes: [UInt8], exact: Bool) {
+            let valid = String(validating: name, as: UTF8.self)
+            let shownName = valid ?? Self.escaped(name)
+            return (parent.shown.isEmpty ? shownName : parent.shown + "/" + shownName,
+                    parent.bytes.isEmpty ? name : parent.bytes + [0x2F] + name,
+                    parent.exact && valid != nil)
+        }
+        while let (relative, relativeBytes, relativeExact, directoryInfo) = pending.popLast() {
+            var directory = WalkedDirectory(path: relative, info: directoryInfo)
+            if let answer = known(directory) {
+                // Taken from the earlier walk when every subdirectory it knew still is one.
+                var subdirectories: [(shown: String, bytes: [UInt8], exact: Bool, info: stat)] = []
+                for name in answer.subdirectories {
+                    let entry = child(name, of: (relative, relativeBytes, relativeExact))
+                    guard case .directory(let childInfo) = classify(entry, root: root, rootBytes: rootBytes, excluding: excluding) else { break }
+                    subdirectories.append((entry.shown, entry.bytes, entry.exact, childInfo))
+                }
+                if subdirectories.count == answer.subdirectories.count {
+                    walk.files += answer.files
+                    walk.problems += answer.problems
+                    for subdirectory in subdirectories where visited.insert([UInt64(subdirectory.info.st_dev), UInt64(subdirectory.info.st_ino)]).inserted {
+                        pending.append(subdirectory)
+                    }
+                    directory.subdirectories = answer.subdirectories
+                    walk.directories.append(directory)
+                    continue
+                }
+            }
             let absolute = relativeBytes.isEmpty ? rootBytes : rootBytes + [0x2F] + relativeBytes
             guard let dir = withCPath(absolute, { opendir($0) }) else {
-                problems.append(ScanProblem(path: relative.isEmpty ? "." : relative, message: String(cString: strerror(errno))))
+                walk.problems.append(ScanProblem(path: relative.isEmpty ? "." : relative, message: String(cString: strerror(errno))))
                 continue
             }
             defer { closedir(dir) }
+            walk.directoriesRead += 1
+            directory.read = true
             while let entry = readdir(dir) {
                 let bytes = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
                 if bytes.first == UInt8(ascii: ".") { continue }
-                let valid = String(validating: bytes, as: UTF8.self)
-                let name = valid ?? Self.escaped(bytes)
-                let exact = relativeExact && valid != nil
-                let childRelative = relative.isEmpty ? name : relative + "/" + name
-                let childBytes = relativeBytes.isEmpty ? bytes : relativeBytes + [0x2F] + bytes
-                let childAbsolute = rootBytes + [0x2F] + childBytes
-                if exact && excluding.contains(root + "/" + childRelative) { continue }
-                var link = stat()
-                guard withCPath(childAbsolute, { lstat($0, &link) }) == 0 else {
-                    problems.append(ScanProblem(path: childRelative, message: String(cString: strerror(errno))))
+                let path = child(bytes, of: (relative, relativeBytes, relativeExact))
+                switch classify(path, root: root, rootBytes: rootBytes, excluding: excluding) {
+                case .ownFile:
                     continue
-                }
-                var target = link
-                if (link.st_mode & S_IFMT) == S_IFLNK {
-                    guard let resolved = realPath(bytes: childAbsolute) else {
-                        problems.append(ScanProblem(path: childRelative, message: "a dangling symbolic link"))
-                        continue
-                    }
-                    guard resolved == rootBytes || resolved.starts(with: rootBytes + [0x2F]) else {
-                        problems.append(ScanProblem(path: childRelative,
-                                                    message: "a symbolic link to \(Self.shown(resolved)), outside the library"))
-                        continue
-                    }
-                    if let text = String(validating: resolved, as: UTF8.self), excluding.contains(text) { continue }
-                    guard withCPath(childAbsolute, { stat($0, &target) }) == 0 else {
-                        problems.append(ScanProblem(path: childRelative, message: String(cString: strerror(errno))))
-                        continue
-                    }
-                }
-                switch target.st_mode & S_IFMT {
-                case S_IFDIR:
+                case .problem(let message):
+                    walk.problems.append(ScanProblem(path: path.shown, message: message))
+                case .directory(let target):
+                    directory.subdirectories.append(bytes)
                     if visited.insert([UInt64(target.st_dev), UInt64(target.st_ino)]).inserted {
-                        pending.append((childRelative, childBytes, exact))
+                        pending.append((path.shown, path.bytes, path.exact, target))
                     }
-                case S_IFREG:
-                    let mtime = Int64(target.st_mtim.tv_sec) * 1_000_000_000 + Int64(target.st_mtim.tv_nsec)
-                    files.append(FileEntry(path: childRelative, size: Int(target.st_size), mtimeNanoseconds: mtime,
-                                           rawPath: exact ? nil : childBytes))
-                case let kind:
-                    problems.append(ScanProblem(path: childRelative, message: "\(describe(fileType: kind)), not a regular file"))
+                case .file(let target):
+                    let ctime = Int64(target.st_ctim.tv_sec) * 1_000_000_000 + Int64(target.st_ctim.tv_nsec)
+                    walk.files.append(FileEntry(path: path.shown, size: Int(target.st_size), mtimeNanoseconds: Self.mtime(target),
+                                                rawPath: path.exact ? nil : path.bytes,
+                                                changedNanoseconds: max(Self.mtime(target), ctime)))
                 }
             }
+            walk.directories.append(directory)
         }
         // An escaped name that is also a real one: the real name keeps the row.
-        let realNames = Set(files.lazy.filter { $0.rawPath == nil }.map(\.path))
-        files.removeAll { file in
+        let realNames = Set(walk.files.lazy.filter { $0.rawPath == nil }.map(\.path))
+        walk.files.removeAll { file in
             guard file.rawPath != nil, realNames.contains(file.path) else { return false }
-            problems.append(ScanProblem(path: file.path, message: "the name is not valid UTF-8, and shown with \\x escapes it is the name of another file; rename one of them"))
+            walk.problems.append(ScanProblem(path: file.path, message: "the name is not valid UTF-8, and shown with \\x escapes it is the name of another file; rename one of them"))
             return true
         }
-        files.sort { $0.path < $1.path }
-        problems.sort { $0.path < $1.path }
-        return (files, problems)
+        walk.files.sort { $0.path < $1.path }
+        // A problem an earlier walk's answer carried may also have been found again.
+        var seen: Set<String> = []
+        walk.problems = walk.problems.sorted { $0.path < $1.path }.filter { seen.insert($0.path).inserted }
+        return walk
+    }
+
+    /// What one directory entry is to a walk.
+    private enum EntryKind {
+        /// The store's own file (or a link to it): not the library's content, nor a problem.
+        case ownFile
+        /// Left out, with why.
+        case problem(String)
+        /// A directory inside the library (a link to one is followed), with stat(2)'s answer for it.
+        case directory(stat)
+        /// A regular file inside the library, with stat(2)'s answer for it.
+        case file(stat)
+    }
+
+    /// Sorts the entry at `path` (relative, as shown and as bytes) by the walk's rules: the store's
+    /// own files are skipped; a symbolic link is followed only when it resolves inside the root;
+    /// what is neither a directory nor a regular file is a problem, as is what cannot be stat'ed.
+    private static func classify(_ path: (shown: String, bytes: [UInt8], exact: Bool), root: String, rootBytes: [UInt8],
+                                 excluding: Set<String>) -> EntryKind {
+        let absolute = rootBytes + [0x2F] + path.bytes
+        if path.exact && excluding.contains(root + "/" + path.shown) { return .ownFile }
+        var link = stat()
+        guard withCPath(absolute, { lstat($0, &link) }) == 0 else { return .problem(String(cString: strerror(errno))) }
+        var target = link
+        if (link.st_mode & S_IFMT) == S_IFLNK {
+            guard let resolved = realPath(bytes: absolute) else { return .problem("a dangling symbolic link") }
+            guard resolved == rootBytes || resolved.starts(with: rootBytes + [0x2F]) else {
+                return .problem("a symbolic link to \(Self.shown(resolved)), outside the library")
+            }
+            if let text = String(validating: resolved, as: UTF8.self), excluding.contains(text) { return .ownFile }
+            guard withCPath(absolute, { stat($0, &target) }) == 0 else { return .problem(String(cString: strerror(errno))) }
+        }
+        switch target.st_mode & S_IFMT {
+        case S_IFDIR: return .directory(target)
+        case S_IFREG: return .file(target)
+        case let kind: return .problem("\(describe(fileType: kind)), not a regular file")
+        }
+    }
+
+    /// A stat(2) answer's modification time in nanoseconds since the epoch.
+    static func mtime(_ info: stat) -> Int64 {
+        Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
     }
 
     /// Bytes of a path for messages: as text when UTF-8, else escaped.

@@ -88,6 +88,18 @@ enum Schema {
         """
         ALTER TABLE assets ADD COLUMN raw_path TEXT;  -- lowercase hex of the path's bytes when they are not UTF-8; NULL: 'path' is them
         """,
+        // 6: incremental scans (issue 16 item 6): each folder the last scan went through, with its
+        // identity and times, so the next scan reads only folders that changed.
+        """
+        CREATE TABLE scan_directories (
+            path TEXT PRIMARY KEY,              -- relative, '' for the root; bytes that are not UTF-8 as \\xHH
+            device INTEGER NOT NULL,            -- st_dev and st_ino, as signed 64-bit bit patterns
+            inode INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,          -- -1: changed too close to the scan to trust; read it next time
+            ctime_ns INTEGER NOT NULL,          -- st_ctime: catches a modification time set back
+            subdirectories TEXT NOT NULL        -- lowercase hex of each entry that is a folder, '/'-separated, in walk order
+        );
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

@@ -24,6 +24,21 @@ public struct DrainOptions: Sendable {
     /// Upload files with an `unanalysable` verdict (videos, raws, documents) as they are, with
     /// that verdict; by default they stay in the library only, and count as done.
     public var uploadUnanalysable = false
+    /// How often the library is scanned again while the drain works, so photos added meanwhile
+    /// are analysed and uploaded in the same run; it is also scanned once more before the drain
+    /// would finish. Nil: only the scan at the start.
+    public var rescanInterval: Duration? = .seconds(10)
+    /// Those scans leave a file changed this recently for later, as it may still be being copied
+    /// (a half-copied photo would be analysed, and sent, as it stands); the drain does not finish
+    /// while such a file waits. Zero: take files as they are.
+    public var quietPeriod: Duration = .seconds(2)
+    /// Make the first scan a full walk (every folder read), which finds files rewritten in place;
+    /// later scans are incremental (see `AssetStore.scan(full:fullWalkAfter:)`).
+    public var fullScan = false
+    /// The longest wait a destination's `Retry-After` (on a 429 or 503) is honoured for in this
+    /// run: uploads pause that long and the photo is tried again. A longer ask ends the drain,
+    /// once nothing else can be done, with `retryLater`; the photo is charged nothing meanwhile.
+    public var retryAfterLimit: Duration = .seconds(60)
 
     /// Options uploading to `destination`.
     public init(destination: any UploadDestination) { self.destination = destination }
@@ -45,11 +60,20 @@ public enum DrainOutcome: Sendable, Equatable {
     /// missing token; 404: no upload endpoint at that URL). A configuration error: the drain
     /// stops, and the photo's attempt is not charged.
     case refused(message: String)
+    /// The destination asked (`Retry-After`) to wait until `until` before the next upload, longer
+    /// than `DrainOptions.retryAfterLimit`: everything else is done, the photo is charged nothing,
+    /// and the next run retries it then.
+    case retryLater(until: Date)
 }
 
 /// What the drain reports as it goes.
 public enum DrainEvent: Sendable {
     case scanned(ScanReport)
+    /// A scan while the drain works, or the last one before it finishes (see `rescanInterval`).
+    case rescanned(ScanReport)
+    /// The destination answered with `Retry-After`: the photo is tried again at `until`, and
+    /// uploads pause till then.
+    case retryAfter(path: String, until: Date)
     case analysed(path: String, verdict: BankedVerdict, banked: Bool)
     case deferred(path: String, reason: String)
     case uploaded(path: String, serverID: String?)
@@ -82,6 +106,8 @@ public final class DrainRunner: Sendable {
         case offline(String)
         /// The destination refused the upload for a reason of its own configuration (nothing charged).
         case refused(String)
+        /// The destination asked to wait (`Retry-After`) until then; the job waits, uncharged.
+        case retryAfter(Date)
         case storeFailed(String)
     }
 
@@ -112,11 +138,20 @@ public final class DrainRunner: Sendable {
 
     private func loop(events: @escaping @Sendable (DrainEvent) -> Void) async -> DrainOutcome {
         do {
-            events(.scanned(try store.scan()))
+            events(.scanned(try store.scan(full: options.fullScan)))
         } catch {
             return .failed(message: error.description)
         }
         if case .storeFailed(let message) = settleLeftovers(events: events) { return .failed(message: message) }
+        // A retry an earlier run left waiting for this destination's Retry-After holds uploads back.
+        var serverWaitUntil: Date?
+        do {
+            serverWaitUntil = try store.nextRetryAfter(destination: options.destination.endpoint,
+                                                       maxAttempts: options.retryPolicy.maxAttempts, now: Date())
+        } catch {
+            return .failed(message: error.description)
+        }
+        var nextRescan = options.rescanInterval.map { ContinuousClock.now + $0 }
         var online = true
         var offlineSince: ContinuousClock.Instant?
         var nextProbe = ContinuousClock.now
@@ -131,6 +166,18 @@ public final class DrainRunner: Sendable {
 
         return await withTaskGroup(of: SlotResult.self) { group -> DrainOutcome in
             while !Task.isCancelled {
+                // Photos added (or changed) while the drain works join this run.
+                if let due = nextRescan, let interval = options.rescanInterval, ContinuousClock.now >= due {
+                    nextRescan = .now + interval
+                    switch await rescan(events: events) {
+                    case .failure(let error): failure = error.description
+                    case .success(let found) where found.newWork:
+                        visionAvailable = true
+                        uploadAvailable = true
+                    case .success: break
+                    }
+                    if failure != nil { break }
+                }
                 // Offline: check reachability now and then, backing off.
                 if !online && ContinuousClock.now >= nextProbe {
                     if await Reachability.isReachable(uploader) {
@@ -152,7 +199,7 @@ public final class DrainRunner: Sendable {
                     break
                 }
                 let busy = running.count
-                let uploadsPaused = ContinuousClock.now < uploadsPausedUntil
+                let uploadsPaused = ContinuousClock.now < uploadsPausedUntil || serverWaitUntil.map { Date() < $0 } == true
                 let plan = planSlots(budget: options.slots, online: online,
                                      hasVisionWork: visionAvailable && counts.vision > 0,
                                      hasUploadWork: uploadAvailable && !uploadsPaused && counts.upload > 0, bias: options.bias)
@@ -172,7 +219,21 @@ public final class DrainRunner: Sendable {
                 }
                 if started { continue }
                 if running.isEmpty {
-                    if counts.vision == 0 && counts.upload == 0 { return .finished }
+                    if counts.vision == 0 && counts.upload == 0 {
+                        // Before finishing, look once more: a photo added since the last scan goes too.
+                        guard options.rescanInterval != nil else { return .finished }
+                        switch await rescan(events: events) {
+                        case .failure(let error): return .failed(message: error.description)
+                        case .success(let found) where found.newWork:
+                            nextRescan = options.rescanInterval.map { ContinuousClock.now + $0 }
+                            continue
+                        case .success(let found) where found.settling:
+                            // A file is still being written: look again once it may have settled.
+                            try? await Task.sleep(for: min(options.quietPeriod, .milliseconds(500)))
+                            continue
+                        case .success: return .finished
+                        }
+                    }
                     // Nothing of ours in flight: jobs a killed runner finished but never recorded
                     // would otherwise hold their photos forever.
                     switch settleLeftovers(events: events) {
@@ -181,6 +242,16 @@ public final class DrainRunner: Sendable {
                     case nil: break
                     }
                     if failure != nil { break }
+                    // The destination asked to wait: wait, up to the limit; a longer ask ends the run.
+                    if let until = serverWaitUntil, counts.upload > 0 {
+                        let wait = until.timeIntervalSinceNow
+                        if wait > 0 {
+                            if wait > options.retryAfterLimit.milliseconds / 1000 { return .retryLater(until: until) }
+                            try? await Task.sleep(for: .seconds(min(wait, 0.2)))
+                            continue
+                        }
+                        serverWaitUntil = nil
+                    }
                     if counts.vision > 0 && visionAvailable == false && counts.upload == 0 {
                         // Photos are held by another runner or deferred for memory: nothing to do here.
                         return .finished
@@ -225,6 +296,10 @@ public final class DrainRunner: Sendable {
                 case .refused(let message):
                     running.remove(at: running.firstIndex(of: .upload) ?? 0)
                     refusal = message
+                case .retryAfter(let until):
+                    running.remove(at: running.firstIndex(of: .upload) ?? 0)
+                    serverWaitUntil = max(serverWaitUntil ?? until, until)
+                    visionAvailable = true
                 case .storeFailed(let message):
                     failure = message
                 }
@@ -278,6 +353,11 @@ public final class DrainRunner: Sendable {
     private func uploadSlot(events: @escaping @Sendable (DrainEvent) -> Void) async -> SlotResult {
         let job: UploadJob
         do {
+            // A retry whose Retry-After has passed goes back in line now (its failure counted).
+            for due in try store.jobs(for: .retry, maxAttempts: options.retryPolicy.maxAttempts, now: Date()) where due.retryNotBefore != nil {
+                let path = (try store.asset(for: due))?.path ?? "job \(due.id)"
+                try settle(due, path: path, events: events)
+            }
             if let waiting = try store.claimJobsToPerform(limit: 1).first {
                 job = waiting
             } else {
@@ -314,6 +394,13 @@ public final class DrainRunner: Sendable {
                     _ = try store.retryJob(current, update: .unchanged, inflightLimit: .max)
                     return .offline("\(failure.code): \(failure.message)")
                 }
+                // The destination asked (Retry-After) to wait: the job stays failed and unsettled
+                // until then, so the wait charges nothing; the retry counts as the policy says.
+                if let until = waitsForRetryAfter(current, asset: asset) {
+                    try release()
+                    events(.retryAfter(path: path, until: until))
+                    return .retryAfter(until)
+                }
                 try settle(current, path: path, events: events)
                 return failure.transient ? .uploadCharged : .worked(.upload)
             case .cancelled(let reason):
@@ -337,10 +424,12 @@ public final class DrainRunner: Sendable {
     /// Records a finished job on its photo by the retry policy: a success marks the photo
     /// uploaded; a failure counts, and the job is registered again (keeping its upload URL, to
     /// the back of the queue) or, when permanent or at the limit, the photo is failed. Safe to
-    /// repeat: the store only settles a job that is still finished.
-    private func settle(_ performed: UploadJob, path: String, events: @escaping @Sendable (DrainEvent) -> Void) throws(StoreError) {
+    /// repeat: the store only settles a job that is still finished. A failed job whose
+    /// destination asked (Retry-After) to wait is left as it is until then. True when it settled.
+    @discardableResult
+    private func settle(_ performed: UploadJob, path: String, events: @escaping @Sendable (DrainEvent) -> Void) throws(StoreError) -> Bool {
         // The row as it stands now (the caller's copy predates the outcome the performer recorded).
-        guard let job = try store.job(id: performed.id), job.state == .succeeded || job.state == .failed else { return }
+        guard let job = try store.job(id: performed.id), job.state == .succeeded || job.state == .failed else { return false }
         let policy = options.retryPolicy
         if job.state == .succeeded {
             var serverID: String?
@@ -352,9 +441,10 @@ public final class DrainRunner: Sendable {
                 return update
             }
             if settled { events(.uploaded(path: path, serverID: serverID)) }
-            return
+            return settled
         }
         let asset = try store.asset(for: job)
+        if waitsForRetryAfter(job, asset: asset) != nil { return false }
         let update = policy.update(for: job, asset: asset)
         if policy.shouldRetry(job, asset: asset) {
             _ = try store.retryJob(job, update: update, inflightLimit: .max)
@@ -364,6 +454,42 @@ public final class DrainRunner: Sendable {
         if case .failure(_, let message, let terminal) = update {
             events(.uploadFailed(path: path, message: message, terminal: terminal))
         }
+        return true
+    }
+
+    /// When a failed job may be retried, if its server asked (`Retry-After`) to wait past now and
+    /// the retry policy would retry it; nil otherwise. Only this drain's destination's ask counts:
+    /// after `--to` changes, the new destination is not held back by the old one's.
+    private func waitsForRetryAfter(_ job: UploadJob, asset: AssetRecord?) -> Date? {
+        guard let until = job.retryNotBefore, until > Date(), job.destination == options.destination.endpoint,
+              options.retryPolicy.shouldRetry(job, asset: asset) else { return nil }
+        return until
+    }
+
+    /// What a scan during the drain found: photos added or changed (new work for this run), and
+    /// files left for later because they are still changing.
+    private struct Rescan: Sendable {
+        var newWork = false
+        var settling = false
+    }
+
+    /// Scans the library again (incrementally, with the quiet period) on a thread of its own and
+    /// reports it. A scan that is stopped (the runner was) found nothing.
+    private func rescan(events: @escaping @Sendable (DrainEvent) -> Void) async -> Result<Rescan, StoreError> {
+        let store = self.store, quiet = options.quietPeriod.milliseconds / 1000
+        let result = await onOwnThread("photodrain-drain-scan") { () -> Result<ScanReport, StoreError> in
+            do throws(StoreError) { return .success(try store.scan(quietPeriod: quiet)) } catch { return .failure(error) }
+        }
+        switch result {
+        case .success(let report)?:
+            events(.rescanned(report))
+            return .success(Rescan(newWork: !report.changes.added.isEmpty || !report.changes.modified.isEmpty,
+                                   settling: !report.settling.isEmpty))
+        case .failure(let error)?:
+            return .failure(error)
+        case nil:
+            return .success(Rescan())
+        }
     }
 
     /// Settles jobs that finished but were never recorded on their photo: a runner killed between
@@ -371,12 +497,12 @@ public final class DrainRunner: Sendable {
     /// photo again. Nil when there were none.
     private func settleLeftovers(events: @escaping @Sendable (DrainEvent) -> Void) -> SlotResult? {
         do {
-            let leftovers = try store.jobs(for: .acknowledge)
-            for job in leftovers {
+            var settled = false
+            for job in try store.jobs(for: .acknowledge) {
                 let path = (try store.asset(for: job))?.path ?? "job \(job.id)"
-                try settle(job, path: path, events: events)
+                if try settle(job, path: path, events: events) { settled = true }
             }
-            return leftovers.isEmpty ? nil : .worked(.upload)
+            return settled ? .worked(.upload) : nil
         } catch {
             return .storeFailed("\(error)")
         }

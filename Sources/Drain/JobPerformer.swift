@@ -41,7 +41,7 @@ public final class JobPerformer: Sendable {
             return .storeFailed(error)
         }
         guard let asset, store.fileMatches(asset) else {
-            return await cancel(job, reason: "the photo was removed or changed")
+            return await cancel(job, reason: "the photo was removed or changed", asset: asset)
         }
         let path = store.absolutePath(of: asset)
         let name = (asset.path as NSString).lastPathComponent
@@ -61,7 +61,7 @@ public final class JobPerformer: Sendable {
             metadata.provenance = Provenance(path: asset.libraryPath, mtimeNanoseconds: asset.mtimeNanoseconds,
                                              size: Int64(asset.size), dateTimeOriginal: CaptureDate.dateTimeOriginal(path: path))
         } catch {
-            return store.fileMatches(asset) ? finish(job, error: error) : await cancel(job, reason: "the photo was removed or changed")
+            return store.fileMatches(asset) ? finish(job, error: error) : await cancel(job, reason: "the photo was removed or changed", asset: asset)
         }
         let resume = job.resumeURL.flatMap { uploader.checkpoint(restoring: $0, confirmedOffset: job.confirmedOffset) }
         let store = self.store
@@ -71,7 +71,9 @@ public final class JobPerformer: Sendable {
                 try store.checkpointJob(job, resumeURL: checkpoint.storedForm, confirmedOffset: checkpoint.offset)
             })
             // A file changed during the upload was rejected by its digest or sent as read; either
-            // way the row's next scan redoes it. A success for bytes that still match is recorded.
+            // way the row's next scan redoes it (its folder is read even if only the file's bytes
+            // changed). A success for bytes that still match is recorded.
+            if !store.fileMatches(asset) { try? store.invalidateFolder(of: asset) }
             var headers = receipt.headers
             if headers["x-server-resource-id"] == nil, let id = receipt.serverID { headers["x-server-resource-id"] = id }
             let result = JobResult.succeeded(status: receipt.status, headers: headers)
@@ -83,7 +85,7 @@ public final class JobPerformer: Sendable {
                 return .deferred(reason: error.message)
             }
             if !store.fileMatches(asset) {
-                return await cancel(job, reason: "the photo changed during its upload")
+                return await cancel(job, reason: "the photo changed during its upload", asset: asset)
             }
             return finish(job, error: error)
         }
@@ -97,8 +99,11 @@ public final class JobPerformer: Sendable {
         return .finished(result)
     }
 
-    /// Cancels a job and deletes its partial upload on the server, if any.
-    private func cancel(_ job: UploadJob, reason: String) async -> PerformOutcome {
+    /// Cancels a job and deletes its partial upload on the server, if any. The photo's folder is
+    /// read by the next scan, which brings the row in line with the file (a rewrite in place
+    /// leaves the folder's times alone, so an incremental scan would not look).
+    private func cancel(_ job: UploadJob, reason: String, asset: AssetRecord?) async -> PerformOutcome {
+        if let asset { try? store.invalidateFolder(of: asset) }
         if let stored = job.resumeURL, let checkpoint = uploader.checkpoint(restoring: stored, confirmedOffset: job.confirmedOffset) {
             try? await uploader.cancel(checkpoint)
         }

@@ -18,6 +18,9 @@ public struct WakeOptions: Sendable {
     /// Create jobs for files with an `unanalysable` verdict too, uploading them as they are; by
     /// default they stay in the library only, and count as done.
     public var uploadUnanalysable = false
+    /// Make the scan a full walk (every folder read), which finds files rewritten in place; by
+    /// default it reads only folders that changed (see `AssetStore.scan(full:fullWalkAfter:)`).
+    public var fullScan = false
     /// The wall clock a failed job's `retryNotBefore` (the server's `Retry-After`) is compared with.
     public var clock: @Sendable () -> Date = { Date() }
 
@@ -92,7 +95,7 @@ public final class WakeRunner: Sendable {
         }
         let policy = options.retryPolicy
         let now = options.clock()
-        _ = try store.scan()
+        _ = try store.scan(full: options.fullScan)
 
         // 1. Acknowledge finished jobs that will not be retried.
         for job in try store.jobs(for: .acknowledge) where !stopping() {

@@ -18,6 +18,9 @@ public enum Fault: Sendable, Equatable, CustomStringConvertible {
     case reset
     /// Answer the first request with `503 Service Unavailable` without reaching the server.
     case serviceUnavailable
+    /// Answer the first request with `503 Service Unavailable` and `Retry-After: seconds`, without
+    /// reaching the server: a destination asking its clients to come back later.
+    case busy(retryAfter: Int)
 
     public var description: String {
         switch self {
@@ -26,6 +29,7 @@ public enum Fault: Sendable, Equatable, CustomStringConvertible {
         case .delay(let ms): "delay \(ms) ms per chunk"
         case .reset: "reset"
         case .serviceUnavailable: "503"
+        case .busy(let seconds): "503 with Retry-After: \(seconds)"
         }
     }
 }

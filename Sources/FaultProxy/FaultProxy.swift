@@ -91,11 +91,13 @@ public final class FaultProxy: Sendable {
         case .reset:
             Sockets.reset(client)
             return
-        case .serviceUnavailable:
+        case .serviceUnavailable, .busy:
             // Read the request head, answer 503, close.
             var buffer = [UInt8](repeating: 0, count: 16384)
             _ = buffer.withUnsafeMutableBytes { Sockets.read(client, into: $0) }
-            let response = Array("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
+            var retryAfter = ""
+            if case .busy(let seconds) = fault { retryAfter = "Retry-After: \(seconds)\r\n" }
+            let response = Array("HTTP/1.1 503 Service Unavailable\r\n\(retryAfter)Content-Length: 0\r\nConnection: close\r\n\r\n".utf8)
             _ = response.withUnsafeBytes { Sockets.writeAll(client, $0) }
             Sockets.close(client)
             return

@@ -103,7 +103,8 @@ public final class ResumableUploader: Sendable {
                 capability = .plain
             }
         case 401, 403, 408, 429, 500, 502...599:
-            throw TransferError.forStatus(response.status)
+            // A busy server's Retry-After says when to try again; it is kept for the retry.
+            throw TransferError.forStatus(response.status, headers: response.headers.filter { $0.key == "retry-after" })
         default:
             capability = .plain
         }

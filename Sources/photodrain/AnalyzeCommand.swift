@@ -17,8 +17,8 @@ enum AnalyzeCommand: Command {
         SIGINT/SIGTERM stop it within a second with exit 75; so does --expire-after seconds
         without a banked verdict.
 
-        """ + LibraryOptions.filterDiscussion,
-        options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun,
+        """ + LibraryOptions.scanDiscussion + "\n" + LibraryOptions.filterDiscussion,
+        options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun, LibraryOptions.rescan,
                   .option("slots", "N", "Concurrent analyses.", default: "2"),
                   .option("page-size", "N", "Photos claimed from the store at a time.", default: "40"),
                   .option("expire-after", "SECONDS", "Stop (exit 75) when no verdict is banked for this long.", default: "30")]
@@ -76,7 +76,7 @@ enum AnalyzeCommand: Command {
         let json = arguments.flag("json")
         let console = Console.shared
 
-        let scan = try store.scan()
+        let scan = try store.scan(full: arguments.flag("rescan"))
         for problem in scan.problems { console.err("photodrain analyze: skipped \(problem.path): \(problem.message)") }
         let todo = try store.unanalyzedCount()
         if !json {

@@ -71,6 +71,10 @@ enum DemoCommand: Command {
                 console.out("  receiver unreachable: \(message)")
             case .online:
                 console.out("  receiver reachable again")
+            case .rescanned(let report):
+                if !report.changes.added.isEmpty { console.out("scanned again: \(report.changes.added.count) new files") }
+            case .retryAfter(let path, let until):
+                console.out("  receiver asked to wait: \(path) again at \(isoTimestamp(until.timeIntervalSince1970) ?? "?")")
             }
         }
         let seconds = (clock.now - start).seconds

@@ -17,16 +17,26 @@ enum DrainCommand: Command {
         verdict and content hash; an interrupted upload resumes from the server's offset on the next
         run. Transient failures rotate and count (the photo fails after --max-attempts), and each
         one in a row pauses uploads longer (1 s, 2 s, 4 s ... up to 30 s); permanent ones fail it at
-        once; an unreachable destination (no HTTP answer at all) charges nothing.
+        once; an unreachable destination (no HTTP answer at all) charges nothing. A 429 or 503 with
+        Retry-After pauses uploads that long (up to --retry-after-limit) before the photo is tried
+        again; a longer ask ends the run with exit 75 once analysis is done, charging nothing, and
+        `status` shows when the retry is due.
 
-        """ + LibraryOptions.filterDiscussion,
-        options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun] + TransferOptions.all + [
+        While it works, drain scans DIR again every --rescan-interval seconds, and once more before
+        it would finish, so photos copied in meanwhile are analysed and uploaded in the same run.
+        Those scans leave a file changed in the last 2 seconds for later (it may be half copied),
+        and drain does not finish while one waits.
+
+        """ + LibraryOptions.scanDiscussion + "\n" + LibraryOptions.filterDiscussion,
+        options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun, LibraryOptions.rescan] + TransferOptions.all + [
             .option("slots", "N", "Concurrent uploads and analyses.", default: "3"),
             .option("bias", "upload-first|analysis-first", "Which work takes the slots when both wait.", default: "upload-first"),
             .option("max-attempts", "N", "Counted failures before a photo is failed.", default: "5"),
             .flag("retry-failed", "Give photos that failed for good another chance (after fixing the destination or token)."),
             .flag("upload-unanalysable", "Upload files that are not photos PhotoDrain analyses (videos, raws, documents) as they are, with their 'unanalysable' verdict; without it they stay put and count as done."),
             .option("offline-timeout", "SECONDS", "With only uploads left and the destination unreachable this long, stop (exit 75).", default: "120"),
+            .option("rescan-interval", "SECONDS", "Scan the library again this often while draining, and once before finishing, so photos added meanwhile go in this run; 0: only the scan at the start.", default: "10"),
+            .option("retry-after-limit", "SECONDS", "Wait at most this long when the destination answers 429/503 with Retry-After; a longer ask stops the drain (exit 75) with the retry due then.", default: "60"),
         ] + AnalysisOptions.all + [.flag("json", "JSON lines: one per event, then a summary.")],
         positionals: (1, 1),
         examples: [
@@ -34,9 +44,10 @@ enum DrainCommand: Command {
             ("photodrain drain ~/Pictures --to https://photos.example/uploads --token-file ~/.config/photodrain/token", "with a token"),
             ("photodrain drain ~/Pictures --to s3://photos/library", "to S3 (AWS credentials from the environment)"),
             ("photodrain drain ~/Pictures --to URL --dry-run --json | jq -r 'select(.event == \"would-upload\") .path'", "what would be sent"),
+            ("photodrain drain ~/Pictures --to URL --rescan", "after photos were edited in place: read every folder, not only changed ones"),
         ] + LibraryOptions.filterExamples("drain"),
         exitCodes: [(0, "every photo uploaded or terminally failed"), (1, "failure (store, cascade, model), the destination refused the upload (token, URL), or no progress possible (memory too small)"),
-                    (64, "usage error"), (75, "interrupted, or the destination stayed unreachable: run again")]
+                    (64, "usage error"), (75, "interrupted, the destination stayed unreachable, or it asked (Retry-After) to wait longer than --retry-after-limit: run again")]
     )
 
     struct EventLine: Encodable {
@@ -72,6 +83,10 @@ enum DrainCommand: Command {
         options.retryPolicy = RetryPolicy(maxAttempts: try arguments.int("max-attempts", default: 5, range: 1...1000))
         options.offlineGiveUp = .seconds(try arguments.double("offline-timeout", default: 120, range: 0...86_400))
         options.uploadUnanalysable = arguments.flag("upload-unanalysable")
+        let rescanInterval = try arguments.double("rescan-interval", default: 10, range: 0...86_400)
+        options.rescanInterval = rescanInterval > 0 ? .seconds(rescanInterval) : nil
+        options.fullScan = arguments.flag("rescan")
+        options.retryAfterLimit = .seconds(try arguments.double("retry-after-limit", default: 60, range: 0...86_400))
         if arguments.flag("dry-run") {
             let store = try LibraryOptions.open(arguments, dryRun: true)
             let plan = DryRunOutput.refine(try store.dryRun(includeUnanalysable: options.uploadUnanalysable),
@@ -94,6 +109,8 @@ enum DrainCommand: Command {
         let before = try store.counts()
         let bar = ProgressBar(title: "draining", total: before.total - before.uploaded - before.failed, quiet: json)
         let tally = Mutex((analysed: 0, uploaded: 0, failed: 0))
+        // The last rescan's summary: one that says the same again (a copy still settling) is not repeated.
+        let lastRescan = Mutex("")
         let clock = ContinuousClock()
         let start = clock.now
         let outcome = await runner.run { event in
@@ -105,6 +122,17 @@ enum DrainCommand: Command {
                 if !json {
                     console.err("\(report.photoCount) photos: \(report.changes.added.count) new, \(report.changes.modified.count) changed, \(report.changes.removed.count) removed")
                 }
+            case .rescanned(let report):
+                guard !report.changes.isEmpty || !report.problems.isEmpty || !report.settling.isEmpty else { return }
+                if let counts = try? store.counts() { bar.setTotal(counts.total - counts.uploaded - counts.failed + tally.withLock { $0.uploaded + $0.failed }) }
+                let settling = report.settling.isEmpty ? "" : "; \(report.settling.count) still being written, taken once they settle"
+                let summary = "\(report.changes.added.count) new, \(report.changes.modified.count) changed, \(report.changes.removed.count) removed\(settling)"
+                guard lastRescan.withLock({ last in defer { last = summary }; return last != summary || !report.changes.isEmpty }) else { return }
+                if !json { console.err("scanned again: \(summary)") }
+                line = EventLine(event: "rescanned", message: summary)
+            case .retryAfter(let path, let until):
+                line = EventLine(event: "retry-after", path: path, message: isoTimestamp(until.timeIntervalSince1970))
+                if !json { console.err("\(path): the destination asked to wait; retrying at \(isoTimestamp(until.timeIntervalSince1970) ?? "?")") }
             case .analysed(let path, let verdict, let banked):
                 guard banked else { return }
                 tally.withLock { $0.analysed += 1 }
@@ -156,6 +184,10 @@ enum DrainCommand: Command {
             return left == 0 ? .success : .workRemains
         case .interrupted:
             return left == 0 ? .success : .workRemains
+        case .retryLater(let until):
+            let wait = StatusCommand.formatDuration(max(0, until.timeIntervalSinceNow).rounded(.up))
+            console.err("photodrain drain: the destination asked to wait until \(isoTimestamp(until.timeIntervalSince1970) ?? "?") (\(wait)), longer than --retry-after-limit; run again then. No photo was charged an attempt for the wait.")
+            return .workRemains
         }
     }
 
@@ -166,6 +198,7 @@ enum DrainCommand: Command {
         case .offline(let message): "offline: \(message)"
         case .failed(let message): "failed: \(message)"
         case .refused(let message): "refused by the destination: \(message)"
+        case .retryLater(let until): "retry after \(isoTimestamp(until.timeIntervalSince1970) ?? "?")"
         }
     }
 }

@@ -9,6 +9,7 @@ enum LibraryOptions {
     static let include = OptionSpec.option("include", "GLOB", "Work on (and show) only files whose path in the library matches; repeatable: any may match.")
     static let exclude = OptionSpec.option("exclude", "GLOB", "Leave alone files whose path in the library matches; repeatable; wins over --include.")
     static let filters = [include, exclude]
+    static let rescan = OptionSpec.flag("rescan", "Read every folder of the library (a full walk) instead of only those whose modification time changed: finds a file rewritten in place, which leaves its folder's time alone. A full walk also happens by itself once the last one is over 24 h old.")
     static let dryRun = OptionSpec.flag("dry-run", "Only list what would be analysed and uploaded (with --json, as JSON lines); touches neither the store nor the destination.")
 
     /// The --help text on --include and --exclude, for each command that takes them.
@@ -17,6 +18,14 @@ enum LibraryOptions {
         no flags: * ? and [...] match / too (so '*.jpg' matches at any depth), case counts, and a
         backslash quotes. A file is in when it matches any --include (or none is given) and no
         --exclude. Filters never drop a file's row: the next run without them picks up the rest.
+        """
+
+    /// The --help text on incremental scans and --rescan, for each command that scans.
+    static let scanDiscussion = "\n" + """
+        Scans are incremental: a folder whose modification time has not changed since the last
+        scan is not read again. Adding, removing or renaming a file changes its folder's time;
+        rewriting a file in place (same name, no rename) does not, so such a change is found only
+        by a full walk: --rescan, or by itself when the last full walk is over 24 hours old.
         """
 
     /// The examples on --include and --exclude.

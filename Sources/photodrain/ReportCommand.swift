@@ -23,10 +23,10 @@ enum ReportCommand: Command {
         link such as report.html#label=faces&state=analyzed opens it filtered. The page needs no
         network and no other file; it is written to a temporary file and renamed into place.
         Undecodable photos are shown, not failed on: they do not change the exit status.
-        """,
+        """ + LibraryOptions.scanDiscussion,
         options: [
             .option("out", "FILE.html", "Where to write the page (required)."),
-            LibraryOptions.store, LibraryOptions.include, LibraryOptions.exclude,
+            LibraryOptions.store, LibraryOptions.include, LibraryOptions.exclude, LibraryOptions.rescan,
             .option("thumbnail-size", "PIXELS", "Longest side of each thumbnail, 32...2048.", default: "320"),
             .option("slots", "N", "Thumbnails made at once.", default: "the number of cores"),
         ],
@@ -51,7 +51,7 @@ enum ReportCommand: Command {
         let store = try LibraryOptions.open(arguments)
         let console = Console.shared
 
-        let scan = try store.scan()
+        let scan = try store.scan(full: arguments.flag("rescan"))
         for problem in scan.problems { console.err("photodrain report: skipped \(problem.path): \(problem.message)") }
         let entries = try store.assets().map(ReportEntry.init(record:))
         let summary = ReportSummary(entries: entries)

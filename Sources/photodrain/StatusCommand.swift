@@ -32,6 +32,8 @@ enum StatusCommand: Command {
         let counts: StatusCounts
         /// Jobs with the agent, bytes confirmed and to send, rate and ETA.
         let transfer: TransferProgress
+        /// When the folder was last scanned and last walked in full, and the scan's change token.
+        let scan: ScanLine
         /// Entries the latest scan left out (names that are not UTF-8, unreadable folders, links out of
         /// the library, FIFOs...): one list, whatever the reason.
         let skipped: [Problem]
@@ -41,14 +43,28 @@ enum StatusCommand: Command {
         let failed: [Problem]
     }
 
+    /// The folder's tracking: the last scan, the last full walk, the change token.
+    struct ScanLine: Encodable {
+        var token: String?
+        var scannedAt: String?
+        var fullWalkAt: String?
+
+        init(_ state: ScanState) {
+            token = state.token?.description
+            scannedAt = isoTimestamp(state.scannedAt?.timeIntervalSince1970)
+            fullWalkAt = isoTimestamp(state.fullWalkAt?.timeIntervalSince1970)
+        }
+    }
+
     /// The upload progress as status lines: jobs with the agent, bytes, rate and time left.
     static func transferRows(_ transfer: TransferProgress) -> [(String, String)] {
         var rows = [("jobs with the agent", "\(transfer.jobsInFlight), \(formatBytes(Int(transfer.bytesConfirmed))) of \(formatBytes(Int(transfer.bytesInFlight))) confirmed")]
         if transfer.jobsToAcknowledge > 0 {
-            rows.append(("jobs to acknowledge", "\(transfer.jobsToAcknowledge) (the next wake records them)"))
+            rows.append(("jobs to acknowledge", "\(transfer.jobsToAcknowledge) (the next wake or drain records them)"))
         }
         if transfer.retriesWaiting > 0, let wait = transfer.retryWaitSeconds {
-            rows.append(("retries waiting", "\(transfer.retriesWaiting) for the server's Retry-After (the first in \(formatDuration(wait)))"))
+            let due = isoTimestamp(Date().timeIntervalSince1970 + wait).map { ", at \($0)" } ?? ""
+            rows.append(("retries waiting", "\(transfer.retriesWaiting) for the server's Retry-After (the first in \(formatDuration(wait))\(due))"))
         }
         rows.append(("bytes uploaded", formatBytes(Int(transfer.bytesUploaded))))
         rows.append(("bytes to send", formatBytes(Int(transfer.bytesRemaining))))
@@ -82,8 +98,9 @@ enum StatusCommand: Command {
         let skipped = try store.skippedEntries().map { Problem(path: $0.path, reason: $0.message) }
         let unanalysable = try store.unanalysableAssets().map(problem)
         let undecodable = try store.undecodableAssets().map(problem)
+        let scan = ScanLine(try store.scanState())
         if arguments.flag("json") {
-            Console.shared.json(Report(library: store.root, store: store.path, counts: counts, transfer: transfer, skipped: skipped,
+            Console.shared.json(Report(library: store.root, store: store.path, counts: counts, transfer: transfer, scan: scan, skipped: skipped,
                                        unanalysable: unanalysable, undecodable: undecodable, failed: failed))
             return .success
         }
@@ -100,6 +117,10 @@ enum StatusCommand: Command {
         console.out("  \("faces found".padding(toLength: 24, withPad: " ", startingAt: 0)) \(counts.faces) in \(counts.withFaces) photos")
         for (name, value) in transferRows(transfer) {
             console.out("  \(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(value)")
+        }
+        if let scanned = scan.scannedAt {
+            let walk = scan.fullWalkAt.map { "; last full walk \($0) (--rescan walks in full)" } ?? ""
+            console.out("  \("last scan".padding(toLength: 24, withPad: " ", startingAt: 0)) \(scanned)\(walk)")
         }
         if !skipped.isEmpty {
             console.out("")

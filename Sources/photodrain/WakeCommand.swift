@@ -16,8 +16,8 @@ enum WakeCommand: Command {
         of photos, bailing the moment memory headroom runs low. It never sends file bytes: the
         `agent` does. Run it from a timer; SIGTERM stops it promptly with exit 75.
 
-        """ + LibraryOptions.filterDiscussion,
-        options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun, TransferOptions.to,
+        """ + LibraryOptions.scanDiscussion + "\n" + LibraryOptions.filterDiscussion,
+        options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun, LibraryOptions.rescan, TransferOptions.to,
                   .option("inflight-limit", "N", "Unacknowledged upload jobs allowed at once.", default: "40"),
                   .option("page-size", "N", "Photos analysed at most in one invocation.", default: "40"),
                   .option("max-attempts", "N", "Counted failures before a photo is failed.", default: "5"),
@@ -55,6 +55,7 @@ enum WakeCommand: Command {
         options.pageSize = try arguments.int("page-size", default: 40, range: 0...10_000)
         options.retryPolicy = RetryPolicy(maxAttempts: try arguments.int("max-attempts", default: 5, range: 1...1000))
         options.uploadUnanalysable = arguments.flag("upload-unanalysable")
+        options.fullScan = arguments.flag("rescan")
         if arguments.flag("dry-run") {
             let store = try LibraryOptions.open(arguments, dryRun: true)
             let plan = DryRunOutput.refine(try store.dryRun(includeUnanalysable: options.uploadUnanalysable),

@@ -1,0 +1,110 @@
+import Foundation
+
+/// What the last scan recorded of the library folder, so the next one reads only the folders that
+/// changed (issue 16 item 6): each folder's identity (device and inode), modification and
+/// status-change times, its subfolders, and the rows and skipped entries directly in it.
+///
+/// A folder's modification time changes when an entry is added to it, removed from it or renamed
+/// in it, but not when a file in it is rewritten in place (same name, no rename). So a folder
+/// whose identity and times are unchanged is taken as it was, files and all, and such a rewrite is
+/// found only by a full walk: `scan(full: true)` (`--rescan`), or any scan once the last full walk
+/// is older than `AssetStore.fullWalkInterval`.
+struct FolderRecord {
+    struct Directory {
+        var device: UInt64
+        var inode: UInt64
+        /// -1 when the folder changed too close to its scan to trust the time (see `racyMargin`).
+        var mtimeNanoseconds: Int64
+        var ctimeNanoseconds: Int64
+        var subdirectories: [[UInt8]]
+    }
+
+    /// A folder whose modification time is this close (seconds) to the start of the scan that
+    /// read it is read again by the next scan: the file system's clock is coarse, so an entry added
+    /// just after the read can leave the time as it was (git's "racy" index entries).
+    static let racyMargin: Double = 2
+
+    var directories: [String: Directory] = [:]
+    /// Rows by the folder they are in (the parent of `path`).
+    var files: [String: [FileEntry]] = [:]
+    /// Skipped entries by the folder they are in.
+    var problems: [String: [ScanProblem]] = [:]
+
+    /// The folder of a relative path as `FileEntry.path` shows it: empty for the root. Escaping
+    /// leaves `/` alone and no name holds one, so this is the shown path of the real folder.
+    static func parent(of path: String) -> String {
+        path.lastIndex(of: "/").map { String(path[..<$0]) } ?? ""
+    }
+
+    /// What the walk may take instead of reading `directory`: nil unless the record has the same
+    /// folder (identity) with the same modification and status-change times.
+    func known(_ directory: WalkedDirectory) -> KnownDirectory? {
+        guard let record = directories[directory.path], record.mtimeNanoseconds >= 0,
+              record.device == directory.device, record.inode == directory.inode,
+              record.mtimeNanoseconds == directory.mtimeNanoseconds,
+              record.ctimeNanoseconds == directory.ctimeNanoseconds else { return nil }
+        // A subfolder's own problem (it could not be opened) is found again when the walk tries it.
+        let subfolders = Set(record.subdirectories.map(FileTree.shown))
+        let problems = (problems[directory.path] ?? []).filter { problem in
+            !subfolders.contains(problem.path.split(separator: "/").last.map(String.init) ?? problem.path)
+        }
+        return KnownDirectory(subdirectories: record.subdirectories, files: files[directory.path] ?? [], problems: problems)
+    }
+
+    /// The record in `db`, or nil when a full walk is due: there is none, or the last full walk
+    /// started more than `fullWalkAfter` seconds before `now`.
+    static func load(_ db: Database, now: Double, fullWalkAfter: Double) throws(StoreError) -> FolderRecord? {
+        guard let last = try db.query("SELECT value FROM meta WHERE key = 'last_full_walk_at'").first?.first?.string.flatMap(Double.init),
+              now - last <= fullWalkAfter else { return nil }
+        var record = FolderRecord()
+        for row in try db.query("SELECT path, device, inode, mtime_ns, ctime_ns, subdirectories FROM scan_directories") {
+            guard let path = row[0].string, let device = row[1].int, let inode = row[2].int, let mtime = row[3].int,
+                  let ctime = row[4].int else { continue }
+            let names = (row[5].string ?? "").split(separator: "/").compactMap { AssetRecord.bytes(fromHex: String($0)) }
+            record.directories[path] = Directory(device: UInt64(bitPattern: Int64(device)), inode: UInt64(bitPattern: Int64(inode)),
+                                                 mtimeNanoseconds: Int64(mtime), ctimeNanoseconds: Int64(ctime), subdirectories: names)
+        }
+        guard !record.directories.isEmpty else { return nil }
+        for row in try db.query("SELECT path, size, mtime_ns, raw_path FROM assets") {
+            guard let path = row[0].string else { continue }
+            record.files[parent(of: path), default: []].append(
+                FileEntry(path: path, size: row[1].int ?? 0, mtimeNanoseconds: Int64(row[2].int ?? 0),
+                          rawPath: row[3].string.flatMap(AssetRecord.bytes(fromHex:))))
+        }
+        for row in try db.query("SELECT path, message FROM scan_problems") {
+            guard let path = row[0].string, path != "." else { continue }
+            record.problems[parent(of: path), default: []].append(ScanProblem(path: path, message: row[1].string ?? ""))
+        }
+        return record
+    }
+
+    /// Replaces the record in `db` with the folders of `walk`, which started at `started`. A
+    /// folder whose time is within `racyMargin` of it, or in `untrusted`, is kept with time -1, so
+    /// it is read again; a shown path two folders share (a name that is not UTF-8 whose escaped
+    /// form is another's real name) is not kept at all, so both are always read.
+    static func save(_ walk: Walk, started: Double, untrusted: Set<String> = [], _ db: Database) throws(StoreError) {
+        try db.run("DELETE FROM scan_directories")
+        var count: [String: Int] = [:]
+        for directory in walk.directories { count[directory.path, default: 0] += 1 }
+        let insert = try db.prepare("INSERT INTO scan_directories(path, device, inode, mtime_ns, ctime_ns, subdirectories) VALUES (?, ?, ?, ?, ?, ?)")
+        let trustedBefore = Int64((started - racyMargin) * 1e9)
+        for directory in walk.directories where count[directory.path] == 1 {
+            let trusted = directory.mtimeNanoseconds < trustedBefore && !untrusted.contains(directory.path)
+            let mtime = trusted ? directory.mtimeNanoseconds : -1
+            try insert.bind([.text(directory.path), .integer(Int64(bitPattern: directory.device)), .integer(Int64(bitPattern: directory.inode)),
+                             .integer(mtime), .integer(directory.ctimeNanoseconds), .text(directory.subdirectories.map(AssetRecord.hex).joined(separator: "/"))])
+            while try insert.step() {}
+        }
+    }
+}
+
+/// When the library was last scanned, and last walked in full, and the change token that scan
+/// recorded: what `status` shows of the folder's tracking.
+public struct ScanState: Sendable, Equatable {
+    /// The token at the end of the last scan (`changes(since:)` from it: what later scans found).
+    public var token: ChangeToken?
+    /// When the last scan started.
+    public var scannedAt: Date?
+    /// When the last full walk (every folder read) started.
+    public var fullWalkAt: Date?
+}
