@@ -189,6 +189,10 @@ public final class AssetStore: Sendable {
         // A file changed after this may still be being written: it is not taken yet.
         let quietSince = quietPeriod > 0 ? Int64((started - quietPeriod) * 1e9) : .max
         let now = FileTree.now()
+        // A time ahead of the clock (a camera's wrong clock kept by `cp -p`, a server's clock) is
+        // not a copy in progress: only a change between `quietSince` and now is.
+        let latest = Int64((now + 1) * 1e9)
+        func stillChanging(_ file: FileEntry) -> Bool { file.changedNanoseconds > quietSince && file.changedNanoseconds <= latest }
         return try withDatabase { (db) throws(StoreError) -> ScanReport in
             try db.transaction { () throws(StoreError) -> ScanReport in
                 var known: [String: (id: Int64, size: Int, mtime: Int64)] = [:]
@@ -203,7 +207,7 @@ public final class AssetStore: Sendable {
                 for file in files where !unread.contains(FolderRecord.parent(of: file.path)) {
                     if let row = known.removeValue(forKey: file.path) {
                         guard row.size != file.size || row.mtime != file.mtimeNanoseconds else { continue }
-                        if file.changedNanoseconds > quietSince {
+                        if stillChanging(file) {
                             settling.append(file.path)
                             continue
                         }
@@ -218,7 +222,7 @@ public final class AssetStore: Sendable {
                         changes.modified.append(file.path)
                         try record.bind([.text(file.path), .text("modified"), .real(now)])
                     } else {
-                        if file.changedNanoseconds > quietSince {
+                        if stillChanging(file) {
                             settling.append(file.path)
                             settlingNew += 1
                             continue
@@ -265,7 +269,9 @@ public final class AssetStore: Sendable {
     /// times alone, it would otherwise keep its stale row until the next full walk.
     public func invalidateFolder(of asset: AssetRecord) throws(StoreError) {
         try withDatabase { (db) throws(StoreError) in
-            _ = try db.run("UPDATE scan_directories SET mtime_ns = -1 WHERE path = ?", [.text(FolderRecord.parent(of: asset.path))])
+            // Minus the time in milliseconds: a scan running now keeps the mark (`FolderRecord.save`).
+            _ = try db.run("UPDATE scan_directories SET mtime_ns = ? WHERE path = ?",
+                           [.integer(-max(2, Int64(FileTree.now() * 1000))), .text(FolderRecord.parent(of: asset.path))])
         }
     }
 

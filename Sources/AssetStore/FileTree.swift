@@ -56,6 +56,10 @@ struct WalkedDirectory: Sendable, Equatable {
     let ctimeNanoseconds: Int64
     var subdirectories: [[UInt8]] = []
     var read = false
+    /// Whether the folder held a symbolic link (or an entry whose type readdir did not say) when
+    /// read: a link's target can come, go or change without the folder's times moving, so such a
+    /// folder is never taken from the record.
+    var holdsLinks = false
 
     init(path: String, device: UInt64, inode: UInt64, mtimeNanoseconds: Int64, ctimeNanoseconds: Int64) {
         self.path = path
@@ -192,6 +196,7 @@ enum FileTree {
             while let entry = readdir(dir) {
                 let bytes = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
                 if bytes.first == UInt8(ascii: ".") { continue }
+                if entry.pointee.d_type == UInt8(DT_LNK) || entry.pointee.d_type == UInt8(DT_UNKNOWN) { directory.holdsLinks = true }
                 let path = child(bytes, of: (relative, relativeBytes, relativeExact))
                 switch classify(path, root: root, rootBytes: rootBytes, excluding: excluding) {
                 case .ownFile:

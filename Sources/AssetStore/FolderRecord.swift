@@ -13,7 +13,9 @@ struct FolderRecord {
     struct Directory {
         var device: UInt64
         var inode: UInt64
-        /// -1 when the folder changed too close to its scan to trust the time (see `racyMargin`).
+        /// Negative when the folder must be read by the next scan: -1 when it changed too close to
+        /// its scan to trust the time (see `racyMargin`) or held links; minus the time in
+        /// milliseconds when `AssetStore.invalidateFolder` asked for it.
         var mtimeNanoseconds: Int64
         var ctimeNanoseconds: Int64
         var subdirectories: [[UInt8]]
@@ -79,17 +81,24 @@ struct FolderRecord {
     }
 
     /// Replaces the record in `db` with the folders of `walk`, which started at `started`. A
-    /// folder whose time is within `racyMargin` of it, or in `untrusted`, is kept with time -1, so
-    /// it is read again; a shown path two folders share (a name that is not UTF-8 whose escaped
+    /// folder whose time is within `racyMargin` of it, that holds links, that is in `untrusted` or
+    /// that was invalidated since `started`, is kept with time -1, so it is read again; a shown path two folders share (a name that is not UTF-8 whose escaped
     /// form is another's real name) is not kept at all, so both are always read.
     static func save(_ walk: Walk, started: Double, untrusted: Set<String> = [], _ db: Database) throws(StoreError) {
+        // Folders invalidated (`AssetStore.invalidateFolder`) since this scan started: it may have
+        // read them before the change it was told of, so they stay untrusted.
+        var untrusted = untrusted
+        for row in try db.query("SELECT path FROM scan_directories WHERE mtime_ns < -1 AND -mtime_ns >= ?",
+                                [.integer(Int64((started - 1) * 1000))]) {
+            if let path = row[0].string { untrusted.insert(path) }
+        }
         try db.run("DELETE FROM scan_directories")
         var count: [String: Int] = [:]
         for directory in walk.directories { count[directory.path, default: 0] += 1 }
         let insert = try db.prepare("INSERT INTO scan_directories(path, device, inode, mtime_ns, ctime_ns, subdirectories) VALUES (?, ?, ?, ?, ?, ?)")
         let trustedBefore = Int64((started - racyMargin) * 1e9)
         for directory in walk.directories where count[directory.path] == 1 {
-            let trusted = directory.mtimeNanoseconds < trustedBefore && !untrusted.contains(directory.path)
+            let trusted = directory.mtimeNanoseconds < trustedBefore && !directory.holdsLinks && !untrusted.contains(directory.path)
             let mtime = trusted ? directory.mtimeNanoseconds : -1
             try insert.bind([.text(directory.path), .integer(Int64(bitPattern: directory.device)), .integer(Int64(bitPattern: directory.inode)),
                              .integer(mtime), .integer(directory.ctimeNanoseconds), .text(directory.subdirectories.map(AssetRecord.hex).joined(separator: "/"))])

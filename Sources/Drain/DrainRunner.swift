@@ -408,7 +408,7 @@ public final class DrainRunner: Sendable {
                 events(.uploadFailed(path: path, message: reason, terminal: false))
                 // The photo changed or vanished on disk: rescan, so its row is reset (and it is
                 // analysed again) instead of being claimed for upload again and again.
-                events(.scanned(try store.scan()))
+                events(.scanned(try store.scan(quietPeriod: options.quietPeriod.milliseconds / 1000)))
                 return .worked(.upload)
             case .deferred:
                 try release()

@@ -63,14 +63,17 @@ public struct FacePipeline: PhotoAnalyzing {
     /// Loads the detector and the model; throws their errors (unreadable, malformed, mismatched).
     public init(settings: AnalysisSettings) throws {
         self.settings = settings
+        let model = try LinearModel.load(settings.modelPath)
         switch settings.detector {
         case .blazeface:
-            detector = .blazeFace(try BlazeFace(contentsOf: settings.networkPath), BlazeFaceOptions(),
-                                  minFaceSize: settings.minFaceSize)
+            var options = BlazeFaceOptions()
+            // A model that does not weigh second looks (one trained before them) is not made to pay for them.
+            if !model.spec.groups.contains(.secondLook) { options.secondLookMinScore = .infinity }
+            detector = .blazeFace(try BlazeFace(contentsOf: settings.networkPath), options, minFaceSize: settings.minFaceSize)
         case .cascade:
             detector = .cascade(try CascadeClassifier(contentsOf: settings.cascadePath), settings.detection)
         }
-        classifier = try FaceClassifier(model: try LinearModel.load(settings.modelPath))
+        classifier = try FaceClassifier(model: model)
     }
 
     /// The decoded image analysis searches and the faces in it (scored), for `detect`, `bench`

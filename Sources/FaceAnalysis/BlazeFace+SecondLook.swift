@@ -45,9 +45,11 @@ extension BlazeFace {
     /// One second look with the face `faceWidth` pixels wide: the highest score of a candidate
     /// overlapping the expected box (IoU >= 0.4), 0 when there is none.
     func secondLook(at face: FaceCandidate, in image: Image, faceWidth: Float) throws(FaceAnalysisError) -> Float {
-        guard face.width > 0, face.height > 0, image.width > 0, image.height > 0 else { return 0 }
         let side = Self.secondLookSide
         let scale = faceWidth / face.width  // input pixels per image pixel
+        // A box of no size, or one no image could hold (a broken network would give it), gets 0.
+        guard face.width >= 0.5, face.height >= 0.5, face.width < 1e6, face.height < 1e6,
+              face.xmin.isFinite, face.ymin.isFinite, image.width > 0, image.height > 0 else { return 0 }
         let centre = SIMD2<Float>((face.xmin + face.xmax) / 2, (face.ymin + face.ymax) / 2)
         let workspace = try borrowWorkspace(height: side, width: side)
         defer { returnWorkspace(workspace) }
@@ -70,7 +72,7 @@ extension BlazeFace {
     static func fillResampled(_ input: UnsafeMutableBufferPointer<Float>, side: Int, from image: Image,
                               centre: SIMD2<Float>, scale: Float) {
         let channels = image.channels, width = image.width, height = image.height
-        let samples = max(1, min(4, Int((1 / scale).rounded(.up))))
+        let samples = Int(min(4, max(1, (1 / scale).rounded(.up))))
         let origin = centre - Float(side) / 2 / scale  // image position of the input's top-left corner
         // Every sample position along one axis: its two neighbouring pixels and the weight of the
         // second, or nil outside the image (pixel centres are at +0.5).

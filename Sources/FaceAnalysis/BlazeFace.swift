@@ -17,8 +17,8 @@ public struct BlazeFaceOptions: Sendable, Equatable {
     /// The most the finest level may enlarge the image (2: small photos are searched for faces
     /// down to 8 px; 1 when memory is short and the photo was decoded smaller than wanted).
     public var maxUpscale: Float = 2
-    /// Boxes whose score reaches this get a second look (`BlazeFace.secondLook`, one more network
-    /// run each), which the verdict model weighs; above 1, none do.
+    /// Boxes whose score reaches this get second looks (`BlazeFace.secondLooks`, two more network
+    /// runs each), which the verdict model weighs; above 1, none do.
     public var secondLookMinScore: Float = 0.3
 
     /// The defaults: faces from `minFaceSize` up to the whole photo.
@@ -105,7 +105,9 @@ public final class BlazeFace: Sendable {
                                tileSize: Int = BlazeFaceOptions().tileSize, maxUpscale: Float = 2) -> Int {
         let scale = Double(min(Self.finestFace / Float(max(1, minFaceSize)), maxUpscale))
         let levelWidth = Int((Double(width) * scale).rounded(.up)), levelHeight = Int((Double(height) * scale).rounded(.up))
-        let tileArea = Self.inputSide(min(levelWidth, tileSize)) * Self.inputSide(min(levelHeight, tileSize))
+        // A second look runs at 192x192 whatever the tiles were.
+        let tileArea = max(Self.inputSide(min(levelWidth, tileSize)) * Self.inputSide(min(levelHeight, tileSize)),
+                           Self.secondLookSide * Self.secondLookSide)
         let perPixel = Double(template.arenaFloats * 4) / Double(template.inputShape.height * template.inputShape.width)
         return Int(perPixel * Double(tileArea)) + levelWidth * levelHeight * channels
     }
