@@ -1,3 +1,4 @@
+import UploadProtocol
 /// One photo's row: identity, the banked verdict, and the four timestamps the runners coordinate by.
 public struct AssetRecord: Sendable, Equatable, Codable {
     /// Where a photo stands.
@@ -90,40 +91,9 @@ public struct AssetRecord: Sendable, Equatable, Codable {
         lastError = r[19].string
         serverID = r[20].string
         failed = (r[21].int ?? 0) != 0
-        rawPath = r.count > 22 ? r[22].string.flatMap(Self.bytes(fromHex:)) : nil
+        rawPath = r.count > 22 ? r[22].string.flatMap(Hex.bytes(fromHex:)) : nil
     }
 
-    /// Lowercase hex of bytes (the `raw_path` column).
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes { out += [digits[Int(byte >> 4)], digits[Int(byte & 15)]] }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    /// Bytes from hex; nil when malformed.
-    static func bytes(fromHex text: String) -> [UInt8]? {
-        let chars = Array(text.utf8)
-        guard chars.count % 2 == 0 else { return nil }
-        func value(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 0x30...0x39: c - 0x30
-            case 0x61...0x66: c - 0x61 + 10
-            case 0x41...0x46: c - 0x41 + 10
-            default: nil
-            }
-        }
-        var out: [UInt8] = []
-        out.reserveCapacity(chars.count / 2)
-        var i = 0
-        while i < chars.count {
-            guard let hi = value(chars[i]), let lo = value(chars[i + 1]) else { return nil }
-            out.append(hi << 4 | lo)
-            i += 2
-        }
-        return out
-    }
 }
 
 /// A verdict ready to bank: the JSON the runners store and upload, plus the few fields the store

@@ -1,3 +1,4 @@
+import UploadProtocol
 import Foundation
 import Synchronization
 
@@ -228,7 +229,7 @@ public final class AssetStore: Sendable {
                             continue
                         }
                         try insert.bind([.text(file.path), .integer(Int64(file.size)), .integer(file.mtimeNanoseconds), .real(now),
-                                         file.rawPath.map { .text(AssetRecord.hex($0)) } ?? .null])
+                                         file.rawPath.map { .text(Hex.string($0)) } ?? .null])
                         while try insert.step() {}
                         changes.added.append(file.path)
                         try record.bind([.text(file.path), .text("added"), .real(now)])

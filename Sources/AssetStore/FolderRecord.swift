@@ -1,3 +1,4 @@
+import UploadProtocol
 import Foundation
 
 /// What the last scan recorded of the library folder, so the next one reads only the folders that
@@ -62,7 +63,7 @@ struct FolderRecord {
         for row in try db.query("SELECT path, device, inode, mtime_ns, ctime_ns, subdirectories FROM scan_directories") {
             guard let path = row[0].string, let device = row[1].int, let inode = row[2].int, let mtime = row[3].int,
                   let ctime = row[4].int else { continue }
-            let names = (row[5].string ?? "").split(separator: "/").compactMap { AssetRecord.bytes(fromHex: String($0)) }
+            let names = (row[5].string ?? "").split(separator: "/").compactMap { Hex.bytes(fromHex: String($0)) }
             record.directories[path] = Directory(device: UInt64(bitPattern: Int64(device)), inode: UInt64(bitPattern: Int64(inode)),
                                                  mtimeNanoseconds: Int64(mtime), ctimeNanoseconds: Int64(ctime), subdirectories: names)
         }
@@ -71,7 +72,7 @@ struct FolderRecord {
             guard let path = row[0].string else { continue }
             record.files[parent(of: path), default: []].append(
                 FileEntry(path: path, size: row[1].int ?? 0, mtimeNanoseconds: Int64(row[2].int ?? 0),
-                          rawPath: row[3].string.flatMap(AssetRecord.bytes(fromHex:))))
+                          rawPath: row[3].string.flatMap(Hex.bytes(fromHex:))))
         }
         for row in try db.query("SELECT path, message FROM scan_problems") {
             guard let path = row[0].string, path != "." else { continue }
@@ -101,7 +102,7 @@ struct FolderRecord {
             let trusted = directory.mtimeNanoseconds < trustedBefore && !directory.holdsLinks && !untrusted.contains(directory.path)
             let mtime = trusted ? directory.mtimeNanoseconds : -1
             try insert.bind([.text(directory.path), .integer(Int64(bitPattern: directory.device)), .integer(Int64(bitPattern: directory.inode)),
-                             .integer(mtime), .integer(directory.ctimeNanoseconds), .text(directory.subdirectories.map(AssetRecord.hex).joined(separator: "/"))])
+                             .integer(mtime), .integer(directory.ctimeNanoseconds), .text(directory.subdirectories.map(Hex.string).joined(separator: "/"))])
             while try insert.step() {}
         }
     }

@@ -121,7 +121,7 @@ final class RequestHandler: Sendable {
     /// sending bytes the receiver already has. Answers with the object's id and its `Repr-Digest`.
     private func byDigest(_ exchange: Exchange, hex: String) -> Exchange.Outcome {
         let lowered = hex.lowercased()
-        guard lowered.utf8.count == 64, let digest = SHA256Hasher.bytes(fromHex: lowered) else {
+        guard lowered.utf8.count == 64, let digest = Hex.bytes(fromHex: lowered) else {
             return exchange.respond(.text(400, "the digest is not 64 hex digits"))
         }
         guard let object = store.object(sha256Hex: lowered) else {

@@ -162,7 +162,7 @@ struct UploadEndpoint: Sendable {
             if version >= 6 { response.add("Upload-Limit", limits.fieldValue(interopVersion: version)) }
             if let objectID = record.objectID {
                 response.add("x-server-resource-id", objectID)
-                if let object = store.object(objectID), let digest = SHA256Hasher.bytes(fromHex: object.sha256) {
+                if let object = store.object(objectID), let digest = Hex.bytes(fromHex: object.sha256) {
                     response.add(ResumableUpload.Header.reprDigest, ResumableUpload.reprDigest(sha256: digest))
                 }
             }
@@ -473,7 +473,7 @@ struct UploadEndpoint: Sendable {
         if let location { response.add("Location", location) }
         decorate(&response, object)
         response.add("x-server-resource-id", object.id)
-        if let digest = SHA256Hasher.bytes(fromHex: object.sha256) {
+        if let digest = Hex.bytes(fromHex: object.sha256) {
             // The stored object's digest, so a client can tell its own photo from other bytes
             // stored under the same key.
             response.add(ResumableUpload.Header.reprDigest, ResumableUpload.reprDigest(sha256: digest))

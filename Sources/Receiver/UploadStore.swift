@@ -171,7 +171,7 @@ final class UploadStore: Sendable {
     }
 
     /// A fresh random id.
-    static func newID() -> String { SHA256Hasher.hex(Syscalls.randomBytes(16)) }
+    static func newID() -> String { Hex.string(Syscalls.randomBytes(16)) }
 
     func partPath(_ id: String) -> String { uploadsDirectory + "/" + id + ".part" }
     private func recordPath(_ id: String) -> String { uploadsDirectory + "/" + id + ".json" }
@@ -313,7 +313,7 @@ final class UploadStore: Sendable {
             try Syscalls.unlinkIfPresent(stagedPath)
             return .digestMismatch
         }
-        let digestHex = SHA256Hasher.hex(digest)
+        let digestHex = Hex.string(digest)
         let entry = metadata.idempotencyKey.map { Self.indexKey($0, sha256Hex: digestHex) }
         return try index.withLock { keys throws(ReceiverError) -> Completion in
             if let entry, let existing = keys[entry],

@@ -1,3 +1,4 @@
+import UploadProtocol
 /// SHA-256 of files and HMAC-SHA256 of bytes, through libcrypto. Files are streamed in chunks,
 /// never read whole, so hashing a large video costs a fixed, small amount of memory.
 public enum FileDigest {
@@ -52,7 +53,7 @@ public enum FileDigest {
     /// The SHA-256 of the file at `path` as 64 lowercase hex digits (the asset's content hash and
     /// the upload's `Idempotency-Key`). Throws `TransferError` when the file cannot be read.
     public static func sha256Hex(path: String) throws(TransferError) -> String {
-        hex(try sha256(path: path))
+        Hex.string(try sha256(path: path))
     }
 
     /// As `sha256Hex(path:)`, but checks `stop` before each chunk and throws `cancelled` once it
@@ -60,7 +61,7 @@ public enum FileDigest {
     static func sha256Hex(path: String, stop: CancellationFlag) throws(TransferError) -> String {
         let hasher = try SHA256Hasher()
         try feed(hasher, path: path, offset: 0, length: nil, stop: stop)
-        return hex(try hasher.finish())
+        return Hex.string(try hasher.finish())
     }
 
     /// The SHA-256 of bytes in memory.
@@ -83,32 +84,6 @@ public enum FileDigest {
         return mac
     }
 
-    /// Lowercase hex of bytes.
-    public static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for b in bytes {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 15)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    /// Bytes from hex (either case); nil when the text is not an even run of hex digits.
-    public static func bytes(fromHex text: String) -> [UInt8]? {
-        let chars = Array(text.utf8)
-        guard chars.count % 2 == 0 else { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(chars.count / 2)
-        var i = 0
-        while i < chars.count {
-            guard let hi = nibble(chars[i]), let lo = nibble(chars[i + 1]) else { return nil }
-            out.append(hi << 4 | lo)
-            i += 2
-        }
-        return out
-    }
 
     private static func nibble(_ c: UInt8) -> UInt8? {
         switch c {

@@ -118,7 +118,7 @@ public final class ResumableUploader: Sendable {
     /// sends `Repr-Digest`, the same digest). Any other answer or a failed exchange is nil: the
     /// caller uploads as usual, so a receiver without the route still gets the file.
     public func alreadyStored(sha256Hex: String) async -> UploadReceipt? {
-        guard let digest = FileDigest.bytes(fromHex: sha256Hex), digest.count == 32,
+        guard let digest = Hex.bytes(fromHex: sha256Hex), digest.count == 32,
               let url = UploadEndpoint.digestLookup(for: configuration.endpoint, sha256Hex: sha256Hex) else { return nil }
         let request = HTTPRequest(method: "HEAD", url: url, headers: baseHeaders(interopVersion: configuration.interopVersion))
         guard let response = try? await client.send(request), response.status == 200,

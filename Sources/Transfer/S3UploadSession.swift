@@ -1,3 +1,4 @@
+import UploadProtocol
 import Foundation
 
 /// One file's way into S3: a single PUT, or a multipart upload that is created, filled part by
@@ -32,7 +33,7 @@ final class S3UploadSession {
     /// unreadable file or unusable metadata.
     init(uploader: S3Uploader, path: String, metadata: UploadMetadata, progress: @escaping (UploadProgress) -> Void,
          checkpoint: @escaping (UploadCheckpoint) throws -> Void) throws(TransferError) {
-        guard let digest = FileDigest.bytes(fromHex: metadata.sha256Hex), digest.count == 32 else {
+        guard let digest = Hex.bytes(fromHex: metadata.sha256Hex), digest.count == 32 else {
             throw TransferError(.invalidRequest, "the content hash is not 64 hex digits")
         }
         guard !metadata.filename.isEmpty else { throw TransferError(.invalidRequest, "the file name is empty") }
@@ -212,7 +213,7 @@ final class S3UploadSession {
             try checkCancelled()
             let offset = Int64(number - 1) * partSize
             let length = expectedSize(of: number)
-            let hash = FileDigest.hex(try FileDigest.sha256(path: path, offset: offset, length: length))
+            let hash = Hex.string(try FileDigest.sha256(path: path, offset: offset, length: length))
             let response = try await uploader.send("PUT", key: key,
                                                    query: [("partNumber", String(number)), ("uploadId", uploadID)],
                                                    body: .file(path: path, offset: offset, length: length),

@@ -1,3 +1,4 @@
+import UploadProtocol
 import Foundation
 
 /// Uploads files to an S3 bucket (AWS or any S3-compatible store) with SigV4-signed requests:
@@ -90,7 +91,7 @@ public final class S3Uploader: UploadDestination {
         if let payloadHash {
             hash = payloadHash
         } else if case .bytes(let bytes) = body {
-            hash = FileDigest.hex(try FileDigest.sha256(bytes: bytes))
+            hash = Hex.string(try FileDigest.sha256(bytes: bytes))
         } else {
             hash = SigV4Signer.emptyPayloadHash
         }

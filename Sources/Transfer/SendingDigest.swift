@@ -1,3 +1,4 @@
+import UploadProtocol
 import Foundation
 
 /// The SHA-256 of a file built from the bytes its upload requests send, so a large file is hashed
@@ -54,7 +55,7 @@ final class SendingDigest: @unchecked Sendable {
         guard !failed, hashed > 0, hashed <= size, let hasher else { return nil }
         do {
             try FileDigest.feed(hasher, path: path, offset: hashed, length: size - hashed)
-            let hex = FileDigest.hex(try hasher.finish())
+            let hex = Hex.string(try hasher.finish())
             result = hex
             self.hasher = nil
             return hex

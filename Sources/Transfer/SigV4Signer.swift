@@ -1,3 +1,4 @@
+import UploadProtocol
 import Foundation
 
 /// AWS Signature Version 4 with header authentication, computed with libcrypto's SHA-256 and
@@ -63,7 +64,7 @@ public struct SigV4Signer: Sendable {
 
     /// The string to sign (step 2) for a canonical request at a `YYYYMMDD'T'HHMMSS'Z'` timestamp.
     public func stringToSign(canonicalRequest: String, timestamp: String) throws(TransferError) -> String {
-        let hash = FileDigest.hex(try FileDigest.sha256(bytes: Array(canonicalRequest.utf8)))
+        let hash = Hex.string(try FileDigest.sha256(bytes: Array(canonicalRequest.utf8)))
         return [Self.algorithm, timestamp, credentialScope(day: String(timestamp.prefix(8))), hash].joined(separator: "\n")
     }
 
@@ -74,7 +75,7 @@ public struct SigV4Signer: Sendable {
         for part in [String(timestamp.prefix(8)), region, service, "aws4_request"] {
             key = try FileDigest.hmacSHA256(key: key, message: Array(part.utf8))
         }
-        return FileDigest.hex(try FileDigest.hmacSHA256(key: key, message: Array(toSign.utf8)))
+        return Hex.string(try FileDigest.hmacSHA256(key: key, message: Array(toSign.utf8)))
     }
 
     /// `YYYYMMDD/region/service/aws4_request`.

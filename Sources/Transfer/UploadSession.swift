@@ -103,7 +103,7 @@ final class UploadSession {
     /// `Idempotency-Key` and `Repr-Digest` for a digest given as hex; throws `invalidRequest` when
     /// it is not 64 hex digits.
     private static func digestHeaders(sha256Hex: String) throws(TransferError) -> [(name: String, value: String)] {
-        guard let digest = FileDigest.bytes(fromHex: sha256Hex), digest.count == 32 else {
+        guard let digest = Hex.bytes(fromHex: sha256Hex), digest.count == 32 else {
             throw TransferError(.invalidRequest, "the content hash is not 64 hex digits")
         }
         return [(ResumableUpload.Header.idempotencyKey, sha256Hex.lowercased()),
@@ -539,12 +539,12 @@ final class UploadSession {
     /// The stored object's SHA-256 (lowercase hex) named by a final response, or nil.
     static func storedSHA256Hex(in response: HTTPResponse) -> String? {
         if let field = response.headers[ResumableUpload.Header.reprDigest] {
-            return ResumableUpload.sha256(fromReprDigest: field).map(FileDigest.hex)
+            return ResumableUpload.sha256(fromReprDigest: field).map(Hex.string)
         }
         struct Body: Decodable { let sha256: String? }
         guard response.headers["content-type"]?.hasPrefix("application/json") == true,
               let body = try? JSONDecoder().decode(Body.self, from: Data(response.body)),
-              let hex = body.sha256, let bytes = FileDigest.bytes(fromHex: hex), bytes.count == 32 else { return nil }
+              let hex = body.sha256, let bytes = Hex.bytes(fromHex: hex), bytes.count == 32 else { return nil }
         return hex.lowercased()
     }
 

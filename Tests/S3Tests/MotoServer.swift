@@ -1,3 +1,4 @@
+import UploadProtocol
 import Foundation
 import Testing
 @testable import Transfer
@@ -112,7 +113,7 @@ final class MotoServer: @unchecked Sendable {
         ] {
             let body = Array(((form + [("Version", "2010-05-08")]).map { "\($0.0)=\(SigV4Signer.uriEncode($0.1))" }
                 .joined(separator: "&")).utf8)
-            let hash = FileDigest.hex(try FileDigest.sha256(bytes: body))
+            let hash = Hex.string(try FileDigest.sha256(bytes: body))
             var headers: [(name: String, value: String)] = [("host", "127.0.0.1:\(port)"),
                                                             ("content-type", "application/x-www-form-urlencoded")]
             headers += try signer.signatureHeaders(method: "POST", path: "/", query: [], headers: headers, payloadHash: hash, date: Date())

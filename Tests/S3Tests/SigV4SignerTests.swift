@@ -1,3 +1,4 @@
+import UploadProtocol
 import Foundation
 import Testing
 @testable import Transfer
@@ -71,7 +72,7 @@ import Testing
     @Test func s3PutObjectExample() throws {
         let signer = SigV4Signer(credentials: try #require(Self.s3Credentials), region: "us-east-1")
         let body = try FileDigest.sha256(bytes: Array("Welcome to Amazon S3.".utf8))
-        let hash = FileDigest.hex(body)
+        let hash = Hex.string(body)
         #expect(hash == "44ce7dd67c959e0d3524ffac1771dfbba87d2b6b4b4e99e42034a8b803f8b072")
         let path = "/" + SigV4Signer.uriEncode("test$file.text", keepSlash: true)
         #expect(path == "/test%24file.text")

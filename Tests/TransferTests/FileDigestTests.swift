@@ -1,3 +1,4 @@
+import UploadProtocol
 import Foundation
 import Synchronization
 import Testing
@@ -12,7 +13,7 @@ import Testing
         let path = try TemporaryFile.make(bytes: Array(text.utf8))
         defer { TemporaryFile.remove(path) }
         #expect(try FileDigest.sha256Hex(path: path) == expected)
-        #expect(FileDigest.hex(try FileDigest.sha256(bytes: Array(text.utf8))) == expected)
+        #expect(Hex.string(try FileDigest.sha256(bytes: Array(text.utf8))) == expected)
     }
 
     @Test func streamsFilesLargerThanOneChunk() throws {
@@ -128,12 +129,12 @@ import Testing
 
     @Test func hmacMatchesRFC4231Case2() throws {
         let mac = try FileDigest.hmacSHA256(key: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8))
-        #expect(FileDigest.hex(mac) == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+        #expect(Hex.string(mac) == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
     }
 
     @Test func hexRoundTrip() {
-        #expect(FileDigest.bytes(fromHex: "00ff7A") == [0, 255, 122])
-        #expect(FileDigest.bytes(fromHex: "abc") == nil)
-        #expect(FileDigest.bytes(fromHex: "zz") == nil)
+        #expect(Hex.bytes(fromHex: "00ff7A") == [0, 255, 122])
+        #expect(Hex.bytes(fromHex: "abc") == nil)
+        #expect(Hex.bytes(fromHex: "zz") == nil)
     }
 }

@@ -392,7 +392,7 @@ import UploadProtocol
         _ = try await fixture.uploader(token: "tok-123\n").upload(file: fixture.path, metadata: fixture.metadata)
         let requests = fixture.server.requests
         #expect(Set(requests.map(\.method)) == ["OPTIONS", "POST", "PATCH", "HEAD"])
-        let digest = try #require(FileDigest.bytes(fromHex: fixture.metadata.sha256Hex))
+        let digest = try #require(Hex.bytes(fromHex: fixture.metadata.sha256Hex))
         for request in requests {
             #expect(request.headers["upload-draft-interop-version"] == "6")
             #expect(request.headers["authorization"] == "Bearer tok-123")
