@@ -184,7 +184,13 @@ enum ReportPage {
             "width:\(percent(right - left, of: size.width));height:\(percent(bottom - top, of: size.height))"
         let kind = face.confirmed ? "confirmed" : "rejected"
         let probability = String(format: "%.2f", face.probability)
-        return "<div class=\"box \(kind)\" style=\"\(style)\" title=\"\(kind) p=\(probability)\"><span>\(probability)</span></div>"
+        // BlazeFace's own score and its second looks (what the verdict model weighed), on hover.
+        var title = "\(kind) p=\(probability)"
+        if r.keypoints != nil {
+            title += String(format: ", detector %.2f", r.detectorScore)
+            if let looks = r.secondLooks { title += ", second looks " + looks.map { String(format: "%.2f", $0) }.joined(separator: " ") }
+        }
+        return "<div class=\"box \(kind)\" style=\"\(style)\" title=\"\(title)\"><span>\(probability)</span></div>"
     }
 
     /// The document's end: the filter script, and the load handler that records on `<body>` what

@@ -249,7 +249,9 @@ import Testing
             var faces: [Verdict.Face] = []
             if record.path == "hopper.jpg" {
                 let (w, h) = header
-                faces = [Verdict.Face(region: FaceRegion(x: w / 4, y: h / 5, width: w / 2, height: w / 2), probability: 0.97, confirmed: true),
+                faces = [Verdict.Face(region: FaceRegion(x: w / 4, y: h / 5, width: w / 2, height: w / 2, detectorScore: 0.81,
+                                                         keypoints: Array(repeating: 1, count: 12), secondLooks: [0.93, 0.88]),
+                                      probability: 0.97, confirmed: true),
                          Verdict.Face(region: FaceRegion(x: w - 20, y: h - 30, width: 40, height: 40), probability: 0.12, confirmed: false)]
             }
             let verdict = Verdict(faces: faces, model: "made-up@1", cascade: "made-up-cascade",
@@ -286,6 +288,9 @@ import Testing
                              20 * 100 / Double(w), 30 * 100 / Double(h))
         #expect(hopper.contains("<div class=\"box rejected\" style=\"\(clipped)\""), "\(hopper)")
         #expect(hopper.contains("score 0.970 · 1 face, 1 rejected"))
+        // Hovering a BlazeFace box tells what the model weighed; a box without keypoints gets only p.
+        #expect(hopper.contains("title=\"confirmed p=0.97, detector 0.81, second looks 0.93 0.88\""), "\(hopper)")
+        #expect(hopper.contains("title=\"rejected p=0.12\""))
 
         let camera = try #require(Self.card(for: "camera.jpg", in: html))
         #expect(camera.contains("data-label=\"no-faces\" data-state=\"failed\""))
