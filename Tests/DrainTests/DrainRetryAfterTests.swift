@@ -56,7 +56,8 @@ import Transfer
             return
         }
         #expect(until.timeIntervalSince(started) > 3500 && until.timeIntervalSince(started) < 3700)
-        #expect(Date().timeIntervalSince(started) < 30, "the drain waited instead of stopping")
+        // It stopped rather than wait for the hour asked (no speed target: a loaded machine took 31 s).
+        #expect(Date().timeIntervalSince(started) < 1800, "the drain waited instead of stopping")
         // Analysis went on; the photo that was refused for now is charged nothing, and uploads
         // stopped when the server asked to wait (the second photo was not sent either).
         #expect(try store.counts().discovered == 0)
