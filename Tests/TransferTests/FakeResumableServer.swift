@@ -49,6 +49,9 @@ final class FakeResumableServer: Sendable {
         var completionReprDigest: String?
         /// Sent with every status forced by `patchStatuses` or `creationStatuses`.
         var forcedStatusHeaders: [(String, String)] = []
+        /// The next this many requests that complete an upload keep it and close the connection
+        /// without answering (the answer lost on the way back).
+        var loseCompletionAnswers = 0
     }
 
     /// One request as received.
@@ -75,6 +78,9 @@ final class FakeResumableServer: Sendable {
         var bodyBytesReceived = 0
         var connectionsAccepted = 0
         var nextID = 1
+        /// Connections still open, closed by `stop()`.
+        var open: [ObjectIdentifier: TestSocket] = [:]
+        var stopped = false
     }
 
     private let state: Mutex<State>
@@ -95,8 +101,17 @@ final class FakeResumableServer: Sendable {
     /// The upload endpoint.
     var endpoint: String { "http://127.0.0.1:\(port)/files" }
 
-    /// Stops accepting connections.
-    func stop() { listener.close() }
+    /// Stops accepting connections and ends every connection still open.
+    func stop() {
+        // Shut down, not closed: the accept loop and each connection's thread close their own
+        // sockets once woken (see `TestSocket.close`).
+        let open = state.withLock { state in
+            state.stopped = true
+            return Array(state.open.values)
+        }
+        listener.shutdown()
+        for connection in open { connection.shutdown() }
+    }
 
     /// Changes the behaviour.
     func configure(_ change: (inout Behaviour) -> Void) { state.withLock { change(&$0.behaviour) } }
@@ -118,14 +133,27 @@ final class FakeResumableServer: Sendable {
 
     private func acceptLoop() {
         while let connection = listener.accept() {
-            state.withLock { $0.connectionsAccepted += 1 }
+            let accepted = state.withLock { state in
+                guard !state.stopped else { return false }
+                state.connectionsAccepted += 1
+                state.open[ObjectIdentifier(connection)] = connection
+                return true
+            }
+            guard accepted else {
+                connection.close()
+                continue
+            }
             let thread = Thread { [self] in self.serve(connection) }
             thread.start()
         }
+        listener.close()
     }
 
     private func serve(_ connection: TestSocket) {
-        defer { connection.close() }
+        defer {
+            state.withLock { _ = $0.open.removeValue(forKey: ObjectIdentifier(connection)) }
+            connection.close()
+        }
         var reader = RequestReader(socket: connection)
         while let head = reader.readHead() {
             guard handle(head, reader: &reader, connection: connection) else { return }
@@ -168,7 +196,11 @@ final class FakeResumableServer: Sendable {
             guard let upload = state.withLock({ $0.uploads[path] }) else { return respond(connection, status: 404, headers: []) }
             let completion = ResumableUpload.completionHeader(complete: upload.complete, interopVersion: version ?? 8)
             var headers = [("Upload-Offset", String(upload.bytes.count)), (completion.name, completion.value), ("Cache-Control", "no-store")]
-            if let id = upload.objectID { headers.append(("X-Server-Resource-ID", id)) }
+            if let id = upload.objectID {
+                headers.append(("X-Server-Resource-ID", id))
+                // As `photodrain serve` does: a completed upload's HEAD names the stored object's digest.
+                if let digest = state.withLock({ $0.behaviour.completionReprDigest }) { headers.append(("Repr-Digest", digest)) }
+            }
             return respond(connection, status: 204, headers: headers)
         case ("PATCH", let path):
             return append(head, path: path, version: version, contentLength: contentLength, reader: &reader,
@@ -269,6 +301,13 @@ final class FakeResumableServer: Sendable {
             }
             state.uploads[path] = upload
             return (upload.bytes.count, id)
+        }
+        if id != nil, state.withLock({ state in
+            guard state.behaviour.loseCompletionAnswers > 0 else { return false }
+            state.behaviour.loseCompletionAnswers -= 1
+            return true
+        }) {
+            return false
         }
         let completion = ResumableUpload.completionHeader(complete: complete, interopVersion: version ?? 8)
         var headers: [(String, String)] = [("Upload-Offset", String(offset)), (completion.name, completion.value)]

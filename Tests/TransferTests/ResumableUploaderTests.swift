@@ -42,6 +42,26 @@ import UploadProtocol
         #expect(fixture.requests("OPTIONS").count == 3)
     }
 
+    /// Issue 15 item 2 again, when the completing answer is lost: the client finds the upload
+    /// complete by HEAD, and the digest that HEAD names must still be its own.
+    @Test(arguments: [64 * 1024 as Int64, 1_000])
+    func anUploadFoundCompleteAfterALostAnswerIsCheckedToo(optimisticLimit: Int64) async throws {
+        let junk = ResumableUpload.reprDigest(sha256: try FileDigest.sha256(bytes: [1, 2, 3]))
+        let fixture = try UploadFixture(size: 10_000, behaviour: .init(completionReprDigest: junk, loseCompletionAnswers: 1))
+        do {
+            _ = try await fixture.uploader(optimisticLimit: optimisticLimit).upload(file: fixture.path, metadata: fixture.metadata)
+            Issue.record("an upload completed as other content was taken as success")
+        } catch {
+            #expect(error.code == .badServerResponse, "\(error)")
+        }
+        #expect(fixture.requests("HEAD").count >= 1, "the client did not ask for the upload's state")
+        // Naming this file's digest, the same lost answer is a success found by HEAD.
+        let own = ResumableUpload.reprDigest(sha256: try FileDigest.sha256(bytes: fixture.bytes))
+        fixture.server.configure { $0.completionReprDigest = own; $0.loseCompletionAnswers = 1 }
+        let receipt = try await fixture.uploader(optimisticLimit: optimisticLimit).upload(file: fixture.path, metadata: fixture.metadata)
+        #expect(receipt.serverID.flatMap { fixture.server.objects[$0] } == fixture.bytes)
+    }
+
     @Test func discoveryCacheEntriesExpire() {
         let cache = DiscoveryCache()
         let start = ContinuousClock.Instant.now

@@ -80,10 +80,21 @@ final class TestSocket: @unchecked Sendable {
         return true
     }
 
-    /// Shuts both directions down (wakes a blocked accept or recv) and closes the descriptor.
+    /// Shuts both directions down: a thread blocked in accept or recv on this socket wakes with an
+    /// error. The descriptor stays open, so its number cannot be handed to a new socket while that
+    /// thread may still use it; the thread that owns the socket closes it when done.
+    func shutdown() {
+        guard !closed.load(ordering: .acquiring) else { return }
+        _ = Glibc.shutdown(descriptor, Int32(SHUT_RDWR))
+    }
+
+    /// Shuts both directions down and closes the descriptor. Only for the thread that uses the
+    /// socket (or when none does): closed under another thread's accept or recv, the number
+    /// could be reused by a new socket, which that thread would then read — another test's
+    /// connections served by this one (a flaky failure seen in the upload tests).
     func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        _ = shutdown(descriptor, Int32(SHUT_RDWR))
+        _ = Glibc.shutdown(descriptor, Int32(SHUT_RDWR))
         _ = Glibc.close(descriptor)
     }
 }
