@@ -32,6 +32,9 @@ public struct DrainOptions: Sendable {
     /// (a half-copied photo would be analysed, and sent, as it stands); the drain does not finish
     /// while such a file waits. Zero: take files as they are.
     public var quietPeriod: Duration = .seconds(2)
+    /// How long the drain, with nothing else left to do, waits for such files to settle before it
+    /// stops with `stillChanging` (a file that never stops changing must not hold it for ever).
+    public var settleLimit: Duration = .seconds(60)
     /// Make the first scan a full walk (every folder read), which finds files rewritten in place;
     /// later scans are incremental (see `AssetStore.scan(full:fullWalkAfter:)`).
     public var fullScan = false
@@ -64,6 +67,9 @@ public enum DrainOutcome: Sendable, Equatable {
     /// than `DrainOptions.retryAfterLimit`: everything else is done, the photo is charged nothing,
     /// and the next run retries it then.
     case retryLater(until: Date)
+    /// Everything else is done, but these files were still changing (being written) for longer
+    /// than `DrainOptions.settleLimit`; the next run takes them once they are complete.
+    case stillChanging(paths: [String])
 }
 
 /// What the drain reports as it goes.
@@ -152,6 +158,7 @@ public final class DrainRunner: Sendable {
             return .failed(message: error.description)
         }
         var nextRescan = options.rescanInterval.map { ContinuousClock.now + $0 }
+        var settlingSince: ContinuousClock.Instant?  // since when the drain has only waited for files to settle
         var online = true
         var offlineSince: ContinuousClock.Instant?
         var nextProbe = ContinuousClock.now
@@ -226,9 +233,14 @@ public final class DrainRunner: Sendable {
                         case .failure(let error): return .failed(message: error.description)
                         case .success(let found) where found.newWork:
                             nextRescan = options.rescanInterval.map { ContinuousClock.now + $0 }
+                            settlingSince = nil
                             continue
-                        case .success(let found) where found.settling:
-                            // A file is still being written: look again once it may have settled.
+                        case .success(let found) where !found.settling.isEmpty:
+                            // A file is still being written: look again once it may have settled,
+                            // but not for ever.
+                            let since = settlingSince ?? .now
+                            settlingSince = since
+                            if ContinuousClock.now - since >= options.settleLimit { return .stillChanging(paths: found.settling) }
                             try? await Task.sleep(for: min(options.quietPeriod, .milliseconds(500)))
                             continue
                         case .success: return .finished
@@ -470,7 +482,7 @@ public final class DrainRunner: Sendable {
     /// files left for later because they are still changing.
     private struct Rescan: Sendable {
         var newWork = false
-        var settling = false
+        var settling: [String] = []
     }
 
     /// Scans the library again (incrementally, with the quiet period) on a thread of its own and
@@ -484,7 +496,7 @@ public final class DrainRunner: Sendable {
         case .success(let report)?:
             events(.rescanned(report))
             return .success(Rescan(newWork: !report.changes.added.isEmpty || !report.changes.modified.isEmpty,
-                                   settling: !report.settling.isEmpty))
+                                   settling: report.settling))
         case .failure(let error)?:
             return .failure(error)
         case nil:

@@ -25,7 +25,8 @@ enum DrainCommand: Command {
         While it works, drain scans DIR again every --rescan-interval seconds, and once more before
         it would finish, so photos copied in meanwhile are analysed and uploaded in the same run.
         Those scans leave a file changed in the last 2 seconds for later (it may be half copied),
-        and drain does not finish while one waits.
+        and drain does not finish while one waits; a file still changing after a minute more ends
+        the run with exit 75 (run again once it is complete).
 
         """ + LibraryOptions.scanDiscussion + "\n" + LibraryOptions.filterDiscussion,
         options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun, LibraryOptions.rescan] + TransferOptions.all + [
@@ -188,6 +189,10 @@ enum DrainCommand: Command {
             let wait = StatusCommand.formatDuration(max(0, until.timeIntervalSinceNow).rounded(.up))
             console.err("photodrain drain: the destination asked to wait until \(isoTimestamp(until.timeIntervalSince1970) ?? "?") (\(wait)), longer than --retry-after-limit; run again then. No photo was charged an attempt for the wait.")
             return .workRemains
+        case .stillChanging(let paths):
+            let shown = paths.prefix(3).joined(separator: ", ") + (paths.count > 3 ? " and \(paths.count - 3) more" : "")
+            console.err("photodrain drain: \(paths.count == 1 ? "a file was" : "\(paths.count) files were") still being written after \(Int(options.settleLimit.milliseconds / 1000)) s (\(shown)); run again once \(paths.count == 1 ? "it is" : "they are") complete.")
+            return .workRemains
         }
     }
 
@@ -199,6 +204,7 @@ enum DrainCommand: Command {
         case .failed(let message): "failed: \(message)"
         case .refused(let message): "refused by the destination: \(message)"
         case .retryLater(let until): "retry after \(isoTimestamp(until.timeIntervalSince1970) ?? "?")"
+        case .stillChanging(let paths): "\(paths.count) file\(paths.count == 1 ? "" : "s") still being written"
         }
     }
 }

@@ -101,6 +101,31 @@ import Transfer
         #expect(try store.counts().uploaded == 3)
     }
 
+    /// A file that keeps changing (here: every file counts as changing, with an hour-long quiet
+    /// period) does not hold the drain for ever: after the settle limit it stops, work remaining.
+    @Test func aFileThatNeverSettlesEndsTheDrainWithWorkLeft() async throws {
+        let library = try Library(photos: 2)
+        defer { withExtendedLifetime(library) {} }
+        let folder = library.root.appendingPathComponent("photos")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("late"), withIntermediateDirectories: true)
+        let store = try library.store()
+        var options = DrainOptions(destination: ScriptedDestination(uploads: []))
+        options.slots = 1
+        options.rescanInterval = .seconds(10)
+        options.quietPeriod = .seconds(3600)
+        options.settleLimit = .milliseconds(300)
+        let runner = DrainRunner(store: store, analyzer: AddingAnalyzer(folder: folder), options: options)
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(120))
+            runner.stop(signal: SIGTERM)
+        }
+        let outcome = await runner.run { _ in }
+        watchdog.cancel()
+        #expect(outcome == .stillChanging(paths: ["late/new.jpg"]))
+        #expect(try store.asset(path: "late/new.jpg") == nil)
+        #expect(try store.counts().uploaded == 2)
+    }
+
     @Test func withRescansOffOnlyTheFirstScanCounts() async throws {
         let (outcome, store, library) = try await drain(rescanInterval: nil)
         defer { withExtendedLifetime(library) {} }
