@@ -14,6 +14,10 @@ final class RecordingServer: Sendable {
         self.fd = fd
         self.port = port
         Thread { [self] in
+            // The accept loop closes the listener itself once `stop()` wakes it: closed under a
+            // blocked accept, its number could go to another test's listener (every test runs in
+            // one process) and this loop would take that test's connections.
+            defer { Sockets.close(fd) }
             while let client = Sockets.accept(fd) {
                 Thread { [self] in
                     var got: [UInt8] = []
@@ -31,7 +35,7 @@ final class RecordingServer: Sendable {
         }.start()
     }
 
-    func stop() { Sockets.shutdownBoth(fd); Sockets.close(fd) }
+    func stop() { Sockets.shutdownBoth(fd) }
 }
 
 /// Sends `payload` through the proxy, half-closes, and reads the answer to EOF.
