@@ -19,8 +19,7 @@ public enum DetectorFeatures {
     public static func compute(_ region: FaceRegion, frameWidth: Int, frameHeight: Int) -> [Float] {
         var out = [Float](repeating: 0, count: count)
         if region.keypoints != nil, region.detectorScore > 0, region.detectorScore < 1 {
-            let p = min(max(region.detectorScore, 1e-5), 1 - 1e-5)
-            out[0] = min(max(log(p / (1 - p)), -10), 10)
+            out[0] = logit(region.detectorScore)
         }
         out[1] = log2(1 + Float(max(region.neighbors, 0)))
         out[2] = Float(region.levels ?? 0)
@@ -49,9 +48,13 @@ public enum DetectorFeatures {
     public static func secondLooks(_ region: FaceRegion) -> [Float] {
         let scores = region.secondLooks ?? []
         return (0..<BlazeFace.secondLookWidths.count).map { i in
-            guard i < scores.count else { return -6 }
-            let p = min(max(scores[i], 1e-5), 1 - 1e-5)
-            return min(max(log(p / (1 - p)), -10), 10)
+            i < scores.count ? logit(scores[i]) : -6
         }
+    }
+
+    /// A probability as a logit, the probability kept within 1e-5 of 0 and 1 and the logit clipped to -10...10.
+    static func logit(_ probability: Float) -> Float {
+        let p = min(max(probability, 1e-5), 1 - 1e-5)
+        return min(max(log(p / (1 - p)), -10), 10)
     }
 }
