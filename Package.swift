@@ -80,7 +80,7 @@ let package = Package(
 
         // MARK: Tests (one target per module, plus CLI tests that run the built binary)
         .testTarget(name: "PhotoDecodingTests", dependencies: ["PhotoDecoding"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
-        .testTarget(name: "FaceAnalysisTests", dependencies: ["FaceAnalysis", "PhotoDecoding"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
+        .testTarget(name: "FaceAnalysisTests", dependencies: ["FaceAnalysis", "PhotoDecoding", "CNNKernels", "CNNKernelsAVX2"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(name: "AssetStoreTests", dependencies: ["AssetStore"], swiftSettings: swiftSettings),
         .testTarget(name: "UploadProtocolTests", dependencies: ["UploadProtocol"], swiftSettings: swiftSettings),
         .testTarget(name: "TransferTests", dependencies: ["Transfer", "UploadProtocol"], swiftSettings: swiftSettings),

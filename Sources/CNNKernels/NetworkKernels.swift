@@ -11,6 +11,34 @@
 /// `@inline(__always)`: a specialised copy emitted out of line would carry the same symbol in both
 /// modules, and the linker would keep one of them for both callers.
 public enum NetworkKernels {
+    /// How a kernel computes `acc + a * b`: fused (one rounding, one instruction) where the target
+    /// has FMA, a multiply and an add where it does not (`fma` without the instruction is a libm call
+    /// per lane). Swift never contracts `acc + a * b` into an FMA by itself, so a kernel that wants
+    /// the instruction has to ask for it; the caller picks, and the kernel is specialised for it.
+    public protocol MultiplyAdd {
+        static func madd(_ acc: SIMD8<Float>, _ a: SIMD8<Float>, _ b: SIMD8<Float>) -> SIMD8<Float>
+    }
+
+    /// `acc + a * b` rounded once: `vfmadd231ps` on AVX2 + FMA.
+    public enum FusedMultiplyAdd: MultiplyAdd {
+        @inlinable @inline(__always)
+        public static func madd(_ acc: SIMD8<Float>, _ a: SIMD8<Float>, _ b: SIMD8<Float>) -> SIMD8<Float> {
+            acc.addingProduct(a, b)
+        }
+    }
+
+    /// `acc + a * b` as a multiply and an add: the baseline target's kernels.
+    public enum SeparateMultiplyAdd: MultiplyAdd {
+        @inlinable @inline(__always)
+        public static func madd(_ acc: SIMD8<Float>, _ a: SIMD8<Float>, _ b: SIMD8<Float>) -> SIMD8<Float> {
+            acc + a * b
+        }
+    }
+
+    /// Output pixels a general convolution computes per step; its `patch` scratch holds this many
+    /// patches.
+    public static let convolutionPixels = 4
+
     @inlinable @inline(__always)
     public static func load8(_ p: UnsafePointer<Float>) -> SIMD8<Float> {
         UnsafeRawPointer(p).loadUnaligned(as: SIMD8<Float>.self)
@@ -69,9 +97,9 @@ public enum NetworkKernels {
     /// `weights` is packed in blocks of 16 output channels (the last block may hold 8): for block b,
     /// `inStride` rows of 16 (or 8) values. Four pixels by sixteen channels per step.
     @inlinable @inline(__always)
-    public static func pointwise(input: UnsafePointer<Float>, inStride: Int, pixels: Int,
+    public static func pointwise<M: MultiplyAdd>(input: UnsafePointer<Float>, inStride: Int, pixels: Int,
                           weights: UnsafePointer<Float>, bias: UnsafePointer<Float>,
-                          output: UnsafeMutablePointer<Float>, outStride: Int, epilogue: Epilogue) {
+                          output: UnsafeMutablePointer<Float>, outStride: Int, epilogue: Epilogue, _: M.Type) {
         var o = 0
         while o + 16 <= outStride {
             let w = weights + o * inStride
@@ -86,10 +114,10 @@ public enum NetworkKernels {
                     let w0 = load8(wi), w1 = load8(wi + 8)
                     let v0 = SIMD8<Float>(repeating: x0[i]), v1 = SIMD8<Float>(repeating: x1[i])
                     let v2 = SIMD8<Float>(repeating: x2[i]), v3 = SIMD8<Float>(repeating: x3[i])
-                    a00 += v0 * w0; a01 += v0 * w1
-                    a10 += v1 * w0; a11 += v1 * w1
-                    a20 += v2 * w0; a21 += v2 * w1
-                    a30 += v3 * w0; a31 += v3 * w1
+                    a00 = M.madd(a00, v0, w0); a01 = M.madd(a01, v0, w1)
+                    a10 = M.madd(a10, v1, w0); a11 = M.madd(a11, v1, w1)
+                    a20 = M.madd(a20, v2, w0); a21 = M.madd(a21, v2, w1)
+                    a30 = M.madd(a30, v3, w0); a31 = M.madd(a31, v3, w1)
                     wi += 16
                 }
                 let y = output + p * outStride + o
@@ -109,7 +137,7 @@ public enum NetworkKernels {
                 var wi = w
                 for i in 0..<inStride {
                     let v = SIMD8<Float>(repeating: x[i])
-                    a0 += v * load8(wi); a1 += v * load8(wi + 8)
+                    a0 = M.madd(a0, v, load8(wi)); a1 = M.madd(a1, v, load8(wi + 8))
                     wi += 16
                 }
                 let y = output + p * outStride + o
@@ -130,10 +158,10 @@ public enum NetworkKernels {
                 var wi = w
                 for i in 0..<inStride {
                     let w0 = load8(wi)
-                    a0 += SIMD8<Float>(repeating: x0[i]) * w0
-                    a1 += SIMD8<Float>(repeating: x1[i]) * w0
-                    a2 += SIMD8<Float>(repeating: x2[i]) * w0
-                    a3 += SIMD8<Float>(repeating: x3[i]) * w0
+                    a0 = M.madd(a0, SIMD8<Float>(repeating: x0[i]), w0)
+                    a1 = M.madd(a1, SIMD8<Float>(repeating: x1[i]), w0)
+                    a2 = M.madd(a2, SIMD8<Float>(repeating: x2[i]), w0)
+                    a3 = M.madd(a3, SIMD8<Float>(repeating: x3[i]), w0)
                     wi += 8
                 }
                 let y = output + p * outStride + o
@@ -148,7 +176,7 @@ public enum NetworkKernels {
                 let x = input + p * inStride
                 var wi = w
                 for i in 0..<inStride {
-                    a0 += SIMD8<Float>(repeating: x[i]) * load8(wi)
+                    a0 = M.madd(a0, SIMD8<Float>(repeating: x[i]), load8(wi))
                     wi += 8
                 }
                 store8(epilogue.apply(a0, pixel: p, channel: o), output + p * outStride + o)
@@ -161,10 +189,10 @@ public enum NetworkKernels {
     /// side; stride 2 on an even size pads only the bottom row and right column. `weights` is
     /// [9][stride] (tap-major), `bias` [stride].
     @inlinable @inline(__always)
-    public static func depthwise3x3(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,
+    public static func depthwise3x3<M: MultiplyAdd>(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,
                              stride: Int, padTop: Int, padLeft: Int,
                              weights: UnsafePointer<Float>, bias: UnsafePointer<Float>,
-                             output: UnsafeMutablePointer<Float>, outHeight: Int, outWidth: Int, relu: Bool) {
+                             output: UnsafeMutablePointer<Float>, outHeight: Int, outWidth: Int, relu: Bool, _: M.Type) {
         let c = channels
         for oy in 0..<outHeight {
             let iy0 = oy * stride - padTop
@@ -190,9 +218,9 @@ public enum NetworkKernels {
                     func taps(_ row: UnsafePointer<Float>?, _ ka: SIMD8<Float>, _ kb: SIMD8<Float>, _ kc: SIMD8<Float>) -> SIMD8<Float> {
                         guard let row else { return .zero }
                         var sum = SIMD8<Float>.zero
-                        if ix0 >= 0 && ix0 < width { sum += load8(row + ix0 * c + ch) * ka }
-                        if ix0 + 1 >= 0 && ix0 + 1 < width { sum += load8(row + (ix0 + 1) * c + ch) * kb }
-                        if ix0 + 2 >= 0 && ix0 + 2 < width { sum += load8(row + (ix0 + 2) * c + ch) * kc }
+                        if ix0 >= 0 && ix0 < width { sum = M.madd(sum, load8(row + ix0 * c + ch), ka) }
+                        if ix0 + 1 >= 0 && ix0 + 1 < width { sum = M.madd(sum, load8(row + (ix0 + 1) * c + ch), kb) }
+                        if ix0 + 2 >= 0 && ix0 + 2 < width { sum = M.madd(sum, load8(row + (ix0 + 2) * c + ch), kc) }
                         return sum
                     }
                     return b + taps(r0, k0, k1, k2) + taps(r1, k3, k4, k5) + taps(r2, k6, k7, k8)
@@ -207,10 +235,15 @@ public enum NetworkKernels {
                     if let r0, let r1, let r2 {
                         while ox <= lastInterior {
                             let ix = (ox * stride - padLeft) * c + ch
-                            var acc = b
-                            acc += load8(r0 + ix) * k0; acc += load8(r0 + ix + c) * k1; acc += load8(r0 + ix + 2 * c) * k2
-                            acc += load8(r1 + ix) * k3; acc += load8(r1 + ix + c) * k4; acc += load8(r1 + ix + 2 * c) * k5
-                            acc += load8(r2 + ix) * k6; acc += load8(r2 + ix + c) * k7; acc += load8(r2 + ix + 2 * c) * k8
+                            // One partial sum per row: three chains of three instead of one of nine.
+                            var s0 = M.madd(b, load8(r0 + ix), k0)
+                            var s1 = load8(r1 + ix) * k3
+                            var s2 = load8(r2 + ix) * k6
+                            s0 = M.madd(s0, load8(r0 + ix + c), k1); s1 = M.madd(s1, load8(r1 + ix + c), k4)
+                            s2 = M.madd(s2, load8(r2 + ix + c), k7)
+                            s0 = M.madd(s0, load8(r0 + ix + 2 * c), k2); s1 = M.madd(s1, load8(r1 + ix + 2 * c), k5)
+                            s2 = M.madd(s2, load8(r2 + ix + 2 * c), k8)
+                            let acc = s0 + s1 + s2
                             store8(relu ? relu8(acc) : acc, yRow + ox * c + ch)
                             ox += 1
                         }
@@ -232,42 +265,102 @@ public enum NetworkKernels {
         }
     }
 
-    /// A general KxK convolution of a narrow input (the network's first layer: 3 channels), by
-    /// gathering each output pixel's patch and multiplying it with `weights` packed as
-    /// [out-block of 8][k*k*inChannels][8]. SAME padding with the given top/left pad.
+    /// A general KxK convolution of a narrow input (the network's first layer: 3 channels), with
+    /// `weights` packed as [out-block of 8][k*k*inChannels][8]. SAME padding with the given top/left
+    /// pad. `convolutionPixels` output pixels per step, two blocks of 8 channels at a time, so eight
+    /// independent sums are in flight. Where a step's patches lie wholly inside the image they are
+    /// read in place (a kernel row of an NHWC image is contiguous); elsewhere they are gathered into
+    /// `patch` (room for `convolutionPixels` patches) with zeros for the padding.
     @inlinable @inline(__always)
-    public static func convolution(input: UnsafePointer<Float>, height: Int, width: Int, inChannels: Int,
+    public static func convolution<M: MultiplyAdd>(input: UnsafePointer<Float>, height: Int, width: Int, inChannels: Int,
                             kernel: Int, stride: Int, padTop: Int, padLeft: Int,
                             weights: UnsafePointer<Float>, bias: UnsafePointer<Float>,
                             output: UnsafeMutablePointer<Float>, outHeight: Int, outWidth: Int, outStride: Int,
-                            relu: Bool, patch: UnsafeMutablePointer<Float>) {
-        let patchLength = kernel * kernel * inChannels
+                            relu: Bool, patch: UnsafeMutablePointer<Float>, _: M.Type) {
+        let rowLength = kernel * inChannels
+        let patchLength = kernel * rowLength
+        let imageRow = width * inChannels
         for oy in 0..<outHeight {
-            for ox in 0..<outWidth {
-                var k = 0
-                for ky in 0..<kernel {
-                    let iy = oy * stride - padTop + ky
-                    for kx in 0..<kernel {
-                        let ix = ox * stride - padLeft + kx
-                        let inside = iy >= 0 && iy < height && ix >= 0 && ix < width
-                        for ci in 0..<inChannels {
-                            patch[k] = inside ? input[(iy * width + ix) * inChannels + ci] : 0
-                            k += 1
+            let iy = oy * stride - padTop
+            let rowsInside = iy >= 0 && iy + kernel <= height
+            var ox = 0
+            while ox < outWidth {
+                let n = min(convolutionPixels, outWidth - ox)
+                let ix = ox * stride - padLeft
+                // Where each of the four patches starts and how far apart its kernel rows are.
+                let source: UnsafePointer<Float>, rowStep: Int, pixelStep: Int
+                if rowsInside && ix >= 0 && (ox + convolutionPixels - 1) * stride - padLeft + kernel <= width {
+                    source = input + iy * imageRow + ix * inChannels
+                    rowStep = imageRow
+                    pixelStep = stride * inChannels
+                } else {
+                    for j in 0..<convolutionPixels {
+                        var k = j * patchLength
+                        for ky in 0..<kernel {
+                            let y = iy + ky
+                            for kx in 0..<kernel {
+                                let x = (ox + j) * stride - padLeft + kx
+                                let inside = j < n && y >= 0 && y < height && x >= 0 && x < width
+                                for ci in 0..<inChannels {
+                                    patch[k] = inside ? input[(y * width + x) * inChannels + ci] : 0
+                                    k += 1
+                                }
+                            }
                         }
                     }
+                    source = UnsafePointer(patch)
+                    rowStep = rowLength
+                    pixelStep = patchLength
                 }
+                let x0 = source, x1 = x0 + pixelStep, x2 = x1 + pixelStep, x3 = x2 + pixelStep
                 let y = output + (oy * outWidth + ox) * outStride
+                @inline(__always)
+                func finish(_ v: SIMD8<Float>) -> SIMD8<Float> { relu ? relu8(v) : v }
                 var o = 0
-                while o < outStride {
-                    var acc = load8(bias + o)
-                    var w = weights + o * patchLength
-                    for i in 0..<patchLength {
-                        acc += SIMD8<Float>(repeating: patch[i]) * load8(w)
-                        w += 8
+                while o + 16 <= outStride {
+                    let b0 = load8(bias + o), b1 = load8(bias + o + 8)
+                    var a00 = b0, a01 = b1, a10 = b0, a11 = b1, a20 = b0, a21 = b1, a30 = b0, a31 = b1
+                    var w0 = weights + o * patchLength, w1 = w0 + 8 * patchLength
+                    for ky in 0..<kernel {
+                        let r = ky * rowStep
+                        for i in 0..<rowLength {
+                            let k0 = load8(w0), k1 = load8(w1)
+                            let v0 = SIMD8<Float>(repeating: x0[r + i]), v1 = SIMD8<Float>(repeating: x1[r + i])
+                            let v2 = SIMD8<Float>(repeating: x2[r + i]), v3 = SIMD8<Float>(repeating: x3[r + i])
+                            a00 = M.madd(a00, v0, k0); a01 = M.madd(a01, v0, k1)
+                            a10 = M.madd(a10, v1, k0); a11 = M.madd(a11, v1, k1)
+                            a20 = M.madd(a20, v2, k0); a21 = M.madd(a21, v2, k1)
+                            a30 = M.madd(a30, v3, k0); a31 = M.madd(a31, v3, k1)
+                            w0 += 8; w1 += 8
+                        }
                     }
-                    store8(relu ? relu8(acc) : acc, y + o)
-                    o += 8
+                    store8(finish(a00), y + o); store8(finish(a01), y + o + 8)
+                    if n > 1 { store8(finish(a10), y + outStride + o); store8(finish(a11), y + outStride + o + 8) }
+                    if n > 2 { store8(finish(a20), y + 2 * outStride + o); store8(finish(a21), y + 2 * outStride + o + 8) }
+                    if n > 3 { store8(finish(a30), y + 3 * outStride + o); store8(finish(a31), y + 3 * outStride + o + 8) }
+                    o += 16
                 }
+                if o < outStride {  // a last block of 8 channels
+                    let b0 = load8(bias + o)
+                    var a0 = b0, a1 = b0, a2 = b0, a3 = b0
+                    var w0 = weights + o * patchLength
+                    for ky in 0..<kernel {
+                        let r = ky * rowStep
+                        for i in 0..<rowLength {
+                            let k0 = load8(w0)
+                            a0 = M.madd(a0, SIMD8<Float>(repeating: x0[r + i]), k0)
+                            a1 = M.madd(a1, SIMD8<Float>(repeating: x1[r + i]), k0)
+                            a2 = M.madd(a2, SIMD8<Float>(repeating: x2[r + i]), k0)
+                            a3 = M.madd(a3, SIMD8<Float>(repeating: x3[r + i]), k0)
+                            w0 += 8
+                        }
+                    }
+                    store8(finish(a0), y + o)
+                    if n > 1 { store8(finish(a1), y + outStride + o) }
+                    if n > 2 { store8(finish(a2), y + 2 * outStride + o) }
+                    if n > 3 { store8(finish(a3), y + 3 * outStride + o) }
+                }
+                ox += n
             }
         }
     }

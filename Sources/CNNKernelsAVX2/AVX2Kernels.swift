@@ -12,7 +12,7 @@ public enum AVX2Kernels: NetworkKernelSet {
                                  weights: UnsafePointer<Float>, bias: UnsafePointer<Float>,
                                  output: UnsafeMutablePointer<Float>, outStride: Int, epilogue: NetworkKernels.Epilogue) {
         NetworkKernels.pointwise(input: input, inStride: inStride, pixels: pixels, weights: weights, bias: bias,
-                                 output: output, outStride: outStride, epilogue: epilogue)
+                                 output: output, outStride: outStride, epilogue: epilogue, NetworkKernels.FusedMultiplyAdd.self)
     }
 
     public static func depthwise3x3(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,
@@ -21,7 +21,7 @@ public enum AVX2Kernels: NetworkKernelSet {
                                     output: UnsafeMutablePointer<Float>, outHeight: Int, outWidth: Int, relu: Bool) {
         NetworkKernels.depthwise3x3(input: input, height: height, width: width, channels: channels, stride: stride,
                                     padTop: padTop, padLeft: padLeft, weights: weights, bias: bias, output: output,
-                                    outHeight: outHeight, outWidth: outWidth, relu: relu)
+                                    outHeight: outHeight, outWidth: outWidth, relu: relu, NetworkKernels.FusedMultiplyAdd.self)
     }
 
     public static func convolution(input: UnsafePointer<Float>, height: Int, width: Int, inChannels: Int,
@@ -32,7 +32,7 @@ public enum AVX2Kernels: NetworkKernelSet {
         NetworkKernels.convolution(input: input, height: height, width: width, inChannels: inChannels, kernel: kernel,
                                    stride: stride, padTop: padTop, padLeft: padLeft, weights: weights, bias: bias,
                                    output: output, outHeight: outHeight, outWidth: outWidth, outStride: outStride,
-                                   relu: relu, patch: patch)
+                                   relu: relu, patch: patch, NetworkKernels.FusedMultiplyAdd.self)
     }
 
     public static func maxPool2x2(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,

@@ -49,7 +49,7 @@ public final class ConvolutionalNetwork: Sendable {
     let inputTensor: Int
     /// Output tensor ids by role.
     let outputs: [String: Int]
-    /// The longest patch a general convolution gathers.
+    /// Scratch floats a general convolution needs: `NetworkKernels.convolutionPixels` of its longest patch.
     let patchLength: Int
     /// Floats a workspace needs for this plan: every slot, each rounded up to 16 floats (64 bytes).
     var arenaFloats: Int { slotSizes.reduce(0) { $0 + ($1 + 15) / 16 * 16 } }
@@ -218,7 +218,7 @@ public final class ConvolutionalNetwork: Sendable {
                     let (padTop, outH) = try Self.samePadding(inShape.h, kernel: k[0], stride: stride, padding: op.padding)
                     let (padLeft, outW) = try Self.samePadding(inShape.w, kernel: k[1], stride: stride, padding: op.padding)
                     guard outH == outShape.h, outW == outShape.w else { throw unsupported("op \(index): output size") }
-                    patchLength = max(patchLength, k[0] * k[1] * inStride)
+                    patchLength = max(patchLength, NetworkKernels.convolutionPixels * k[0] * k[1] * inStride)
                     let p = reuse(index) {
                         (Self.packGeneral(w, outChannels: outChannels, kernel: k[0], inChannels: inShape.c, inStride: inStride),
                          Self.padBias(b, to: padded(outChannels)))

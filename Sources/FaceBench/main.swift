@@ -18,6 +18,7 @@ struct Options {
     var cascade: String?
     var parameters = DetectionParameters(minSize: 30)
     var repeats = 10
+    var networkSize: Int?
     var analysisSize: Int? = 480
     var files: [String] = []
     var model: String?
@@ -45,7 +46,8 @@ struct Options {
             case "--min-size": parameters.minSize = try integer(argument)
             case "--max-size": parameters.maxSize = try integer(argument)
             case "--repeat": repeats = max(1, try integer(argument))
-            case "--profile": break
+            case "--size": networkSize = try integer(argument)
+            case "--profile", "--all": break
             case "--model": model = try value(argument)
             case "--min-face": minFace = try integer(argument)
             case "--min-score":
@@ -164,8 +166,11 @@ func run(_ arguments: [String]) throws {
         }
     case "network-time":
         // One BlazeFace inference on a fixed pseudo-random 192x192 input (thread CPU time).
-        guard let path = options.files.first else { throw UsageError(message: "network-time MODEL.pdnn") }
-        let network = try ConvolutionalNetwork(contentsOf: path)
+        guard let path = options.files.first else { throw UsageError(message: "network-time [--repeat N] [--size SIDE] [--profile [--all]] MODEL.pdnn") }
+        var network = try ConvolutionalNetwork(contentsOf: path)
+        if let side = options.networkSize {
+            network = try ConvolutionalNetwork(file: try NetworkFile.load(path), inputSize: (side, side))
+        }
         let workspace = NetworkWorkspace(network: network)
         var state: UInt32 = 12345
         let input = workspace.input
@@ -184,6 +189,8 @@ func run(_ arguments: [String]) throws {
         if CommandLine.arguments.contains("--profile") {
             var totals: [String: UInt64] = [:]
             var order: [String] = []
+            var count: [String: Int] = [:]
+            for (step, _) in workspace.profile() { count[step, default: 0] += 1 }
             for _ in 0..<20 {
                 for (step, ns) in workspace.profile() {
                     let kind = String(step.split(separator: " ").first ?? "")
@@ -193,8 +200,9 @@ func run(_ arguments: [String]) throws {
                     totals[step, default: 0] += ns
                 }
             }
-            for key in order.sorted(by: { totals[$0]! > totals[$1]! }).prefix(25) {
-                print(key, format(Double(totals[key]!) / 20 / 1e6))
+            for key in order.sorted(by: { totals[$0]! > totals[$1]! }).prefix(CommandLine.arguments.contains("--all") ? 1000 : 25) {
+                // A step shape that occurs more than once is one line, its total time and "xN".
+                print(key, format(Double(totals[key]!) / 20 / 1e6) + (count[key].map { $0 > 1 ? " x\($0)" : "" } ?? ""))
             }
         }
         print("{\"model\":\(json(network.identifier)),\"kernels\":\(json(workspace.kernels.rawValue)),\"min_ms\":\(format(times[0])),\"median_ms\":\(format(times[times.count / 2]))}")

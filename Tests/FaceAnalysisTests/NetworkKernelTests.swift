@@ -1,0 +1,160 @@
+import CNNKernels
+import CNNKernelsAVX2
+import Testing
+
+/// The network's kernels against plain loops, on shapes BlazeFace never has (odd sizes, a last
+/// block of 8 channels, rows that do not fill a step), for every kernel set this processor runs.
+/// The parity tests cover BlazeFace's own shapes against TensorFlow Lite.
+struct NetworkKernelTests {
+    enum Set: String, CaseIterable {
+        case portable, avx2
+        var isSupported: Bool { self == .portable || AVX2Kernels.isSupported }
+    }
+    static let sets = Set.allCases.filter(\.isSupported)
+
+    /// Deterministic values in -1...1.
+    static func values(_ count: Int, seed: UInt32) -> [Float] {
+        var state = seed
+        return (0..<count).map { _ in
+            state = state &* 1_664_525 &+ 1_013_904_223
+            return Float(state >> 8) / Float(1 << 24) * 2 - 1
+        }
+    }
+
+    static func expectClose(_ got: [Float], _ want: [Float], _ what: String) {
+        #expect(got.count == want.count)
+        let worst = zip(got, want).map { abs($0 - $1) }.max() ?? 0
+        #expect(worst <= 1e-4, "\(what): largest difference \(worst)")
+    }
+
+    @Test("a general convolution matches plain loops, edges and short rows included", arguments: sets, [(1, 0, 0), (1, 2, 2), (2, 1, 1), (2, 2, 1)])
+    func convolution(set: Set, geometry: (stride: Int, padTop: Int, padLeft: Int)) {
+        let (height, width, inChannels, kernel, outChannels) = (11, 29, 3, 5, 24)
+        let (stride, padTop, padLeft) = geometry
+        let outHeight = (height + stride - 1) / stride, outWidth = (width + stride - 1) / stride
+        let input = Self.values(height * width * inChannels, seed: 1)
+        let w = Self.values(outChannels * kernel * kernel * inChannels, seed: 2)   // [o][ky][kx][ci]
+        let bias = Self.values(outChannels, seed: 3)
+        var want = [Float](repeating: 0, count: outHeight * outWidth * outChannels)
+        for oy in 0..<outHeight {
+            for ox in 0..<outWidth {
+                for o in 0..<outChannels {
+                    var sum = bias[o]
+                    for ky in 0..<kernel {
+                        for kx in 0..<kernel {
+                            let iy = oy * stride - padTop + ky, ix = ox * stride - padLeft + kx
+                            guard iy >= 0, iy < height, ix >= 0, ix < width else { continue }
+                            for ci in 0..<inChannels {
+                                sum += input[(iy * width + ix) * inChannels + ci] * w[((o * kernel + ky) * kernel + kx) * inChannels + ci]
+                            }
+                        }
+                    }
+                    want[(oy * outWidth + ox) * outChannels + o] = max(sum, 0)
+                }
+            }
+        }
+        // Packed as [out-block of 8][k*k*inChannels][8].
+        let patchLength = kernel * kernel * inChannels
+        var packed = [Float](repeating: 0, count: outChannels * patchLength)
+        for o in 0..<outChannels {
+            for i in 0..<patchLength { packed[((o / 8) * patchLength + i) * 8 + o % 8] = w[o * patchLength + i] }
+        }
+        var got = [Float](repeating: .nan, count: want.count)
+        var patch = [Float](repeating: 0, count: NetworkKernels.convolutionPixels * patchLength)
+        input.withUnsafeBufferPointer { x in
+            packed.withUnsafeBufferPointer { pw in
+                bias.withUnsafeBufferPointer { b in
+                    got.withUnsafeMutableBufferPointer { y in
+                        patch.withUnsafeMutableBufferPointer { p in
+                            let call = set == .avx2 ? AVX2Kernels.convolution : PortableKernels.convolution
+                            call(x.baseAddress!, height, width, inChannels, kernel, stride, padTop, padLeft,
+                                 pw.baseAddress!, b.baseAddress!, y.baseAddress!, outHeight, outWidth, outChannels, true, p.baseAddress!)
+                        }
+                    }
+                }
+            }
+        }
+        Self.expectClose(got, want, "\(set) stride \(stride) pad \(padTop),\(padLeft)")
+    }
+
+    @Test("a 1x1 convolution with a narrower residual matches plain loops", arguments: sets)
+    func pointwise(set: Set) {
+        let (pixels, inStride, outStride, residualStride) = (7, 16, 24, 8)
+        let input = Self.values(pixels * inStride, seed: 4)
+        let w = Self.values(outStride * inStride, seed: 5)     // [o][i]
+        let bias = Self.values(outStride, seed: 6)
+        let residual = Self.values(pixels * residualStride, seed: 7)
+        var want = [Float](repeating: 0, count: pixels * outStride)
+        for p in 0..<pixels {
+            for o in 0..<outStride {
+                var sum = bias[o]
+                for i in 0..<inStride { sum += input[p * inStride + i] * w[o * inStride + i] }
+                sum = max(sum, 0)
+                if o < residualStride { sum += residual[p * residualStride + o] }
+                want[p * outStride + o] = max(sum, 0)
+            }
+        }
+        // Packed in blocks of 16 output channels (the last block of 8): per block, inStride rows.
+        var packed = [Float](repeating: 0, count: outStride * inStride)
+        var o0 = 0
+        while o0 < outStride {
+            let block = min(16, outStride - o0)
+            for i in 0..<inStride { for j in 0..<block { packed[o0 * inStride + i * block + j] = w[(o0 + j) * inStride + i] } }
+            o0 += block
+        }
+        var got = [Float](repeating: .nan, count: want.count)
+        input.withUnsafeBufferPointer { x in
+            packed.withUnsafeBufferPointer { pw in
+                bias.withUnsafeBufferPointer { b in
+                    residual.withUnsafeBufferPointer { r in
+                        got.withUnsafeMutableBufferPointer { y in
+                            let epilogue = NetworkKernels.Epilogue(reluBeforeAdd: true, residual: r.baseAddress!, residualStride: residualStride, reluAfterAdd: true)
+                            let call = set == .avx2 ? AVX2Kernels.pointwise : PortableKernels.pointwise
+                            call(x.baseAddress!, inStride, pixels, pw.baseAddress!, b.baseAddress!, y.baseAddress!, outStride, epilogue)
+                        }
+                    }
+                }
+            }
+        }
+        Self.expectClose(got, want, "\(set)")
+    }
+
+    @Test("a depthwise 3x3 convolution matches plain loops", arguments: sets, [(1, 1, 1), (2, 0, 0), (2, 1, 1)])
+    func depthwise(set: Set, geometry: (stride: Int, padTop: Int, padLeft: Int)) {
+        let (height, width, channels) = (7, 11, 16)
+        let (stride, padTop, padLeft) = geometry
+        let outHeight = (height + stride - 1) / stride, outWidth = (width + stride - 1) / stride
+        let input = Self.values(height * width * channels, seed: 8)
+        let taps = Self.values(9 * channels, seed: 9)           // [tap][channel]
+        let bias = Self.values(channels, seed: 10)
+        var want = [Float](repeating: 0, count: outHeight * outWidth * channels)
+        for oy in 0..<outHeight {
+            for ox in 0..<outWidth {
+                for c in 0..<channels {
+                    var sum = bias[c]
+                    for ky in 0..<3 {
+                        for kx in 0..<3 {
+                            let iy = oy * stride - padTop + ky, ix = ox * stride - padLeft + kx
+                            guard iy >= 0, iy < height, ix >= 0, ix < width else { continue }
+                            sum += input[(iy * width + ix) * channels + c] * taps[(ky * 3 + kx) * channels + c]
+                        }
+                    }
+                    want[(oy * outWidth + ox) * channels + c] = sum
+                }
+            }
+        }
+        var got = [Float](repeating: .nan, count: want.count)
+        input.withUnsafeBufferPointer { x in
+            taps.withUnsafeBufferPointer { t in
+                bias.withUnsafeBufferPointer { b in
+                    got.withUnsafeMutableBufferPointer { y in
+                        let call = set == .avx2 ? AVX2Kernels.depthwise3x3 : PortableKernels.depthwise3x3
+                        call(x.baseAddress!, height, width, channels, stride, padTop, padLeft, t.baseAddress!, b.baseAddress!,
+                             y.baseAddress!, outHeight, outWidth, false)
+                    }
+                }
+            }
+        }
+        Self.expectClose(got, want, "\(set) stride \(stride) pad \(padTop),\(padLeft)")
+    }
+}
