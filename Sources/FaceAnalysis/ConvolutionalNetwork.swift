@@ -398,8 +398,7 @@ public final class NetworkWorkspace: @unchecked Sendable {
         self.network = network
         self.kernels = kernels.isSupported ? kernels : .portable
         capacity = max(network.arenaFloats, 8)
-        arena = .allocate(capacity: capacity)
-        arena.initialize(repeating: 0, count: capacity)
+        arena = Self.allocateArena(capacity)
         patchCapacity = max(network.patchLength, 8)
         patch = .allocate(capacity: patchCapacity)
         patch.initialize(repeating: 0, count: patchCapacity)
@@ -407,8 +406,16 @@ public final class NetworkWorkspace: @unchecked Sendable {
     }
 
     deinit {
-        arena.deallocate()
+        UnsafeMutableRawPointer(arena).deallocate()
         patch.deallocate()
+    }
+
+    /// Zeroed floats starting on a cache line. Every slot is a whole number of cache lines, so a
+    /// tensor's 8-float vectors never straddle two lines: on the 16-byte boundary `allocate` gives,
+    /// a quarter of a 32-channel row's loads did, and the depthwise steps ran 25-35% slower.
+    private static func allocateArena(_ floats: Int) -> UnsafeMutablePointer<Float> {
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: floats * MemoryLayout<Float>.stride, alignment: 64)
+        return raw.initializeMemory(as: Float.self, repeating: 0, count: floats)
     }
 
     /// Lays the buffers out for `plan` (another input size of the same network, say), growing them
@@ -416,10 +423,9 @@ public final class NetworkWorkspace: @unchecked Sendable {
     public func use(_ plan: ConvolutionalNetwork) {
         let needed = max(plan.arenaFloats, 8)
         if needed > capacity {
-            arena.deallocate()
+            UnsafeMutableRawPointer(arena).deallocate()
             capacity = needed
-            arena = .allocate(capacity: capacity)
-            arena.initialize(repeating: 0, count: capacity)
+            arena = Self.allocateArena(capacity)
         }
         if plan.patchLength > patchCapacity {
             patch.deallocate()
