@@ -13,39 +13,81 @@ enum LevelResize {
         let columns = Resampler.taps(sourceLength: image.width, outputLength: width)
         let rows = Resampler.taps(sourceLength: image.height, outputLength: height)
         let rowLength = width * channels
-        // Source rows resampled horizontally, kept only while an output row still needs them (the
-        // windows slide down), so a 12 MP level needs a few rows of Floats, not the whole image.
-        var cache: [Int: [Float]] = [:]
-        func horizontal(_ y: Int, _ pixels: UnsafeBufferPointer<UInt8>) -> [Float] {
-            if let row = cache[y] { return row }
-            var row = [Float](repeating: 0, count: rowLength)
-            let source = pixels.baseAddress! + y * image.width * channels
-            for (x, tap) in columns.enumerated() {
-                for c in 0..<channels {
-                    var sum: Float = 0
-                    var p = source + tap.first * channels + c
-                    for w in tap.weights {
-                        sum += w * Float(p.pointee)
-                        p += channels
-                    }
-                    row[x * channels + c] = sum
-                }
-            }
-            cache[y] = row
-            return row
+        // The column taps flattened (no array per output pixel in the inner loop).
+        let maxTaps = columns.map(\.weights.count).max() ?? 1
+        var columnFirst = [Int](repeating: 0, count: width)
+        var columnCount = [Int](repeating: 0, count: width)
+        var columnWeights = [Float](repeating: 0, count: width * maxTaps)
+        for (x, tap) in columns.enumerated() {
+            columnFirst[x] = tap.first * channels
+            columnCount[x] = tap.weights.count
+            for (k, w) in tap.weights.enumerated() { columnWeights[x * maxTaps + k] = w }
         }
+        // Source rows resampled horizontally, in a ring of as many rows as one output row reads
+        // (its taps are consecutive rows, so they never share a slot), so a 12 MP level needs a
+        // few rows of Floats, not the whole image.
+        let ringRows = rows.map(\.weights.count).max() ?? 1
+        var ring = [Float](repeating: 0, count: ringRows * rowLength)
+        var ringSource = [Int](repeating: -1, count: ringRows)
+        var sums = [Float](repeating: 0, count: rowLength)
         return image.pixels.withUnsafeBufferPointer { pixels in
             Image(width: width, height: height, channels: channels) { out in
-                var sums = [Float](repeating: 0, count: rowLength)
-                for (y, tap) in rows.enumerated() {
-                    cache = cache.filter { $0.key >= tap.first }
-                    for i in 0..<rowLength { sums[i] = 0 }
-                    for (k, w) in tap.weights.enumerated() {
-                        let row = horizontal(tap.first + k, pixels)
-                        for i in 0..<rowLength { sums[i] += w * row[i] }
+                ring.withUnsafeMutableBufferPointer { ring in
+                columnFirst.withUnsafeBufferPointer { columnFirst in
+                columnCount.withUnsafeBufferPointer { columnCount in
+                columnWeights.withUnsafeBufferPointer { columnWeights in
+                sums.withUnsafeMutableBufferPointer { sums in
+                    /// Row `y` resampled horizontally: sum of weight x pixel over the taps, in order.
+                    func horizontal(_ y: Int) -> UnsafeMutablePointer<Float> {
+                        let slot = y % ringRows
+                        let row = ring.baseAddress! + slot * rowLength
+                        if ringSource[slot] == y { return row }
+                        ringSource[slot] = y
+                        let source = pixels.baseAddress! + y * image.width * channels
+                        if channels == 3 {
+                            // RGB: the three sums of a pixel side by side, the same order of adds.
+                            for x in 0..<width {
+                                let weights = columnWeights.baseAddress! + x * maxTaps
+                                var r: Float = 0, g: Float = 0, b: Float = 0
+                                var p = source + columnFirst[x]
+                                for k in 0..<columnCount[x] {
+                                    let w = weights[k]
+                                    r += w * Float(p[0]); g += w * Float(p[1]); b += w * Float(p[2])
+                                    p += 3
+                                }
+                                row[3 * x] = r; row[3 * x + 1] = g; row[3 * x + 2] = b
+                            }
+                            return row
+                        }
+                        for x in 0..<width {
+                            let weights = columnWeights.baseAddress! + x * maxTaps
+                            let count = columnCount[x]
+                            for c in 0..<channels {
+                                var sum: Float = 0
+                                var p = source + columnFirst[x] + c
+                                for k in 0..<count {
+                                    sum += weights[k] * Float(p.pointee)
+                                    p += channels
+                                }
+                                row[x * channels + c] = sum
+                            }
+                        }
+                        return row
                     }
-                    let target = out.baseAddress! + y * rowLength
-                    for i in 0..<rowLength { target[i] = UInt8(clamping: Int(sums[i] + 0.5)) }
+                    let total = sums.baseAddress!
+                    for (y, tap) in rows.enumerated() {
+                        total.update(repeating: 0, count: rowLength)
+                        for (k, w) in tap.weights.enumerated() {
+                            let row = horizontal(tap.first + k)
+                            for i in 0..<rowLength { total[i] += w * row[i] }
+                        }
+                        let target = out.baseAddress! + y * rowLength
+                        for i in 0..<rowLength { target[i] = UInt8(clamping: Int(total[i] + 0.5)) }
+                    }
+                }
+                }
+                }
+                }
                 }
             }
         }

@@ -1,0 +1,46 @@
+@testable import FaceAnalysis
+import PhotoDecoding
+import Testing
+
+/// BlazeFace's level resize against the tent filter written out plainly: every output pixel the
+/// weighted sum of its source pixels, rows first, with the same taps and the same order of sums,
+/// so the fast form must agree to the last bit.
+struct LevelResizeTests {
+    static func reference(_ image: Image, width: Int, height: Int) -> [UInt8] {
+        let channels = image.channels
+        let columns = Resampler.taps(sourceLength: image.width, outputLength: width)
+        let rows = Resampler.taps(sourceLength: image.height, outputLength: height)
+        var out = [UInt8](repeating: 0, count: width * height * channels)
+        for y in 0..<height {
+            for x in 0..<width {
+                for c in 0..<channels {
+                    var total: Float = 0
+                    for (k, w) in rows[y].weights.enumerated() {
+                        let sy = rows[y].first + k
+                        var sum: Float = 0
+                        for (j, v) in columns[x].weights.enumerated() {
+                            sum += v * Float(image.pixels[(sy * image.width + columns[x].first + j) * channels + c])
+                        }
+                        total += w * sum
+                    }
+                    out[(y * width + x) * channels + c] = UInt8(clamping: Int(total + 0.5))
+                }
+            }
+        }
+        return out
+    }
+
+    @Test("scaling matches the plain tent filter bit for bit", arguments: [(1, Float(0.4)), (3, 0.8), (3, 0.37), (3, 1.7), (1, 2)])
+    func scaledMatchesTheReference(channels: Int, factor: Float) {
+        var state: UInt32 = 7
+        let image = Image(width: 53, height: 37, channels: channels) { pixels in
+            for i in pixels.indices {
+                state = state &* 1_664_525 &+ 1_013_904_223
+                pixels[i] = UInt8(truncatingIfNeeded: state >> 24)
+            }
+        }
+        let scaled = LevelResize.scaled(image, by: factor)
+        #expect(scaled.width == Int((53 * factor).rounded()) && scaled.height == Int((37 * factor).rounded()))
+        #expect(scaled.pixels == Self.reference(image, width: scaled.width, height: scaled.height))
+    }
+}
