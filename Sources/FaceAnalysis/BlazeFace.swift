@@ -180,6 +180,10 @@ public final class BlazeFace: Sendable {
                 for candidate in found {
                     let size = candidate.width
                     guard size >= Self.smallestFace, coarsest || size <= Self.largestFace else { continue }
+                    // Centred in the padding that rounds the tile up to the network's input size:
+                    // nothing of the photo is there (a face cut by the photo's edge is centred inside).
+                    let centreX = (candidate.xmin + candidate.xmax) / 2, centreY = (candidate.ymin + candidate.ymax) / 2
+                    guard centreX >= 0, centreY >= 0, centreX < Float(tile.width), centreY < Float(tile.height) else { continue }
                     // Cut by an inner tile edge: the neighbouring tile holds this face whole.
                     if (tile.x > 0 && candidate.xmin < 1) || (tile.y > 0 && candidate.ymin < 1) ||
                         (tile.x + tile.width < level.image.width && candidate.xmax > Float(tile.width - 1)) ||

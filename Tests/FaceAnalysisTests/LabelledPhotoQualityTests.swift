@@ -119,3 +119,30 @@ import Testing
         #expect(detector.memoryEstimate(for: header, decodedShortSide: 375) > 2 * constrained)
     }
 }
+
+/// Pyramid tiles are padded up to the network's input size; what the network "sees" there is not
+/// the photo. A box centred in that padding once made `analyze` call a good photo undecodable
+/// (its region lay wholly outside the image, and the features refused it).
+@Suite struct BlazeFacePaddingTests {
+    @Test func noBoxIsCentredOutsideThePhoto() throws {
+        let network = try BlazeFace(contentsOf: Fixtures.modelsDirectory + "/blazeface-full-range.pdnn")
+        let path = LabelledPhotoQualityTests.directory + "/scrfd-solvay_conference_1927.jpg"
+        let image = try PhotoDecoder.decode(path, options: DecodeOptions(output: .rgb, targetShortSide: 1086))
+        #expect(image.width == 1500 && image.height == 1086)
+        // A finest level of 0.7 (a 1050x760 level, tiles padded to 448x448) put a box in the
+        // right-hand padding of this photo; the other scales are its neighbours.
+        for upscale in [Float(0.68), 0.69, 0.7, 0.71, 0.72] {
+            var options = BlazeFaceOptions(minFaceSize: 10)
+            options.maxUpscale = upscale
+            let found = try network.detect(in: image, options: options)
+            for detection in found {
+                let f = detection.face
+                let centre = ((f.xmin + f.xmax) / 2, (f.ymin + f.ymax) / 2)
+                #expect(centre.0 >= 0 && centre.0 < Float(image.width) && centre.1 >= 0 && centre.1 < Float(image.height),
+                        "finest level \(upscale): a box centred at \(centre) in a \(image.width)x\(image.height) photo")
+            }
+            let regions = try network.regions(for: found, in: image, options: options)
+            _ = try Features(spec: .detectorAndSecondLook).extract(from: image, regions: regions)
+        }
+    }
+}
