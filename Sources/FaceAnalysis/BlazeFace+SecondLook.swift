@@ -28,12 +28,14 @@ extension BlazeFace {
     }
 
     /// `detections` (found in `image`) as regions, each scoring `options.secondLookMinScore` or more
-    /// with its second looks.
+    /// with its second looks. A region with no pixel inside the image (a box moved off the photo's
+    /// edge by wild keypoints) is left out: there is nothing of it to judge.
     public func regions(for detections: [BlazeFaceDetection], in image: Image,
                         options: BlazeFaceOptions) throws(FaceAnalysisError) -> [FaceRegion] {
         var regions: [FaceRegion] = []
         for detection in detections {
             var region = FaceRegion(detection)
+            guard region.x < image.width, region.y < image.height, region.x + region.width > 0, region.y + region.height > 0 else { continue }
             if detection.face.score >= options.secondLookMinScore {
                 region.secondLooks = try secondLooks(at: detection.face, in: image)
             }

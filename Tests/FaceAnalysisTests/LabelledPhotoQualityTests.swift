@@ -1,4 +1,4 @@
-import FaceAnalysis
+@testable import FaceAnalysis
 import PhotoDecoding
 import Foundation
 import Testing
@@ -144,5 +144,16 @@ import Testing
             let regions = try network.regions(for: found, in: image, options: options)
             _ = try Features(spec: .detectorAndSecondLook).extract(from: image, regions: regions)
         }
+    }
+
+    @Test func aBoxWhollyOffThePhotoIsLeftOutNotFailed() throws {
+        let network = try BlazeFace(contentsOf: Fixtures.modelsDirectory + "/blazeface-full-range.pdnn")
+        let image = Image(width: 64, height: 48, channels: 3) { $0.update(repeating: 128) }
+        let inside = FaceCandidate(xmin: 10, ymin: 10, xmax: 30, ymax: 30, keypoints: [], score: 0.2)
+        let outside = FaceCandidate(xmin: 70, ymin: 10, xmax: 90, ymax: 30, keypoints: [], score: 0.2)
+        let detections = [inside, outside].map { BlazeFaceDetection(face: $0, support: 1, levels: 1, networkSize: 20) }
+        let regions = try network.regions(for: detections, in: image, options: BlazeFaceOptions())
+        #expect(regions.count == 1 && regions[0].x < 40, "\(regions)")
+        _ = try Features(spec: .detectorAndSecondLook).extract(from: image, regions: regions)
     }
 }
