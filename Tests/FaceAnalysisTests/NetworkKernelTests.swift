@@ -121,7 +121,14 @@ struct NetworkKernelTests {
 
     @Test("a depthwise 3x3 convolution matches plain loops", arguments: sets, [(1, 1, 1), (2, 0, 0), (2, 1, 1)])
     func depthwise(set: Set, geometry: (stride: Int, padTop: Int, padLeft: Int)) {
-        let (height, width, channels) = (7, 11, 16)
+        // One channel block and several (the blocks of a pixel share its rows).
+        for channels in [8, 24] {
+            depthwise(set: set, geometry: geometry, channels: channels)
+        }
+    }
+
+    func depthwise(set: Set, geometry: (stride: Int, padTop: Int, padLeft: Int), channels: Int) {
+        let (height, width) = (7, 11)
         let (stride, padTop, padLeft) = geometry
         let outHeight = (height + stride - 1) / stride, outWidth = (width + stride - 1) / stride
         let input = Self.values(height * width * channels, seed: 8)
@@ -155,6 +162,6 @@ struct NetworkKernelTests {
                 }
             }
         }
-        Self.expectClose(got, want, "\(set) stride \(stride) pad \(padTop),\(padLeft)")
+        Self.expectClose(got, want, "\(set) \(channels) channels stride \(stride) pad \(padTop),\(padLeft)")
     }
 }
