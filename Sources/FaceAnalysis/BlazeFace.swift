@@ -180,10 +180,13 @@ public final class BlazeFace: Sendable {
                 for candidate in found {
                     let size = candidate.width
                     guard size >= Self.smallestFace, coarsest || size <= Self.largestFace else { continue }
-                    // Centred in the padding that rounds the tile up to the network's input size:
-                    // nothing of the photo is there (a face cut by the photo's edge is centred inside).
-                    let centreX = (candidate.xmin + candidate.xmax) / 2, centreY = (candidate.ymin + candidate.ymax) / 2
-                    guard centreX >= 0, centreY >= 0, centreX < Float(tile.width), centreY < Float(tile.height) else { continue }
+                    // Mostly in the padding that rounds the tile up to the network's input size, or
+                    // beyond the photo: less than 30% of its width or height on real pixels. A face
+                    // cut by the photo's edge keeps it (even one mostly out of frame: the network
+                    // boxes the whole face); a box the network put in the black padding does not.
+                    let visibleX = min(candidate.xmax, Float(tile.width)) - max(candidate.xmin, 0)
+                    let visibleY = min(candidate.ymax, Float(tile.height)) - max(candidate.ymin, 0)
+                    guard visibleX >= 0.3 * candidate.width, visibleY >= 0.3 * candidate.height else { continue }
                     // Cut by an inner tile edge: the neighbouring tile holds this face whole.
                     if (tile.x > 0 && candidate.xmin < 1) || (tile.y > 0 && candidate.ymin < 1) ||
                         (tile.x + tile.width < level.image.width && candidate.xmax > Float(tile.width - 1)) ||
