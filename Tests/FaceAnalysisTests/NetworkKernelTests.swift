@@ -29,7 +29,14 @@ struct NetworkKernelTests {
 
     @Test("a general convolution matches plain loops, edges and short rows included", arguments: sets, [(1, 0, 0), (1, 2, 2), (2, 1, 1), (2, 2, 1)])
     func convolution(set: Set, geometry: (stride: Int, padTop: Int, padLeft: Int)) {
-        let (height, width, inChannels, kernel, outChannels) = (11, 29, 3, 5, 24)
+        // BlazeFace's first layer (5x5 over RGB, ReLU), and a 3x3 over one channel without ReLU.
+        for (kernel, inChannels, relu) in [(5, 3, true), (3, 1, false)] {
+            convolution(set: set, geometry: geometry, kernel: kernel, inChannels: inChannels, relu: relu)
+        }
+    }
+
+    func convolution(set: Set, geometry: (stride: Int, padTop: Int, padLeft: Int), kernel: Int, inChannels: Int, relu: Bool) {
+        let (height, width, outChannels) = (11, 29, 24)
         let (stride, padTop, padLeft) = geometry
         let outHeight = (height + stride - 1) / stride, outWidth = (width + stride - 1) / stride
         let input = Self.values(height * width * inChannels, seed: 1)
@@ -49,7 +56,7 @@ struct NetworkKernelTests {
                             }
                         }
                     }
-                    want[(oy * outWidth + ox) * outChannels + o] = max(sum, 0)
+                    want[(oy * outWidth + ox) * outChannels + o] = relu ? max(sum, 0) : sum
                 }
             }
         }
@@ -60,7 +67,8 @@ struct NetworkKernelTests {
             for i in 0..<patchLength { packed[((o / 8) * patchLength + i) * 8 + o % 8] = w[o * patchLength + i] }
         }
         var got = [Float](repeating: .nan, count: want.count)
-        var patch = [Float](repeating: 0, count: NetworkKernels.convolutionPixels * patchLength)
+        // NaN in the scratch: a gathered patch that skipped writing its zeros would show.
+        var patch = [Float](repeating: .nan, count: NetworkKernels.convolutionPixels * patchLength)
         input.withUnsafeBufferPointer { x in
             packed.withUnsafeBufferPointer { pw in
                 bias.withUnsafeBufferPointer { b in
@@ -68,13 +76,13 @@ struct NetworkKernelTests {
                         patch.withUnsafeMutableBufferPointer { p in
                             let call = set == .avx2 ? AVX2Kernels.convolution : PortableKernels.convolution
                             call(x.baseAddress!, height, width, inChannels, kernel, stride, padTop, padLeft,
-                                 pw.baseAddress!, b.baseAddress!, y.baseAddress!, outHeight, outWidth, outChannels, true, p.baseAddress!)
+                                 pw.baseAddress!, b.baseAddress!, y.baseAddress!, outHeight, outWidth, outChannels, relu, p.baseAddress!)
                         }
                     }
                 }
             }
         }
-        Self.expectClose(got, want, "\(set) stride \(stride) pad \(padTop),\(padLeft)")
+        Self.expectClose(got, want, "\(set) \(kernel)x\(kernel)x\(inChannels) stride \(stride) pad \(padTop),\(padLeft)")
     }
 
     @Test("a 1x1 convolution with a narrower residual matches plain loops", arguments: sets)
