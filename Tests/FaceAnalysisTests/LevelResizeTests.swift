@@ -32,12 +32,9 @@ struct LevelResizeTests {
 
     @Test("scaling matches the plain tent filter bit for bit", arguments: [(1, Float(0.4)), (3, 0.8), (3, 0.37), (3, 1.7), (1, 2)])
     func scaledMatchesTheReference(channels: Int, factor: Float) {
-        var state: UInt32 = 7
+        var generator = SeededGenerator(seed: 7)
         let image = Image(width: 53, height: 37, channels: channels) { pixels in
-            for i in pixels.indices {
-                state = state &* 1_664_525 &+ 1_013_904_223
-                pixels[i] = UInt8(truncatingIfNeeded: state >> 24)
-            }
+            for i in pixels.indices { pixels[i] = UInt8(truncatingIfNeeded: generator.next() >> 56) }
         }
         let scaled = LevelResize.scaled(image, by: factor)
         #expect(scaled.width == Int((53 * factor).rounded()) && scaled.height == Int((37 * factor).rounded()))

@@ -1,4 +1,5 @@
 import CNNKernels
+import FaceAnalysis
 import CNNKernelsAVX2
 import Testing
 
@@ -13,12 +14,9 @@ struct NetworkKernelTests {
     static let sets = Set.allCases.filter(\.isSupported)
 
     /// Deterministic values in -1...1.
-    static func values(_ count: Int, seed: UInt32) -> [Float] {
-        var state = seed
-        return (0..<count).map { _ in
-            state = state &* 1_664_525 &+ 1_013_904_223
-            return Float(state >> 8) / Float(1 << 24) * 2 - 1
-        }
+    static func values(_ count: Int, seed: UInt64) -> [Float] {
+        var generator = SeededGenerator(seed: seed)
+        return (0..<count).map { _ in Float(generator.next() >> 40) / Float(1 << 24) * 2 - 1 }
     }
 
     static func expectClose(_ got: [Float], _ want: [Float], _ what: String) {

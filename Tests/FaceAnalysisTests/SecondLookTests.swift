@@ -27,11 +27,8 @@ import Testing
     @Test func shrinkingAveragesInsteadOfPickingPixels() {
         // Black-or-white noise (spread 1 in the input's units), shrunk 4x: each input pixel averages
         // 4x4 samples, so the spread drops to about 0.25; a single bilinear sample would leave 0.5.
-        var state: UInt32 = 12345
-        let pixels = (0..<400 * 400).map { _ -> UInt8 in
-            state = state &* 1_664_525 &+ 1_013_904_223
-            return state >> 31 == 0 ? 0 : 255
-        }
+        var generator = SeededGenerator(seed: 12345)
+        let pixels = (0..<400 * 400).map { _ -> UInt8 in generator.next() >> 63 == 0 ? 0 : 255 }
         let noise = Image(width: 400, height: 400, channels: 1, pixels: pixels)
         let input = Self.fill(noise, centre: SIMD2(200, 200), scale: 0.25)
         var inside: [Float] = []
