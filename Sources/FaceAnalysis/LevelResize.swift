@@ -5,6 +5,11 @@ import PhotoDecoding
 /// 2x2 box halving for each coarser level.
 enum LevelResize {
     /// `image` scaled by `factor` (each side rounded, at least 1 pixel), same channels.
+    ///
+    /// Rows first: each source row is widened to Floats once, resampled horizontally into a ring of
+    /// as many rows as one output row reads, and each output row sums its ring rows eight values at
+    /// a time. Every value is the same chain of multiplies and adds, in the same order, as the
+    /// filter written out plainly (LevelResizeTests checks it bit for bit).
     static func scaled(_ image: Image, by factor: Float) -> Image {
         let width = max(1, Int((Float(image.width) * factor).rounded()))
         let height = max(1, Int((Float(image.height) * factor).rounded()))
@@ -25,64 +30,86 @@ enum LevelResize {
         }
         // Source rows resampled horizontally, in a ring of as many rows as one output row reads
         // (its taps are consecutive rows, so they never share a slot), so a 12 MP level needs a
-        // few rows of Floats, not the whole image.
+        // few rows of Floats, not the whole image. One float of slack after each row and after
+        // the widened source row: the RGB path loads and stores four lanes for three channels.
         let ringRows = rows.map(\.weights.count).max() ?? 1
-        var ring = [Float](repeating: 0, count: ringRows * rowLength)
+        let ringStride = rowLength + 1
+        var ring = [Float](repeating: 0, count: ringRows * ringStride)
         var ringSource = [Int](repeating: -1, count: ringRows)
-        var sums = [Float](repeating: 0, count: rowLength)
+        var line = [Float](repeating: 0, count: image.width * channels + 1)
+        var taps = [UnsafePointer<Float>]()
+        taps.reserveCapacity(ringRows)
         return image.pixels.withUnsafeBufferPointer { pixels in
             Image(width: width, height: height, channels: channels) { out in
                 ring.withUnsafeMutableBufferPointer { ring in
+                line.withUnsafeMutableBufferPointer { line in
                 columnFirst.withUnsafeBufferPointer { columnFirst in
                 columnCount.withUnsafeBufferPointer { columnCount in
                 columnWeights.withUnsafeBufferPointer { columnWeights in
-                sums.withUnsafeMutableBufferPointer { sums in
+                    let widened = line.baseAddress!
                     /// Row `y` resampled horizontally: sum of weight x pixel over the taps, in order.
-                    func horizontal(_ y: Int) -> UnsafeMutablePointer<Float> {
+                    func horizontal(_ y: Int) -> UnsafePointer<Float> {
                         let slot = y % ringRows
-                        let row = ring.baseAddress! + slot * rowLength
-                        if ringSource[slot] == y { return row }
+                        let row = ring.baseAddress! + slot * ringStride
+                        if ringSource[slot] == y { return UnsafePointer(row) }
                         ringSource[slot] = y
                         let source = pixels.baseAddress! + y * image.width * channels
+                        for i in 0..<(image.width * channels) { widened[i] = Float(source[i]) }
                         if channels == 3 {
-                            // RGB: the three sums of a pixel side by side, the same order of adds.
+                            // RGB: a pixel's three sums as lanes of one vector (the fourth lane is
+                            // the next pixel's red, ignored, and overwritten by the next store).
                             for x in 0..<width {
                                 let weights = columnWeights.baseAddress! + x * maxTaps
-                                var r: Float = 0, g: Float = 0, b: Float = 0
-                                var p = source + columnFirst[x]
+                                var sum = SIMD4<Float>(repeating: 0)
+                                var p = UnsafeRawPointer(widened + columnFirst[x])
                                 for k in 0..<columnCount[x] {
-                                    let w = weights[k]
-                                    r += w * Float(p[0]); g += w * Float(p[1]); b += w * Float(p[2])
-                                    p += 3
+                                    sum += SIMD4(repeating: weights[k]) * p.loadUnaligned(as: SIMD4<Float>.self)
+                                    p += 3 * MemoryLayout<Float>.stride
                                 }
-                                row[3 * x] = r; row[3 * x + 1] = g; row[3 * x + 2] = b
+                                UnsafeMutableRawPointer(row + 3 * x).storeBytes(of: sum, as: SIMD4<Float>.self)
                             }
-                            return row
+                            return UnsafePointer(row)
                         }
                         for x in 0..<width {
                             let weights = columnWeights.baseAddress! + x * maxTaps
                             let count = columnCount[x]
                             for c in 0..<channels {
                                 var sum: Float = 0
-                                var p = source + columnFirst[x] + c
+                                var p = widened + columnFirst[x] + c
                                 for k in 0..<count {
-                                    sum += weights[k] * Float(p.pointee)
+                                    sum += weights[k] * p.pointee
                                     p += channels
                                 }
                                 row[x * channels + c] = sum
                             }
                         }
-                        return row
+                        return UnsafePointer(row)
                     }
-                    let total = sums.baseAddress!
                     for (y, tap) in rows.enumerated() {
-                        total.update(repeating: 0, count: rowLength)
-                        for (k, w) in tap.weights.enumerated() {
-                            let row = horizontal(tap.first + k)
-                            for i in 0..<rowLength { total[i] += w * row[i] }
-                        }
+                        taps.removeAll(keepingCapacity: true)
+                        for k in tap.weights.indices { taps.append(horizontal(tap.first + k)) }
                         let target = out.baseAddress! + y * rowLength
-                        for i in 0..<rowLength { target[i] = UInt8(clamping: Int(total[i] + 0.5)) }
+                        var i = 0
+                        while i + 8 <= rowLength {
+                            var total = SIMD8<Float>(repeating: 0)
+                            for (k, w) in tap.weights.enumerated() {
+                                total += SIMD8(repeating: w) * UnsafeRawPointer(taps[k] + i).loadUnaligned(as: SIMD8<Float>.self)
+                            }
+                            // Int(total + 0.5) clamped to 0...255, as the plain filter rounds, a lane
+                            // at a time: SIMD8<Int32>(_:rounding:) is a generic lane loop here.
+                            total += 0.5
+                            for j in 0..<8 {
+                                let v = total[j]
+                                target[i + j] = v < 1 ? 0 : v >= 255 ? 255 : UInt8(truncatingIfNeeded: Int32(v))
+                            }
+                            i += 8
+                        }
+                        while i < rowLength {
+                            var total: Float = 0
+                            for (k, w) in tap.weights.enumerated() { total += w * taps[k][i] }
+                            target[i] = UInt8(clamping: Int(total + 0.5))
+                            i += 1
+                        }
                     }
                 }
                 }
