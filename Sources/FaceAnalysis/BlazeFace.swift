@@ -105,7 +105,7 @@ public final class BlazeFace: Sendable {
                                tileSize: Int = BlazeFaceOptions().tileSize, maxUpscale: Float = 2) -> Int {
         let scale = Double(min(Self.finestFace / Float(max(1, minFaceSize)), maxUpscale))
         let levelWidth = Int((Double(width) * scale).rounded(.up)), levelHeight = Int((Double(height) * scale).rounded(.up))
-        // A second look runs at 192x192 whatever the tiles were.
+        // A second look runs at its own size whatever the tiles were.
         let tileArea = max(Self.inputSide(min(levelWidth, tileSize)) * Self.inputSide(min(levelHeight, tileSize)),
                            Self.secondLookSide * Self.secondLookSide)
         let perPixel = Double(template.arenaFloats * 4) / Double(template.inputShape.height * template.inputShape.width)
