@@ -24,7 +24,7 @@ extension BlazeFace {
     /// the centre of a square input of `secondLookSide`, wherever the pyramid happened to put it. A
     /// real face scores about the same or higher; many false boxes (a forehead above a face, a
     /// ridge, a painted face) score far lower, because the first score leaned on a tile edge, a
-    /// pyramid scale or the context of a nearby real face. Costs one 128x128 network run per width (about 1.5 ms each).
+    /// pyramid scale or the context of a nearby real face. Costs one 128x128 network run per width (about 2.5 ms each with the resampling).
     public func secondLooks(at face: FaceCandidate, in image: Image) throws(FaceAnalysisError) -> [Float] {
         var scores: [Float] = []
         for width in Self.secondLookWidths {

@@ -48,8 +48,15 @@ extension Features {
         public var layoutGrid: Int
         /// The groups, in vector order, each at most once.
         public var groups: [Group]
+        /// With `secondLook`: the side of the square network input the looks ran on. Absent in
+        /// models written before it was recorded, which were all fitted on 192x192 looks
+        /// (`legacySecondLookSide`); nil without `secondLook`.
+        public var secondLookSide: Int?
+        /// The look size of a `secondLook` spec that records none.
+        public static let legacySecondLookSide = 192
 
         /// A spec with the given sizes and groups; `validate()` says whether this build computes it.
+        /// A spec with `secondLook` records the look size this build computes.
         public init(version: Int = Spec.currentVersion, cropSize: Int, cellSize: Int, orientationBins: Int,
                     layoutGrid: Int, groups: [Group]) {
             self.version = version
@@ -58,6 +65,7 @@ extension Features {
             self.orientationBins = orientationBins
             self.layoutGrid = layoutGrid
             self.groups = groups
+            self.secondLookSide = groups.contains(.secondLook) ? BlazeFace.secondLookSide : nil
         }
 
         /// What a crop alone can tell: gradients, intensity, layout and symmetry of a 16×16 resample
@@ -109,7 +117,8 @@ extension Features {
         public var usesFrame: Bool { groups.contains(.geometry) || groups.contains(.frame) || groups.contains(.detector) || groups.contains(.secondLook) }
 
         /// Throws `featureSpecMismatch` unless this build computes the spec: the current version,
-        /// sizes that divide evenly, and each group at most once.
+        /// sizes that divide evenly, each group at most once, and second looks of the size this
+        /// build runs (a model fitted on other looks would be fed values it never saw).
         public func validate() throws(FaceAnalysisError) {
             guard version == Spec.currentVersion else {
                 throw FaceAnalysisError(.featureSpecMismatch,
@@ -124,12 +133,21 @@ extension Features {
                 throw FaceAnalysisError(.featureSpecMismatch,
                                       "feature spec must list each group once and at least one: \(self)")
             }
+            if groups.contains(.secondLook) {
+                let side = secondLookSide ?? Self.legacySecondLookSide
+                guard side == BlazeFace.secondLookSide else {
+                    throw FaceAnalysisError(.featureSpecMismatch,
+                                          "the model was fitted on \(side)x\(side) second looks; this build runs them at \(BlazeFace.secondLookSide)x\(BlazeFace.secondLookSide): fit it again with `photodrain train --labelled`")
+                }
+            }
         }
 
         /// A one-line summary, e.g. `v1 crop 32 cell 8 bins 9 grid 4 [gradient-histogram, intensity]`.
         public var description: String {
             "v\(version) crop \(cropSize) cell \(cellSize) bins \(orientationBins) grid \(layoutGrid) ["
-                + groups.map(\.rawValue).joined(separator: ", ") + "] (\(dimension) features)"
+                + groups.map(\.rawValue).joined(separator: ", ") + "]"
+                + (groups.contains(.secondLook) ? " looks \(secondLookSide ?? Self.legacySecondLookSide)" : "")
+                + " (\(dimension) features)"
         }
     }
 }

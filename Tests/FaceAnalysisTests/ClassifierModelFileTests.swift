@@ -58,6 +58,41 @@ import Testing
         #expect(error?.code == .featureSpecMismatch)
     }
 
+    /// The shipped verdict model's file with its second-look size replaced (nil: removed, as in
+    /// files written before the size was recorded).
+    private func verdictModel(secondLookSide: Int?) throws -> Data {
+        let shipped = try LinearModel.load(Fixtures.modelsDirectory + "/face-verdict.json")
+        return try edited(shipped) { object in
+            var spec = object["featureSpec"] as? [String: Any] ?? [:]
+            spec["secondLookSide"] = secondLookSide
+            object["featureSpec"] = spec
+        }
+    }
+
+    @Test func theShippedVerdictModelRecordsTheLooksThisBuildRuns() throws {
+        let shipped = try LinearModel.load(Fixtures.modelsDirectory + "/face-verdict.json")
+        #expect(shipped.spec.groups.contains(.secondLook))
+        #expect(shipped.spec.secondLookSide == BlazeFace.secondLookSide)
+        #expect(try LinearModel.decode(try verdictModel(secondLookSide: BlazeFace.secondLookSide)).spec == shipped.spec)
+    }
+
+    @Test("a model fitted on second looks of another size is refused, not fed values it never saw",
+          arguments: [nil, 96, 192] as [Int?])
+    func aModelFittedOnOtherSecondLooksIsRejected(side: Int?) throws {
+        let data = try verdictModel(secondLookSide: side)
+        let error = #expect(throws: FaceAnalysisError.self) { try LinearModel.decode(data, path: "old.json") }
+        #expect(error?.code == .featureSpecMismatch)
+        let expected = side ?? Features.Spec.legacySecondLookSide
+        #expect(error?.message.contains("fitted on \(expected)x\(expected) second looks") == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("photodrain train --labelled") == true)
+    }
+
+    @Test func aSpecWithoutSecondLooksRecordsNoLookSize() {
+        #expect(Features.Spec.crop.secondLookSide == nil)
+        #expect(Features.Spec.detector.secondLookSide == nil)
+        #expect(Features.Spec.detectorAndSecondLook.secondLookSide == BlazeFace.secondLookSide)
+    }
+
     @Test func anUnknownFeatureGroupIsMalformed() throws {
         let data = try edited(try ClassifierFixtures.smallModel()) { object in
             var spec = object["featureSpec"] as? [String: Any] ?? [:]
