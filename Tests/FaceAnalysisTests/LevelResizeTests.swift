@@ -40,4 +40,20 @@ struct LevelResizeTests {
         #expect(scaled.width == Int((53 * factor).rounded()) && scaled.height == Int((37 * factor).rounded()))
         #expect(scaled.pixels == Self.reference(image, width: scaled.width, height: scaled.height))
     }
+
+    /// Shapes at the edges of the fast form: one column or one row, output rows shorter than one
+    /// vector of eight, and channel counts other than 1 and 3 (the general path).
+    @Test("odd shapes match the plain filter too", arguments: [
+        (1, 9, 3, Float(0.5)), (9, 1, 3, 0.5), (1, 1, 3, 3), (2, 5, 1, 1.5), (5, 3, 2, 0.7),
+        (7, 6, 4, 0.6), (3, 40, 3, 0.4), (40, 2, 1, 0.3), (11, 11, 4, 2.2),
+    ])
+    func oddShapesMatchTheReference(width: Int, height: Int, channels: Int, factor: Float) {
+        var generator = SeededGenerator(seed: UInt64(width * 100 + height * 10 + channels))
+        let image = Image(width: width, height: height, channels: channels) { pixels in
+            for i in pixels.indices { pixels[i] = UInt8(truncatingIfNeeded: generator.next() >> 56) }
+        }
+        let scaled = LevelResize.scaled(image, by: factor)
+        #expect(scaled.channels == channels)
+        #expect(scaled.pixels == Self.reference(image, width: scaled.width, height: scaled.height))
+    }
 }
