@@ -51,7 +51,11 @@ def main():
     if cascade.empty():
         sys.exit(f"cannot load {cascade_path}")
     window = load_window(cascade_path)
-    scale = min(1.0, min(window) / min_face)
+    scale = min(window) / min_face
+    if scale > 1:
+        print(f"opencv-pipeline: faces under the {min(window)} px window need an enlarged photo; "
+              f"searching the full-size photo for faces of {min(window)} px and more", file=sys.stderr)
+        scale = 1.0
     reduction = min(REDUCTIONS, key=lambda r: abs(1 / r - scale))
     start = time.perf_counter()
     faces = 0
