@@ -205,7 +205,7 @@ public final class AssetStore: Sendable {
                 let insert = try db.prepare("INSERT INTO assets(path, size, mtime_ns, discovered_at, raw_path) VALUES (?, ?, ?, ?, ?)")
                 let record = try db.prepare("INSERT INTO changes(path, kind, at) VALUES (?, ?, ?)")
                 var settling: [String] = [], settlingNew = 0
-                for file in files where !unread.contains(FolderRecord.parent(of: file.path)) {
+                for file in files {
                     if let row = known.removeValue(forKey: file.path) {
                         guard row.size != file.size || row.mtime != file.mtimeNanoseconds else { continue }
                         if stillChanging(file) {
@@ -236,6 +236,8 @@ public final class AssetStore: Sendable {
                     }
                     while try record.step() {}
                 }
+                // Rows in folders this scan did not read stand; the rest that it did not find are gone.
+                let standing = unread.isEmpty ? 0 : known.keys.lazy.filter { unread.contains(FolderRecord.parent(of: $0)) }.count
                 for (path, row) in known.sorted(by: { $0.key < $1.key }) where !unread.contains(FolderRecord.parent(of: path)) {
                     try db.run("DELETE FROM assets WHERE id = ?", [.integer(row.id)])
                     changes.removed.append(path)
@@ -258,7 +260,7 @@ public final class AssetStore: Sendable {
                 for (key, value) in state {
                     try db.run("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", [.text(key), .text(value)])
                 }
-                return ScanReport(changes: changes, photoCount: files.count - settlingNew, problems: problems, directoriesRead: walk.directoriesRead,
+                return ScanReport(changes: changes, photoCount: files.count - settlingNew + standing, problems: problems, directoriesRead: walk.directoriesRead,
                                   directoriesUnchanged: walk.directories.count - walk.directoriesRead, fullWalk: folders == nil,
                                   settling: settling)
             }

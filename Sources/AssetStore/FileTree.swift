@@ -80,14 +80,12 @@ struct WalkedDirectory: Sendable, Equatable {
 struct KnownDirectory: Sendable {
     /// The names (bytes) of its entries that were directories, in the order that walk met them.
     var subdirectories: [[UInt8]]
-    /// Its regular files.
-    var files: [FileEntry]
     /// Its other entries that were left out, with why (not the subdirectories' own problems).
     var problems: [ScanProblem]
 }
 
-/// The result of a walk: the files and problems, every directory gone through, and how many of
-/// them were read.
+/// The result of a walk: the files of the directories it read, the problems (with those an
+/// earlier walk's answers carried), every directory gone through, and how many of them were read.
 struct Walk: Sendable {
     var files: [FileEntry] = []
     var problems: [ScanProblem] = []
@@ -175,7 +173,6 @@ enum FileTree {
                     subdirectories.append((entry.shown, entry.bytes, entry.exact, childInfo))
                 }
                 if subdirectories.count == answer.subdirectories.count {
-                    walk.files += answer.files
                     walk.problems += answer.problems
                     for subdirectory in subdirectories where visited.insert([UInt64(subdirectory.info.st_dev), UInt64(subdirectory.info.st_ino)]).inserted {
                         pending.append(subdirectory)

@@ -3,7 +3,9 @@ import Foundation
 
 /// What the last scan recorded of the library folder, so the next one reads only the folders that
 /// changed (issue 16 item 6): each folder's identity (device and inode), modification and
-/// status-change times, its subfolders, and the rows and skipped entries directly in it.
+/// status-change times, its subfolders, and the skipped entries directly in it. The rows in a
+/// folder left unread are not loaded here: the scan leaves them as they are, and counts them from
+/// the rows it reads anyway.
 ///
 /// A folder's modification time changes when an entry is added to it, removed from it or renamed
 /// in it, but not when a file in it is rewritten in place (same name, no rename). So a folder
@@ -28,8 +30,6 @@ struct FolderRecord {
     static let racyMargin: Double = 2
 
     var directories: [String: Directory] = [:]
-    /// Rows by the folder they are in (the parent of `path`).
-    var files: [String: [FileEntry]] = [:]
     /// Skipped entries by the folder they are in.
     var problems: [String: [ScanProblem]] = [:]
 
@@ -51,7 +51,7 @@ struct FolderRecord {
         let problems = (problems[directory.path] ?? []).filter { problem in
             !subfolders.contains(problem.path.split(separator: "/").last.map(String.init) ?? problem.path)
         }
-        return KnownDirectory(subdirectories: record.subdirectories, files: files[directory.path] ?? [], problems: problems)
+        return KnownDirectory(subdirectories: record.subdirectories, problems: problems)
     }
 
     /// The record in `db`, or nil when a full walk is due: there is none, or the last full walk
@@ -68,12 +68,6 @@ struct FolderRecord {
                                                  mtimeNanoseconds: Int64(mtime), ctimeNanoseconds: Int64(ctime), subdirectories: names)
         }
         guard !record.directories.isEmpty else { return nil }
-        for row in try db.query("SELECT path, size, mtime_ns, raw_path FROM assets") {
-            guard let path = row[0].string else { continue }
-            record.files[parent(of: path), default: []].append(
-                FileEntry(path: path, size: row[1].int ?? 0, mtimeNanoseconds: Int64(row[2].int ?? 0),
-                          rawPath: row[3].string.flatMap(Hex.bytes(fromHex:))))
-        }
         for row in try db.query("SELECT path, message FROM scan_problems") {
             guard let path = row[0].string, path != "." else { continue }
             record.problems[parent(of: path), default: []].append(ScanProblem(path: path, message: row[1].string ?? ""))
