@@ -193,6 +193,18 @@ enum Syscalls {
         return try retrying("pread", context: context) { Glibc.pread(fd, base, buffer.count, off_t(offset)) }
     }
 
+    /// The size of the regular file at `path` (the path's bytes), or nil when there is none.
+    static func regularFileSize(bytes path: [UInt8]) -> Int64? {
+        let fd = (path + [0]).withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { Glibc.open($0.baseAddress!, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
+        }
+        guard fd >= 0 else { return nil }
+        defer { closeDescriptor(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Int64(info.st_size)
+    }
+
     /// Flushes a file or directory to stable storage.
     static func fsync(_ fd: Int32, context: String) throws(ReceiverError) {
         _ = try retrying("fsync", context: context) { Glibc.fsync(fd) }

@@ -434,10 +434,13 @@ final class UploadStore: Sendable {
     }
 
     /// A stored object whose content has the SHA-256 `sha256Hex` (64 lowercase hex digits), or
-    /// nil. Its sidecar is read back, so an object removed from disk is not reported.
+    /// nil. Its sidecar is read back and its content file must be there at its size, so an object
+    /// removed from disk (or cut short) is not reported: clients take this answer as proof that
+    /// the receiver holds the bytes (`photodrain verify`, the hash pre-check).
     func object(sha256Hex: String) -> StoredObject? {
         guard let id = digestIndex.withLock({ $0[sha256Hex] }),
-              let object = object(id), object.sha256 == sha256Hex else { return nil }
+              let object = object(id), object.sha256 == sha256Hex,
+              Syscalls.regularFileSize(bytes: contentPath(of: object)) == object.size else { return nil }
         return object
     }
 

@@ -83,7 +83,8 @@ public final class ResumableUploader: Sendable {
     /// Asks the endpoint's origin whether it speaks the resumable protocol (`OPTIONS`), reusing a
     /// cached answer while it is fresh (`refresh` asks again regardless). A 2xx with a valid `Upload-Limit` dictionary is resumable;
     /// a 501 (or another 4xx than 401/403/408/429), or a missing or malformed `Upload-Limit`, is
-    /// plain. Throws `TransferError` when no answer could be had (transient) or for 401/403.
+    /// plain. Throws `TransferError` when no answer could be had (transient), for 401/403, and
+    /// `not-a-receiver` for a redirect or an HTML page (a captive portal or a wrong URL).
     public func discover(refresh: Bool = false) async throws(TransferError) -> UploadCapability {
         try configuration.validate()
         guard let origin = UploadEndpoint.origin(of: configuration.endpoint) else {
@@ -93,6 +94,8 @@ public final class ResumableUploader: Sendable {
         let request = HTTPRequest(method: "OPTIONS", url: configuration.endpoint,
                                   headers: baseHeaders(interopVersion: configuration.interopVersion))
         let response = try await client.send(request)
+        // A captive portal or a wrong URL answers like a web page: no upload should go there.
+        if let error = ReceiverAnswer.webPageError(response, url: configuration.endpoint) { throw error }
         let capability: UploadCapability
         switch response.status {
         case 200...299:
@@ -102,6 +105,9 @@ public final class ResumableUploader: Sendable {
             } else {
                 capability = .plain
             }
+        case 404 where !configuration.acceptUnverified:
+            // Only a plain upload could go on, and only with --accept-unverified: say what is wrong.
+            throw TransferError(.notFound, "the upload endpoint does not exist (OPTIONS answered 404)", httpStatus: 404)
         case 401, 403, 408, 429, 500, 502...599:
             // A busy server's Retry-After says when to try again; it is kept for the retry.
             throw TransferError.forStatus(response.status, headers: response.headers.filter { $0.key == "retry-after" })
@@ -114,8 +120,8 @@ public final class ResumableUploader: Sendable {
 
     /// The hash pre-check: asks the receiver (`HEAD <base>/objects/by-digest/<sha256>`) whether
     /// it already stores an object with this content, and returns a receipt for that object (no
-    /// bytes sent, `alreadyStored`) when it answers 200 with `x-server-resource-id` (and, if it
-    /// sends `Repr-Digest`, the same digest). Any other answer or a failed exchange is nil: the
+    /// bytes sent, `alreadyStored`) when it answers 200 with `x-server-resource-id` and a
+    /// `Repr-Digest` naming this content (the proof of receipt `photodrain verify` also relies on). Any other answer or a failed exchange is nil: the
     /// caller uploads as usual, so a receiver without the route still gets the file.
     public func alreadyStored(sha256Hex: String) async -> UploadReceipt? {
         guard let digest = Hex.bytes(fromHex: sha256Hex), digest.count == 32,
@@ -123,8 +129,10 @@ public final class ResumableUploader: Sendable {
         let request = HTTPRequest(method: "HEAD", url: url, headers: baseHeaders(interopVersion: configuration.interopVersion))
         guard let response = try? await client.send(request), response.status == 200,
               let id = response.headers[ResumableUpload.Header.serverResourceID], !id.isEmpty else { return nil }
-        if let field = response.headers[ResumableUpload.Header.reprDigest],
-           ResumableUpload.sha256(fromReprDigest: field) != digest { return nil }
+        // The answer must name this content: a receiver that answers 200 to any path (a web
+        // server, a captive portal) would otherwise say it holds every photo.
+        guard let field = response.headers[ResumableUpload.Header.reprDigest],
+              ResumableUpload.sha256(fromReprDigest: field) == digest else { return nil }
         return UploadReceipt(serverID: id, status: response.status, headers: response.headers, bytesSent: 0,
                              location: nil, resumable: false, alreadyStored: true)
     }

@@ -83,7 +83,7 @@ final class S3UploadSession {
                     throw Self.truncated("PutObject: S3 sent no ETag")
                 }
                 progress(UploadProgress(acknowledgedBytes: size, totalBytes: size))
-                return receipt(status: response.status, headers: response.headers, etag: etag, multipart: false)
+                return try await confirmedReceipt(status: response.status, headers: response.headers, etag: etag, multipart: false)
             } catch {
                 try await recover(from: error)
             }
@@ -253,7 +253,28 @@ final class S3UploadSession {
             throw Self.truncated("CompleteMultipartUpload: S3's answer had no ETag")
         }
         progress(UploadProgress(acknowledgedBytes: size, totalBytes: size))
-        return receipt(status: response.status, headers: response.headers, etag: etag, multipart: true)
+        return try await confirmedReceipt(status: response.status, headers: response.headers, etag: etag, multipart: true)
+    }
+
+    /// The receipt once S3 has shown it holds this file: a HEAD of the object must name this
+    /// content (`x-amz-meta-sha256`) at this length. A 200 alone is no proof: an endpoint that is
+    /// not S3 (a captive portal, a wrong `--s3-endpoint`) answers 200 too. Throws
+    /// `unverified-receipt` when the object is missing or not this file's.
+    private func confirmedReceipt(status: Int, headers: [String: String], etag: String, multipart: Bool) async throws(TransferError) -> UploadReceipt {
+        let response = try await uploader.send("HEAD", key: key)
+        guard response.status == 200 else {
+            if (500...599).contains(response.status) {
+                throw S3Failure.error(status: response.status, body: response.body, headers: response.headers, operation: "HeadObject")
+            }
+            throw TransferError(.unverifiedReceipt, "S3 acknowledged the object, but a HEAD of it answered \(response.status)",
+                                httpStatus: response.status)
+        }
+        guard response.headers[S3Metadata.sha256Header] == metadata.sha256Hex.lowercased(),
+              response.headers["content-length"].flatMap({ Int64($0) }) == size else {
+            throw TransferError(.unverifiedReceipt, "S3 acknowledged the object, but the object it holds is not this file (digest or length differ)",
+                                httpStatus: response.status)
+        }
+        return receipt(status: status, headers: headers, etag: etag, multipart: multipart)
     }
 
     // MARK: Helpers

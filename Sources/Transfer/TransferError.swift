@@ -53,6 +53,12 @@ public struct TransferError: Error, Sendable, Equatable, CustomStringConvertible
         case cancelled
         /// libcurl failed for another reason.
         case transportFailure = "transport-failure"
+        /// The destination answered like something other than an upload receiver: a web page, a
+        /// redirect to a login page, or no protocol at all (a captive portal or a wrong URL).
+        case notAReceiver = "not-a-receiver"
+        /// The destination accepted the upload but gave no proof that it holds exactly these bytes
+        /// (no digest to compare, or an answer that contradicts itself), so it is not uploaded.
+        case unverifiedReceipt = "unverified-receipt"
     }
 
     /// The class of failure.
@@ -119,7 +125,7 @@ public struct TransferError: Error, Sendable, Equatable, CustomStringConvertible
              .rateLimited, .checkpointFailed, .transportFailure:
             return .transient
         case .tlsFailure, .unauthorized, .notFound, .tooLarge, .rejected, .badServerResponse, .fileUnreadable,
-             .invalidRequest:
+             .invalidRequest, .notAReceiver, .unverifiedReceipt:
             return .permanent
         case .cancelled:
             return .deferred

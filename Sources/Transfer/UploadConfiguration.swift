@@ -26,6 +26,10 @@ public struct UploadConfiguration: Sendable {
     /// content (`HEAD <base>/objects/by-digest/<sha256>`) and, when it has one, sends no bytes.
     /// Any answer but a 200 naming the object (404, 405, 501, an error) means a normal upload.
     public var hashPreCheck: Bool
+    /// Whether a destination that cannot prove receipt (a server without the resumable protocol,
+    /// taking a plain upload) may be used at all; its uploads are then `ReceiptProof.unverified`.
+    /// Off by default: a 2xx from such a server proves nothing (any web server, a captive portal).
+    public var acceptUnverified: Bool
 
     /// Creates a configuration with the defaults: interop 6, 4 MiB optimistic limit, discovery
     /// kept 5 minutes, 5 resumes per call with a 250 ms backoff step, plain uploads by POST.
@@ -33,7 +37,8 @@ public struct UploadConfiguration: Sendable {
                 token: BearerToken? = nil, optimisticCreationLimit: Int64 = 4 * 1024 * 1024,
                 discoveryLifetime: Duration = .seconds(300), maxResumesPerUpload: Int = 5,
                 resumeBackoff: Duration = .milliseconds(250), plainUploadMethod: String = "POST",
-                http: HTTPClient.Options = HTTPClient.Options(), hashPreCheck: Bool = false) {
+                http: HTTPClient.Options = HTTPClient.Options(), hashPreCheck: Bool = false,
+                acceptUnverified: Bool = false) {
         self.endpoint = endpoint
         self.interopVersion = interopVersion
         self.token = token
@@ -44,6 +49,7 @@ public struct UploadConfiguration: Sendable {
         self.plainUploadMethod = plainUploadMethod
         self.http = http
         self.hashPreCheck = hashPreCheck
+        self.acceptUnverified = acceptUnverified
     }
 
     /// Checks the values an upload depends on. Throws `TransferError` (`invalid-request`).

@@ -22,11 +22,15 @@ public enum UploadDestinations {
         /// Whether HTTP destinations ask the receiver for the content by digest before sending
         /// (`UploadConfiguration.hashPreCheck`).
         public var hashPreCheck: Bool
+        /// Whether HTTP destinations that cannot prove receipt may take plain uploads, marked
+        /// unverified (`UploadConfiguration.acceptUnverified`).
+        public var acceptUnverified: Bool
 
         /// Settings with the process environment and home directory.
         public init(interopVersion: Int = 6, token: BearerToken? = nil, s3Endpoint: String? = nil, s3Region: String? = nil,
                     s3Credentials: S3Credentials? = nil, environment: [String: String] = ProcessInfo.processInfo.environment,
-                    home: String? = ProcessInfo.processInfo.environment["HOME"], hashPreCheck: Bool = true) {
+                    home: String? = ProcessInfo.processInfo.environment["HOME"], hashPreCheck: Bool = true,
+                    acceptUnverified: Bool = false) {
             self.interopVersion = interopVersion
             self.token = token
             self.s3Endpoint = s3Endpoint
@@ -35,6 +39,7 @@ public enum UploadDestinations {
             self.environment = environment
             self.home = home
             self.hashPreCheck = hashPreCheck
+            self.acceptUnverified = acceptUnverified
         }
 
         /// The region S3 requests are signed for.
@@ -65,7 +70,7 @@ public enum UploadDestinations {
             return S3Uploader(configuration: configuration)
         }
         let configuration = UploadConfiguration(endpoint: url, interopVersion: settings.interopVersion, token: settings.token,
-                                                hashPreCheck: settings.hashPreCheck)
+                                                hashPreCheck: settings.hashPreCheck, acceptUnverified: settings.acceptUnverified)
         try configuration.validate()
         return ResumableUploader(configuration: configuration)
     }

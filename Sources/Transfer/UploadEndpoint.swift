@@ -27,12 +27,40 @@ enum UploadEndpoint {
     /// endpoint is an absolute http(s) URL.
     static func digestLookup(for endpoint: String, sha256Hex: String) -> String? {
         guard origin(of: endpoint) != nil, var components = URLComponents(string: endpoint) else { return nil }
-        var segments = components.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        // The path stays percent-encoded: decoded, a `%20` or a non-ASCII letter would make an
+        // invalid encoded path, which Foundation traps on.
+        var segments = components.percentEncodedPath.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         if segments.last == "uploads" { segments.removeLast() }
         segments += ["objects", "by-digest", sha256Hex.lowercased()]
         components.percentEncodedPath = "/" + segments.joined(separator: "/")
         components.percentEncodedQuery = nil
         components.percentEncodedFragment = nil
         return components.string
+    }
+
+    /// The receiver's object listing entry for `endpoint`: its path without a trailing `uploads`
+    /// segment, then `objects/<id>` (the id percent-encoded); nil unless absolute http(s).
+    static func objectLookup(for endpoint: String, id: String) -> String? {
+        guard origin(of: endpoint) != nil, var components = URLComponents(string: endpoint),
+              let encoded = id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) else { return nil }
+        var segments = components.percentEncodedPath.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        if segments.last == "uploads" { segments.removeLast() }
+        segments += ["objects", encoded]
+        components.percentEncodedPath = "/" + segments.joined(separator: "/")
+        components.percentEncodedQuery = nil
+        components.percentEncodedFragment = nil
+        return components.string
+    }
+
+    /// The URL as it may be shown: without user info, query or fragment (which may hold secrets).
+    static func loggable(_ url: String) -> String {
+        guard var components = URLComponents(string: url) else {
+            return String(url.prefix { $0 != "?" && $0 != "#" })
+        }
+        components.user = nil
+        components.password = nil
+        components.percentEncodedQuery = nil
+        components.percentEncodedFragment = nil
+        return components.string ?? String(url.prefix { $0 != "?" && $0 != "#" })
     }
 }

@@ -1,3 +1,5 @@
+import UploadProtocol
+
 /// The server's durable acknowledgement of a finished upload.
 public struct UploadReceipt: Sendable, Equatable {
     /// The stored object's id (`x-server-resource-id`), when the server sent one.
@@ -14,10 +16,12 @@ public struct UploadReceipt: Sendable, Equatable {
     public var resumable: Bool
     /// True when the hash pre-check found the content on the server and no bytes were sent.
     public var alreadyStored: Bool
+    /// Whether the destination proved it holds these bytes.
+    public var proof: ReceiptProof
 
     /// Creates a receipt.
     public init(serverID: String?, status: Int, headers: [String: String], bytesSent: Int64,
-                location: String?, resumable: Bool, alreadyStored: Bool = false) {
+                location: String?, resumable: Bool, alreadyStored: Bool = false, proof: ReceiptProof = .verified) {
         self.serverID = serverID
         self.status = status
         self.headers = headers
@@ -25,5 +29,6 @@ public struct UploadReceipt: Sendable, Equatable {
         self.location = location
         self.resumable = resumable
         self.alreadyStored = alreadyStored
+        self.proof = proof
     }
 }

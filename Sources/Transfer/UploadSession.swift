@@ -158,6 +158,15 @@ final class UploadSession {
         shrunkAppendSize = nil
         switch try await uploader.discover() {
         case .plain:
+            // Nothing such a server answers proves the photo arrived (any web server takes a
+            // POST): only on explicit request, and then the upload is marked unverified.
+            guard configuration.acceptUnverified else {
+                throw TransferError(.unverifiedReceipt, """
+                    \(UploadEndpoint.loggable(configuration.endpoint)) does not speak the resumable-upload protocol \
+                    (its OPTIONS answer has no Upload-Limit), so nothing it answers proves a photo arrived; nothing was sent. \
+                    Check the URL, or pass --accept-unverified to upload there anyway (marked uploaded-unverified)
+                    """)
+            }
             return try await plainUpload()
         case .resumable(let discovered):
             limits = discovered
@@ -204,10 +213,22 @@ final class UploadSession {
         let interimLocation = resumptionLocation(in: exchange.interimResponses)
         switch exchange.result {
         case .success(let response) where (200...299).contains(response.status):
+            if let error = ReceiverAnswer.webPageError(response, url: configuration.endpoint) { throw error }
             if let field = response.headers[ResumableUpload.Header.location] {
                 location = UploadEndpoint.resolve(location: field, against: configuration.endpoint)
             }
             location = location ?? interimLocation
+            if let taken = try partialAcknowledgement(in: response) {
+                // The server took only part of the body (or says so): append the rest there.
+                guard location != nil else {
+                    throw TransferError(.unverifiedReceipt, "the server answered the upload as incomplete (\(taken) of \(size) bytes) without an upload URL to finish it",
+                                        httpStatus: response.status)
+                }
+                offset = taken
+                try save()
+                report()
+                return nil
+            }
             offset = size
             report()
             return try await verifiedReceipt(for: response)
@@ -242,6 +263,7 @@ final class UploadSession {
         let response = try await uploader.client.send(HTTPRequest(
             method: "POST", url: configuration.endpoint, headers: try partialHeaders() + creationHeaders(complete: false),
             body: .empty))
+        if let error = ReceiverAnswer.webPageError(response, url: configuration.endpoint) { throw error }
         guard (200...299).contains(response.status) else {
             throw TransferError.forStatus(response.status, creation: true, headers: response.headers)
         }
@@ -268,8 +290,12 @@ final class UploadSession {
             method: configuration.plainUploadMethod, url: configuration.endpoint, headers: headers,
             body: .file(path: path, offset: 0, length: size), onBodySent: onBodySent))
         bytesSent += response.bytesSent
+        if let error = ReceiverAnswer.webPageError(response, url: configuration.endpoint) { throw error }
         guard (200...299).contains(response.status) else {
             throw TransferError.forStatus(response.status, creation: true, headers: response.headers)
+        }
+        if ResumableUpload.isComplete(headers: response.headers) == false {
+            throw TransferError(.unverifiedReceipt, "the server answered the upload as incomplete", httpStatus: response.status)
         }
         offset = size
         report()
@@ -282,6 +308,9 @@ final class UploadSession {
 
     private func appendUntilComplete() async throws(TransferError) -> UploadReceipt {
         var conflicts = 0
+        // Appends the server answered 2xx to without taking a byte: a server that acknowledges
+        // everything and stores nothing would otherwise be fed the same bytes for ever.
+        var emptyAcknowledgements = 0
         while true {
             try checkCancellation()
             guard let target = location else {
@@ -328,10 +357,12 @@ final class UploadSession {
                 response = received
             }
             updateLimits(from: response.headers)
+            if let error = ReceiverAnswer.webPageError(response, url: target) { throw error }
             switch response.status {
             case 200...299:
-                // A completing append is done unless the server explicitly says it is not.
-                if complete && ResumableUpload.isComplete(headers: response.headers) != false {
+                // A completing append is done unless the server says it is not (`Upload-Complete: ?0`,
+                // or an `Upload-Offset` short of the length); the receipt still has to prove it.
+                if complete, try partialAcknowledgement(in: response) == nil {
                     offset = size
                     report()
                     return try await verifiedReceipt(for: response)
@@ -342,6 +373,15 @@ final class UploadSession {
                         throw TransferError(.badServerResponse, "the append response has an impossible Upload-Offset")
                     }
                     acknowledged = value
+                }
+                if acknowledged == offset && length > 0 {
+                    emptyAcknowledgements += 1
+                    guard emptyAcknowledgements <= 3 else {
+                        throw TransferError(.unverifiedReceipt, "the server acknowledges appends without taking their bytes",
+                                            httpStatus: response.status)
+                    }
+                } else {
+                    emptyAcknowledgements = 0
                 }
                 offset = acknowledged
                 conflicts = 0
@@ -414,6 +454,7 @@ final class UploadSession {
             case .success(let received):
                 response = received
             }
+            if let error = ReceiverAnswer.webPageError(response, url: target) { throw error }
             switch response.status {
             case 200...299:
                 guard let field = response.headers[ResumableUpload.Header.uploadOffset],
@@ -519,21 +560,69 @@ final class UploadSession {
         if Task.isCancelled { throw TransferError(.cancelled, "the transfer was cancelled") }
     }
 
-    /// The receipt for the server's final answer, once the content it names is this file's: a
-    /// server that dedupes by `Idempotency-Key` alone would otherwise acknowledge other bytes
-    /// stored under the photo's key (anyone may POST with any key), and the photo would be lost
-    /// while the upload reported success. The stored object's digest is read from the answer's
-    /// `Repr-Digest`, or from the `sha256` of its JSON body; an answer with neither is taken as is.
-    /// Throws `bad-server-response` (permanent) when they differ.
+    /// How much of the file a 2xx answer to a completing request says the server holds, when it
+    /// says the upload is not complete (`Upload-Complete: ?0`, or an `Upload-Offset` short of the
+    /// length); nil when it does not. Throws `bad-server-response` for an offset past the length.
+    private func partialAcknowledgement(in response: HTTPResponse) throws(TransferError) -> Int64? {
+        var taken: Int64?
+        if let field = response.headers[ResumableUpload.Header.uploadOffset] {
+            guard let value = StructuredField.integer(field), value >= 0, value <= size else {
+                throw TransferError(.badServerResponse, "the final answer has an impossible Upload-Offset", httpStatus: response.status)
+            }
+            if value < size { taken = value }
+        }
+        if ResumableUpload.isComplete(headers: response.headers) == false { taken = taken ?? 0 }
+        return taken
+    }
+
+    /// The receipt for the server's final answer, once the server has shown that it holds exactly
+    /// this file's bytes: the SHA-256 of the content it stored (`Repr-Digest`, or `sha256` in a
+    /// JSON body) must be the file's. An answer without it is checked by asking the upload
+    /// resource (`HEAD`) and then the receiver's digest lookup. A server that dedupes by
+    /// `Idempotency-Key` alone would otherwise acknowledge other bytes stored under the photo's
+    /// key, and a server that stores nothing (a captive portal, a wrong URL answering 2xx) would
+    /// have the photo marked uploaded. Throws `bad-server-response` when the digests differ and
+    /// `unverified-receipt` when no proof can be had, unless `acceptUnverified` (then the
+    /// receipt is `unverified`).
     private func verifiedReceipt(for response: HTTPResponse) async throws(TransferError) -> UploadReceipt {
+        guard let own = try await completingHeaders().first(where: { $0.name == ResumableUpload.Header.idempotencyKey })?.value else {
+            throw TransferError(.invalidRequest, "the upload has no content hash")
+        }
         if let stored = Self.storedSHA256Hex(in: response) {
-            let own = try await completingHeaders().first { $0.name == ResumableUpload.Header.idempotencyKey }?.value
-            guard let own, own == stored else {
+            guard own == stored else {
                 throw TransferError(.badServerResponse,
                                     "the server acknowledged an object whose content is not this file's (SHA-256 \(stored.prefix(12))...)")
             }
+            return receipt(for: response, proof: .verified)
         }
-        return receipt(for: response)
+        if let proof = await proofFromUploadResource(sha256Hex: own) {
+            var done = receipt(for: response, proof: .verified)
+            done.serverID = done.serverID ?? proof.headers[ResumableUpload.Header.serverResourceID]
+            return done
+        }
+        if let stored = await uploader.alreadyStored(sha256Hex: own) {
+            var done = receipt(for: response, proof: .verified)
+            done.serverID = done.serverID ?? stored.serverID
+            return done
+        }
+        if configuration.acceptUnverified { return receipt(for: response, proof: .unverified) }
+        throw TransferError(.unverifiedReceipt, """
+            the server accepted the upload but did not show that it holds these bytes (no Repr-Digest of the stored \
+            content in its answer, its upload resource or its digest lookup), so the photo is not marked uploaded. \
+            Pass --accept-unverified to accept such answers (marked uploaded-unverified)
+            """, httpStatus: response.status, responseHeaders: response.headers)
+    }
+
+    /// The upload resource's own answer (`HEAD`), when it says the upload is complete at the
+    /// file's length and names this content; nil otherwise or on any failure.
+    private func proofFromUploadResource(sha256Hex own: String) async -> HTTPResponse? {
+        guard let location else { return nil }
+        let request = HTTPRequest(method: "HEAD", url: location, headers: uploader.baseHeaders(interopVersion: interopVersion))
+        guard let answer = try? await uploader.client.send(request), (200...299).contains(answer.status),
+              ResumableUpload.isComplete(headers: answer.headers) == true,
+              answer.headers[ResumableUpload.Header.uploadOffset].flatMap(StructuredField.integer) == size,
+              Self.storedSHA256Hex(in: answer) == own else { return nil }
+        return answer
     }
 
     /// The stored object's SHA-256 (lowercase hex) named by a final response, or nil.
@@ -548,9 +637,9 @@ final class UploadSession {
         return hex.lowercased()
     }
 
-    private func receipt(for response: HTTPResponse) -> UploadReceipt {
+    private func receipt(for response: HTTPResponse, proof: ReceiptProof) -> UploadReceipt {
         UploadReceipt(serverID: response.headers[ResumableUpload.Header.serverResourceID], status: response.status,
-                      headers: response.headers, bytesSent: bytesSent, location: location, resumable: true)
+                      headers: response.headers, bytesSent: bytesSent, location: location, resumable: true, proof: proof)
     }
 
     private static func isSingleLine(_ text: String) -> Bool {

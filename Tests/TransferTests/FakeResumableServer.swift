@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Transfer
 import UploadProtocol
 
 /// A small in-memory resumable-upload server for the client tests: HTTP/1.1 on a loopback socket,
@@ -16,6 +17,8 @@ final class FakeResumableServer: Sendable {
         case missing
         /// Only this status.
         case status(Int)
+        /// 200 with an HTML login page, as a captive portal answers every request.
+        case webPage
     }
 
     /// Knobs a test sets before (or between) uploads.
@@ -46,7 +49,13 @@ final class FakeResumableServer: Sendable {
         var stallMethods: Set<String> = []
         /// Sent as `Repr-Digest` on every answer that completes an upload: the digest of the object
         /// the server says it kept (a server that deduped to other bytes stored under the key).
+        /// Without it the digest of the bytes it really stored is sent, as `photodrain serve` does.
         var completionReprDigest: String?
+        /// Send no `Repr-Digest` at all: a server that gives the client no proof of receipt.
+        var omitReprDigest = false
+        /// Answer every completing request `201` with `Upload-Complete: ?0` and `Upload-Offset: 0`,
+        /// storing nothing: a server whose acknowledgement contradicts itself.
+        var lieIncomplete = false
         /// Sent with every status forced by `patchStatuses` or `creationStatuses`.
         var forcedStatusHeaders: [(String, String)] = []
         /// The next this many requests that complete an upload keep it and close the connection
@@ -186,6 +195,9 @@ final class FakeResumableServer: Sendable {
             case .limits(let value): return respond(connection, status: 200, headers: [("Upload-Limit", value)])
             case .missing: return respond(connection, status: 200, headers: [])
             case .status(let status): return respond(connection, status: status, headers: [])
+            case .webPage:
+                let page = Array("<!DOCTYPE html><html><body>Log in to continue</body></html>".utf8)
+                return respond(connection, status: 200, headers: [("Content-Type", "text/html; charset=utf-8")], body: page)
             }
         case ("POST", "/files"), ("PUT", "/files"):
             return create(head, version: version, contentLength: contentLength, reader: &reader, connection: connection, index: index)
@@ -199,7 +211,7 @@ final class FakeResumableServer: Sendable {
             if let id = upload.objectID {
                 headers.append(("X-Server-Resource-ID", id))
                 // As `photodrain serve` does: a completed upload's HEAD names the stored object's digest.
-                if let digest = state.withLock({ $0.behaviour.completionReprDigest }) { headers.append(("Repr-Digest", digest)) }
+                if let digest = reprDigest(of: state.withLock({ $0.objects[id] }) ?? []) { headers.append(("Repr-Digest", digest)) }
             }
             return respond(connection, status: 204, headers: headers)
         case ("PATCH", let path):
@@ -232,7 +244,7 @@ final class FakeResumableServer: Sendable {
                 state.objects[id] = body
                 return id
             }
-            let digest = state.withLock { $0.behaviour.completionReprDigest }
+            let digest = reprDigest(of: body)
             return respond(connection, status: 201, headers: [("X-Server-Resource-ID", id)] + (digest.map { [("Repr-Digest", $0)] } ?? []))
         }
         let (path, behaviour) = state.withLock { state in
@@ -288,6 +300,14 @@ final class FakeResumableServer: Sendable {
 
     private func finishRequest(path: String, complete: Bool, version: Int?, connection: TestSocket, creation: Bool,
                                omitLocation: Bool, limits: String?) -> Bool {
+        if complete, state.withLock({ $0.behaviour.lieIncomplete }) {
+            // Takes the bytes, keeps none, and says so in a 201.
+            state.withLock { $0.uploads[path]?.bytes = [] }
+            let completion = ResumableUpload.completionHeader(complete: false, interopVersion: version ?? 8)
+            var headers: [(String, String)] = [("Upload-Offset", "0"), (completion.name, completion.value)]
+            if creation && !omitLocation { headers.append(("Location", path)) }
+            return respond(connection, status: 201, headers: headers)
+        }
         let (offset, id) = state.withLock { state -> (Int, String?) in
             guard var upload = state.uploads[path] else { return (0, nil) }
             var id: String?
@@ -314,8 +334,16 @@ final class FakeResumableServer: Sendable {
         if !omitLocation && creation { headers.append(("Location", path)) }
         if let limits { headers.append(("Upload-Limit", limits)) }
         if let id { headers.append(("X-Server-Resource-ID", id)) }
-        if id != nil, let digest = state.withLock({ $0.behaviour.completionReprDigest }) { headers.append(("Repr-Digest", digest)) }
+        if let id, let digest = reprDigest(of: state.withLock({ $0.objects[id] }) ?? []) { headers.append(("Repr-Digest", digest)) }
         return respond(connection, status: creation || complete ? 201 : 204, headers: headers)
+    }
+
+    /// The `Repr-Digest` a completing answer carries: the override, the stored bytes' digest, or none.
+    private func reprDigest(of stored: [UInt8]) -> String? {
+        let behaviour = state.withLock { $0.behaviour }
+        if behaviour.omitReprDigest { return nil }
+        if let override = behaviour.completionReprDigest { return override }
+        return (try? FileDigest.sha256(bytes: stored)).map { ResumableUpload.reprDigest(sha256: $0) }
     }
 
     private func nextDrop() -> Int? {
@@ -346,12 +374,12 @@ final class FakeResumableServer: Sendable {
         return received
     }
 
-    private func respond(_ connection: TestSocket, status: Int, headers: [(String, String)]) -> Bool {
+    private func respond(_ connection: TestSocket, status: Int, headers: [(String, String)], body: [UInt8] = []) -> Bool {
         var text = "HTTP/1.1 \(status) \(Self.reason(status))\r\n"
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
-        if status != 204 && status >= 200 { text += "Content-Length: 0\r\n" }
+        if status != 204 && status >= 200 { text += "Content-Length: \(body.count)\r\n" }
         text += "\r\n"
-        return connection.write(Array(text.utf8))
+        return connection.write(Array(text.utf8) + body)
     }
 
     private static func reason(_ status: Int) -> String {

@@ -14,7 +14,14 @@ import UploadProtocol
     ])
     func discoveryDecidesResumableOrPlain(discovery: FakeResumableServer.Discovery, resumable: Bool) async throws {
         let fixture = try UploadFixture(size: 10_000, behaviour: .init(discovery: discovery))
-        let receipt = try await fixture.uploader().upload(file: fixture.path, metadata: fixture.metadata)
+        if !resumable {
+            // A server without the protocol proves nothing: refused, nothing sent, unless asked for.
+            await #expect(throws: TransferError.self) {
+                _ = try await fixture.uploader().upload(file: fixture.path, metadata: fixture.metadata)
+            }
+            #expect(fixture.requests("POST").isEmpty)
+        }
+        let receipt = try await fixture.uploader(acceptUnverified: !resumable).upload(file: fixture.path, metadata: fixture.metadata)
         #expect(receipt.resumable == resumable)
         #expect(receipt.serverID.flatMap { fixture.server.objects[$0] } == fixture.bytes)
         let posts = fixture.requests("POST")
@@ -80,8 +87,10 @@ import UploadProtocol
     func anAcknowledgementOfOtherContentFailsTheUpload(optimisticLimit: Int64, discovery: FakeResumableServer.Discovery) async throws {
         let junk = ResumableUpload.reprDigest(sha256: try FileDigest.sha256(bytes: [1, 2, 3]))
         let fixture = try UploadFixture(size: 10_000, behaviour: .init(discovery: discovery, completionReprDigest: junk))
+        let plain: Bool
+        if case .status = discovery { plain = true } else { plain = false }
         do {
-            _ = try await fixture.uploader(optimisticLimit: optimisticLimit).upload(file: fixture.path, metadata: fixture.metadata)
+            _ = try await fixture.uploader(optimisticLimit: optimisticLimit, acceptUnverified: plain).upload(file: fixture.path, metadata: fixture.metadata)
             Issue.record("an acknowledgement of other content was taken as success")
         } catch {
             #expect(error.code == .badServerResponse)
@@ -90,8 +99,9 @@ import UploadProtocol
         // The same server naming this file's digest (or no digest at all) is success.
         let own = ResumableUpload.reprDigest(sha256: try FileDigest.sha256(bytes: fixture.bytes))
         fixture.server.configure { $0.completionReprDigest = own }
-        let receipt = try await fixture.uploader(optimisticLimit: optimisticLimit).upload(file: fixture.path, metadata: fixture.metadata)
+        let receipt = try await fixture.uploader(optimisticLimit: optimisticLimit, acceptUnverified: plain).upload(file: fixture.path, metadata: fixture.metadata)
         #expect(receipt.serverID.flatMap { fixture.server.objects[$0] } == fixture.bytes)
+        #expect(receipt.proof == .verified)
     }
 
     @Test func unauthorizedDiscoveryIsPermanent() async throws {
@@ -516,7 +526,9 @@ import UploadProtocol
     @Test(arguments: [FakeResumableServer.Discovery.limits("min-size=0"), .status(501)])
     func emptyFilesUpload(discovery: FakeResumableServer.Discovery) async throws {
         let fixture = try UploadFixture(size: 0, behaviour: .init(discovery: discovery))
-        let receipt = try await fixture.uploader().upload(file: fixture.path, metadata: fixture.metadata)
+        let plain: Bool
+        if case .status = discovery { plain = true } else { plain = false }
+        let receipt = try await fixture.uploader(acceptUnverified: plain).upload(file: fixture.path, metadata: fixture.metadata)
         #expect(receipt.serverID.flatMap { fixture.server.objects[$0] } == [])
         #expect(fixture.requests("POST").first?.headers["content-length"] == "0")
     }

@@ -25,10 +25,11 @@ final class UploadFixture {
 
     /// An uploader for this server: no backoff, a 64 KiB optimistic limit unless told otherwise.
     func uploader(interopVersion: Int = 6, token: String? = nil, optimisticLimit: Int64 = 64 * 1024,
-                  maxResumes: Int = 5) -> ResumableUploader {
+                  maxResumes: Int = 5, acceptUnverified: Bool = false) -> ResumableUploader {
         ResumableUploader(configuration: UploadConfiguration(
             endpoint: server.endpoint, interopVersion: interopVersion, token: token.flatMap(BearerToken.init),
-            optimisticCreationLimit: optimisticLimit, maxResumesPerUpload: maxResumes, resumeBackoff: .zero))
+            optimisticCreationLimit: optimisticLimit, maxResumesPerUpload: maxResumes, resumeBackoff: .zero,
+            acceptUnverified: acceptUnverified))
     }
 
     /// The requests with the given method.
