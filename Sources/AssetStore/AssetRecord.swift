@@ -7,8 +7,11 @@ public struct AssetRecord: Sendable, Equatable, Codable {
         case discovered
         /// A verdict is banked (possibly an undecodable-photo verdict); not uploaded yet.
         case analyzed
-        /// The server acknowledged it durably.
+        /// The destination acknowledged it and showed it holds these bytes (or the mark predates
+        /// proof of receipt: `uploadProof` is `nil`).
         case uploaded
+        /// The destination acknowledged it without proof (`--accept-unverified`).
+        case uploadedUnverified = "uploaded-unverified"
         /// Gave up after the retry limit or a permanent error.
         case failed
     }
@@ -47,6 +50,9 @@ public struct AssetRecord: Sendable, Equatable, Codable {
     public let lastError: String?
     public let serverID: String?
     public let failed: Bool
+    /// How the active destination's upload mark was proven: nil when the photo is not uploaded
+    /// there or the mark predates proof of receipt (store migration 7).
+    public let uploadProof: ReceiptProof?
 
     /// The `label` of a file's verdict when it is not a photo PhotoDrain analyses (a video, a raw
     /// photo, a document): terminal, and kept out of uploads unless a runner is asked to send it.
@@ -57,7 +63,7 @@ public struct AssetRecord: Sendable, Equatable, Codable {
 
     public var state: State {
         if failed { return .failed }
-        if uploadedAt != nil { return .uploaded }
+        if uploadedAt != nil { return uploadProof == .unverified ? .uploadedUnverified : .uploaded }
         if analyzedAt != nil { return .analyzed }
         return .discovered
     }
@@ -65,7 +71,7 @@ public struct AssetRecord: Sendable, Equatable, Codable {
     static let columns = """
         id, path, size, mtime_ns, generation, sha256, format, width, height, verdict, label, face_count, \
         score, analysis_error, discovered_at, analyzed_at, last_attempt_at, uploaded_at, attempts, \
-        last_error, server_id, failed, raw_path
+        last_error, server_id, failed, raw_path, upload_proof
         """
 
     init(row r: [SQLValue]) {
@@ -92,6 +98,7 @@ public struct AssetRecord: Sendable, Equatable, Codable {
         serverID = r[20].string
         failed = (r[21].int ?? 0) != 0
         rawPath = r.count > 22 ? r[22].string.flatMap(Hex.bytes(fromHex:)) : nil
+        uploadProof = r.count > 23 ? r[23].string.flatMap(ReceiptProof.init(rawValue:)) : nil
     }
 
 }

@@ -1,12 +1,13 @@
 import Foundation
+import UploadProtocol
 
 /// Upload state on the asset rows: the direct path the foreground drain uses, and the job store
 /// the `wake` runner and the transfer `agent` share.
 extension AssetStore {
     /// What acknowledging or retrying a job writes on the photo's row.
     public enum AssetUpdate: Sendable, Equatable {
-        /// The server acknowledged it: `uploaded_at` and the server's id.
-        case uploaded(serverID: String?)
+        /// The server acknowledged it: `uploaded_at`, the server's id and how receipt was proven.
+        case uploaded(serverID: String?, proof: ReceiptProof = .verified)
         /// A counted failure: the new attempt count and reason, and whether the photo is now failed.
         case failure(attempts: Int, message: String, terminal: Bool)
         /// Nothing to record (a deferral).
@@ -60,18 +61,27 @@ extension AssetStore {
         }
     }
 
-    /// Records a durable acknowledgement on the row, if it is still the version that was sent.
+    /// Records a durable acknowledgement on the row, if it is still the version that was sent,
+    /// and the active destination's mark.
     @discardableResult
-    public func recordUploaded(_ asset: AssetRecord, serverID: String?) throws(StoreError) -> Bool {
-        let now = FileTree.now()
-        return try withDatabase { (db) throws(StoreError) -> Bool in
+    public func recordUploaded(_ asset: AssetRecord, serverID: String?, proof: ReceiptProof = .verified) throws(StoreError) -> Bool {
+        try withDatabase { (db) throws(StoreError) -> Bool in
             try db.transaction { () throws(StoreError) -> Bool in
-                try db.run("""
-                    UPDATE assets SET uploaded_at = ?, server_id = ?, last_error = NULL, lease_owner = NULL, lease_until = NULL
-                    WHERE id = ? AND generation = ?
-                    """, [.real(now), SQLValue(serverID), .integer(asset.id), .integer(Int64(asset.generation))]) == 1
+                try markUploaded(db, assetID: asset.id, generation: asset.generation, serverID: serverID, proof: proof)
             }
         }
+    }
+
+    /// Sets the row's upload columns and the active destination's mark; false when the row is no
+    /// longer that version.
+    private func markUploaded(_ db: Database, assetID: Int64, generation: Int, serverID: String?, proof: ReceiptProof) throws(StoreError) -> Bool {
+        let now = FileTree.now()
+        let changed = try db.run("""
+            UPDATE assets SET uploaded_at = ?, server_id = ?, upload_proof = ?, last_error = NULL, lease_owner = NULL, lease_until = NULL
+            WHERE id = ? AND generation = ?
+            """, [.real(now), SQLValue(serverID), .text(proof.rawValue), .integer(assetID), .integer(Int64(generation))]) == 1
+        if changed { try recordUploadMark(db, assetID: assetID, generation: generation, serverID: serverID, proof: proof, at: now) }
+        return changed
     }
 
     /// Records a counted failure: `attempts` and the reason, and the terminal failed state when
@@ -273,11 +283,8 @@ extension AssetStore {
     private func apply(_ update: AssetUpdate, _ db: Database, assetID: Int64, generation: Int) throws(StoreError) {
         let now = FileTree.now()
         switch update {
-        case .uploaded(let serverID):
-            try db.run("""
-                UPDATE assets SET uploaded_at = ?, server_id = ?, last_error = NULL, lease_owner = NULL, lease_until = NULL
-                WHERE id = ? AND generation = ?
-                """, [.real(now), SQLValue(serverID), .integer(assetID), .integer(Int64(generation))])
+        case .uploaded(let serverID, let proof):
+            _ = try markUploaded(db, assetID: assetID, generation: generation, serverID: serverID, proof: proof)
         case .failure(let attempts, let message, let terminal):
             try db.run("""
                 UPDATE assets SET attempts = ?, last_error = ?, last_attempt_at = ?, failed = ?, lease_owner = NULL, lease_until = NULL
@@ -350,13 +357,13 @@ extension AssetStore {
         let now = FileTree.now()
         return try withDatabase { (db) throws(StoreError) -> Bool in
             switch result {
-            case .succeeded(let status, let headers):
+            case .succeeded(let status, let headers, let proof):
                 return try db.run("""
                     UPDATE upload_jobs SET state = 'succeeded', response_status = ?, response_headers = ?, updated_at = ?,
                       agent_owner = NULL, agent_until = NULL, error_domain = NULL, error_code = NULL, error_message = NULL, error_transient = NULL,
-                      retry_not_before = NULL
+                      retry_not_before = NULL, proof = ?
                     WHERE id = ? AND state = 'pending'
-                    """, [.integer(Int64(status)), .text(JSONText.encode(headers)), .real(now), .integer(job.id)]) == 1
+                    """, [.integer(Int64(status)), .text(JSONText.encode(headers)), .real(now), .text(proof.rawValue), .integer(job.id)]) == 1
             case .failed(let status, let headers, let failure):
                 // A transient failure's Retry-After defers its retry; a permanent one is never retried.
                 let notBefore = failure.transient

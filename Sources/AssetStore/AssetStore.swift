@@ -217,7 +217,7 @@ public final class AssetStore: Sendable {
                               format = NULL, width = NULL, height = NULL, verdict = NULL, label = NULL,
                               face_count = NULL, score = NULL, analysis_error = NULL, analyzed_at = NULL,
                               last_attempt_at = NULL, uploaded_at = NULL, attempts = 0, last_error = NULL,
-                              server_id = NULL, failed = 0, lease_owner = NULL, lease_until = NULL
+                              server_id = NULL, upload_proof = NULL, failed = 0, lease_owner = NULL, lease_until = NULL
                             WHERE id = ?
                             """, [.integer(Int64(file.size)), .integer(file.mtimeNanoseconds), .integer(row.id)])
                         changes.modified.append(file.path)
@@ -441,13 +441,16 @@ public final class AssetStore: Sendable {
                   SUM(face_count > 0),
                   TOTAL(face_count),
                   SUM(analyzed_at IS NOT NULL AND uploaded_at IS NULL AND failed = 0 AND NOT \(Self.notUnanalysable)),
-                  (SELECT COUNT(*) FROM scan_problems WHERE \(filter.sql("path")))
+                  (SELECT COUNT(*) FROM scan_problems WHERE \(filter.sql("path"))),
+                  SUM(uploaded_at IS NOT NULL AND failed = 0 AND upload_proof = 'unverified'),
+                  SUM(uploaded_at IS NOT NULL AND failed = 0 AND upload_proof = 'legacy')
                 FROM assets WHERE \(filter.sql("path"))
                 """).first ?? []
             func int(_ i: Int) -> Int { i < row.count ? (row[i].int ?? Int(row[i].double ?? 0)) : 0 }
             return StatusCounts(total: int(0), discovered: int(1), analyzed: int(2), uploaded: int(3),
                                 failed: int(4), undecodable: int(5), withFaces: int(6), faces: int(7),
-                                unanalysable: int(8), skipped: int(9))
+                                unanalysable: int(8), skipped: int(9), uploadedUnverified: int(10),
+                                uploadedUnchecked: int(11))
         }
     }
 
@@ -458,7 +461,8 @@ public final class AssetStore: Sendable {
         case nil: condition = "1"
         case .discovered: condition = "analyzed_at IS NULL AND failed = 0"
         case .analyzed: condition = "analyzed_at IS NOT NULL AND uploaded_at IS NULL AND failed = 0"
-        case .uploaded: condition = "uploaded_at IS NOT NULL AND failed = 0"
+        case .uploaded: condition = "uploaded_at IS NOT NULL AND failed = 0 AND upload_proof IS NOT 'unverified'"
+        case .uploadedUnverified: condition = "uploaded_at IS NOT NULL AND failed = 0 AND upload_proof = 'unverified'"
         case .failed: condition = "failed != 0"
         }
         return try withDatabase { (db) throws(StoreError) in

@@ -66,4 +66,10 @@ public struct StatusCounts: Sendable, Equatable, Codable {
     /// UTF-8, a folder it may not read, a link leading out, a FIFO, ...), those the filter lets
     /// through: not rows of the library, but never silently (`AssetStore.skippedEntries()`).
     public var skipped = 0
+    /// Of `uploaded`: accepted by the active destination without proof that it holds the bytes
+    /// (`--accept-unverified`).
+    public var uploadedUnverified = 0
+    /// Of `uploaded`: marked before receipts were proven (store migration 7), not yet checked by
+    /// `photodrain verify`.
+    public var uploadedUnchecked = 0
 }

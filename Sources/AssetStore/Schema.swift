@@ -100,6 +100,25 @@ enum Schema {
             subdirectories TEXT NOT NULL        -- lowercase hex of each entry that is a folder, '/'-separated, in walk order
         );
         """,
+        // 7: proof of receipt and uploads per destination. `assets.uploaded_at`, `server_id` and
+        // `upload_proof` describe the active destination (`meta.destination`); `uploads` keeps
+        // every destination's marks, so a photo uploaded to A is not taken as uploaded to B, and
+        // coming back to A restores A's marks. Marks made before this migration have no proof
+        // recorded ('legacy') until `photodrain verify` checks them.
+        """
+        ALTER TABLE assets ADD COLUMN upload_proof TEXT;      -- 'verified', 'unverified' or 'legacy' when uploaded_at is set
+        ALTER TABLE upload_jobs ADD COLUMN proof TEXT;        -- a succeeded job's ReceiptProof
+        CREATE TABLE uploads (
+            asset_id INTEGER NOT NULL REFERENCES assets(id) ON DELETE CASCADE,
+            destination TEXT NOT NULL,          -- UploadDestinationKey form of the --to URL
+            generation INTEGER NOT NULL,        -- the file version uploaded there
+            server_id TEXT,
+            uploaded_at REAL NOT NULL,
+            proof TEXT NOT NULL,
+            PRIMARY KEY (asset_id, destination)
+        );
+        UPDATE assets SET upload_proof = 'legacy' WHERE uploaded_at IS NOT NULL;
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }

@@ -20,6 +20,9 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case invalidArgument = "invalid-argument"
         /// The database file is damaged, or is not a database at all.
         case corrupted
+        /// A runner named another destination than the one the library's uploads went to, without
+        /// saying that the library should go there too.
+        case destinationChanged = "destination-changed"
     }
 
     public let code: Code

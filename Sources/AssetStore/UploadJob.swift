@@ -1,4 +1,5 @@
 import Foundation
+import UploadProtocol
 
 /// An upload handed to the transfer agent: the seeds' job model, kept in the store.
 ///
@@ -51,10 +52,12 @@ public struct UploadJob: Sendable, Equatable, Codable {
     public let failure: Failure?
     /// For a transient failure whose response had a `Retry-After`: `wake` does not retry it before this.
     public let retryNotBefore: Date?
+    /// For a succeeded job: whether the destination proved it holds the bytes.
+    public let proof: ReceiptProof?
 
     static let columns = """
         id, asset_id, asset_generation, state, destination, request_headers, resume_url, confirmed_offset, \
-        response_status, response_headers, error_domain, error_code, error_message, error_transient, retry_not_before
+        response_status, response_headers, error_domain, error_code, error_message, error_transient, retry_not_before, proof
         """
 
     init(row r: [SQLValue]) {
@@ -75,6 +78,7 @@ public struct UploadJob: Sendable, Equatable, Codable {
             failure = nil
         }
         retryNotBefore = r[14].double.map { Date(timeIntervalSince1970: $0) }
+        proof = r.count > 15 ? r[15].string.flatMap(ReceiptProof.init(rawValue:)) : nil
     }
 }
 
@@ -115,7 +119,8 @@ public enum RetryAfter {
 
 /// How a performed job ended, as the agent reports it.
 public enum JobResult: Sendable, Equatable {
-    case succeeded(status: Int, headers: [String: String])
+    /// The destination acknowledged the upload; `proof` says whether it showed it holds the bytes.
+    case succeeded(status: Int, headers: [String: String], proof: ReceiptProof = .verified)
     case failed(status: Int?, headers: [String: String], failure: UploadJob.Failure)
 }
 

@@ -325,11 +325,23 @@ public final class DrainRunner: Sendable {
         }
     }
 
-    /// True for failures that say the destination is misconfigured rather than the photo bad:
-    /// 401/403 (`unauthorized`) and a missing upload endpoint (`not-found`).
-    static func isDestinationRefusal(_ failure: UploadJob.Failure) -> Bool {
-        failure.domain == TransferError.domain
-            && (failure.code == TransferError.Code.unauthorized.rawValue || failure.code == TransferError.Code.notFound.rawValue)
+    /// The failures that say the destination is misconfigured rather than the photo bad: 401/403
+    /// (`unauthorized`), a missing upload endpoint (`not-found`), an answer like a web page's
+    /// (`not-a-receiver`: a captive portal or a wrong URL) and a receipt without proof
+    /// (`unverified-receipt`). Every photo would fail alike, so none is charged.
+    static let refusalCodes: Set<String> = [TransferError.Code.unauthorized, .notFound, .notAReceiver, .unverifiedReceipt].map(\.rawValue)
+        .reduce(into: []) { $0.insert($1) }
+
+    /// True for failures that say the destination is misconfigured rather than the photo bad (`refusalCodes`).
+    public static func isDestinationRefusal(_ failure: UploadJob.Failure) -> Bool {
+        failure.domain == TransferError.domain && refusalCodes.contains(failure.code)
+    }
+
+    /// What to tell the user about a refusal: the fix for a wrong token or URL; other refusals'
+    /// messages say it themselves.
+    public static func refusalAdvice(code: String) -> String {
+        code == TransferError.Code.unauthorized.rawValue || code == TransferError.Code.notFound.rawValue
+            ? " Check --to and --token-file." : ""
     }
 
     /// The pause after `failures` counted upload failures in a row: `base`, doubling, at most `ceiling`.
@@ -448,7 +460,7 @@ public final class DrainRunner: Sendable {
             var settled = false
             try store.acknowledgeJob(job) { job, asset in
                 let update = policy.update(for: job, asset: asset)
-                if case .uploaded(let id) = update { serverID = id }
+                if case .uploaded(let id, _) = update { serverID = id }
                 settled = true
                 return update
             }

@@ -64,7 +64,9 @@ extension RetryPolicy {
         default:
             outcome = .deferred(reason: "job not finished")
         }
-        return rowUpdate(decide(outcome, previousAttempts: previous))
+        let update = rowUpdate(decide(outcome, previousAttempts: previous))
+        if case .uploaded(let id, _) = update, let proof = job.proof { return .uploaded(serverID: id, proof: proof) }
+        return update
     }
 
     /// True when a failed job should be retried rather than acknowledged: a transient error with

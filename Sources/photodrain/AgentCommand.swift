@@ -18,7 +18,7 @@ enum AgentCommand: Command {
         destination stays away. SIGTERM cancels uploads in flight (they stay resumable) and exits 0.
         Run it as a service; --exit-when-idle makes it stop on its own.
         """,
-        options: [LibraryOptions.store, TransferOptions.tokenFile, TransferOptions.interopVersion] + TransferOptions.s3 + [
+        options: [LibraryOptions.store, TransferOptions.tokenFile, TransferOptions.interopVersion] + TransferOptions.s3 + [TransferOptions.acceptUnverified,
                   .option("slots", "N", "Uploads at once.", default: "3"),
                   .option("exit-when-idle", "SECONDS", "Exit when no job has been seen for this long (default: run until signalled)."),
                   .flag("json", "JSON lines, one per finished job.")],
@@ -64,8 +64,9 @@ enum AgentCommand: Command {
             }
             let line: Line
             switch outcome {
-            case .finished(.succeeded(let status, let headers)):
-                line = Line(job: id, outcome: "succeeded", message: "\(status) \(headers["x-server-resource-id"] ?? "")")
+            case .finished(.succeeded(let status, let headers, let proof)):
+                let unverified = proof == .unverified ? " (unverified: the destination gave no proof it holds the bytes)" : ""
+                line = Line(job: id, outcome: "succeeded", message: "\(status) \(headers["x-server-resource-id"] ?? "")\(unverified)")
             case .finished(.failed(_, _, let failure)):
                 line = Line(job: id, outcome: "failed", message: "\(failure.code): \(failure.message)")
             case .cancelled(let reason):

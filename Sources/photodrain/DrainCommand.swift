@@ -29,7 +29,7 @@ enum DrainCommand: Command {
         the run with exit 75 (run again once it is complete).
 
         """ + LibraryOptions.scanDiscussion + "\n" + LibraryOptions.filterDiscussion,
-        options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun, LibraryOptions.rescan] + TransferOptions.all + [
+        options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun, LibraryOptions.rescan] + TransferOptions.all + [TransferOptions.newDestination,
             .option("slots", "N", "Concurrent uploads and analyses.", default: "3"),
             .option("bias", "upload-first|analysis-first", "Which work takes the slots when both wait.", default: "upload-first"),
             .option("max-attempts", "N", "Counted failures before a photo is failed.", default: "5"),
@@ -98,6 +98,7 @@ enum DrainCommand: Command {
         let memory = try AnalysisOptions.memoryGuard(arguments)
         let pipeline = try AnalysisOptions.pipeline(arguments)
         let store = try LibraryOptions.open(arguments)
+        _ = try TransferOptions.useDestination(options.destination.endpoint, store: store, arguments: arguments)
         if arguments.flag("retry-failed") {
             let count = try store.resetFailures()
             Console.shared.err("\(count) failed photo\(count == 1 ? "" : "s") will be tried again")
@@ -175,7 +176,8 @@ enum DrainCommand: Command {
             console.err("photodrain drain: \(message)")
             return .failure
         case .refused(let message):
-            console.err("photodrain drain: the destination refused the upload (\(message)); check --to and --token-file. No photo was charged an attempt.")
+            let advice = DrainRunner.refusalAdvice(code: String(message.prefix { $0 != ":" }))
+            console.err("photodrain drain: the destination refused the upload (\(message)).\(advice) No photo was charged an attempt.")
             return .failure
         case .finished, .offline:
             if let reason = AnalysisOptions.noProgressPossible(memory, analysed: t.analysed, remaining: counts.discovered) {

@@ -20,6 +20,7 @@ struct PhotoDrainCLI {
         AgentCommand.self,
         StatusCommand.self,
         VerdictsCommand.self,
+        VerifyCommand.self,
         ReportCommand.self,
         TrainCommand.self,
         UploadCommand.self,

@@ -69,6 +69,7 @@ enum ReportPage {
         .meta p { margin: 2px 0; }
         .tag { display: inline-block; padding: 0 6px; border-radius: 4px; font-size: 12px; background: #e6e8ec; }
         .tag.faces, .tag.uploaded { background: #d4f3dc; color: #0c5a21; }
+        .tag.uploaded-unverified { background: #fff1c2; color: #6b4e00; }
         .tag.error, .tag.failed { background: #ffe1d4; color: #8a2a00; }
         .tag.analyzed { background: #dde9ff; color: #1f3f80; }
         .muted { color: var(--muted); }
@@ -95,6 +96,10 @@ enum ReportPage {
             ("\(summary.rejectedBoxes)", "boxes rejected"),
             (formatSeconds(summary.analysisMilliseconds / 1000), "spent analysing"),
         ]
+        if let unverified = summary.byState[.uploadedUnverified], unverified > 0 {
+            // Shown only when there are some: marks the destination gave no proof for.
+            stats.insert(("\(unverified)", "uploaded, unverified"), at: 4)
+        }
         if let rate = summary.photosPerSecond, let mean = summary.meanMilliseconds {
             stats.append((String(format: "%.1f/s", rate), String(format: "per slot (%.0f ms a photo)", mean)))
         }
@@ -262,6 +267,7 @@ enum ReportPage {
         case .discovered: "waiting for analysis"
         case .analyzed: "analysed, not uploaded"
         case .uploaded: "uploaded"
+        case .uploadedUnverified: "uploaded, unverified"
         case .failed: "upload failed"
         }
     }

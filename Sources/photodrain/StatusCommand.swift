@@ -30,6 +30,8 @@ enum StatusCommand: Command {
         let library: String
         let store: String
         let counts: StatusCounts
+        /// Photos uploaded per destination, the active one (whose marks `counts.uploaded` shows) first.
+        let destinations: [AssetStore.DestinationCount]
         /// Jobs with the agent, bytes confirmed and to send, rate and ETA.
         let transfer: TransferProgress
         /// When the folder was last scanned and last walked in full, and the scan's change token.
@@ -99,8 +101,10 @@ enum StatusCommand: Command {
         let unanalysable = try store.unanalysableAssets().map(problem)
         let undecodable = try store.undecodableAssets().map(problem)
         let scan = ScanLine(try store.scanState())
+        let destinations = try store.destinationCounts()
         if arguments.flag("json") {
-            Console.shared.json(Report(library: store.root, store: store.path, counts: counts, transfer: transfer, scan: scan, skipped: skipped,
+            Console.shared.json(Report(library: store.root, store: store.path, counts: counts, destinations: destinations,
+                                       transfer: transfer, scan: scan, skipped: skipped,
                                        unanalysable: unanalysable, undecodable: undecodable, failed: failed))
             return .success
         }
@@ -112,7 +116,19 @@ enum StatusCommand: Command {
             ("skipped by the last scan", counts.skipped),
         ]
         for (name, value) in rows {
-            console.out("  \(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(value)")
+            var note = ""
+            if name == "uploaded" {
+                var parts: [String] = []
+                if counts.uploadedUnverified > 0 { parts.append("\(counts.uploadedUnverified) unverified: the destination gave no proof") }
+                if counts.uploadedUnchecked > 0 { parts.append("\(counts.uploadedUnchecked) from before receipts were proven: run photodrain verify") }
+                if let active = destinations.first(where: \.active) { parts.insert("to \(active.destination)", at: 0) }
+                if !parts.isEmpty { note = " (" + parts.joined(separator: "; ") + ")" }
+            }
+            console.out("  \(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(value)\(note)")
+        }
+        for other in destinations where !other.active {
+            let unverified = other.unverified > 0 ? ", \(other.unverified) unverified" : ""
+            console.out("  \("uploaded elsewhere".padding(toLength: 24, withPad: " ", startingAt: 0)) \(other.uploaded) to \(other.destination)\(unverified)")
         }
         console.out("  \("faces found".padding(toLength: 24, withPad: " ", startingAt: 0)) \(counts.faces) in \(counts.withFaces) photos")
         for (name, value) in transferRows(transfer) {

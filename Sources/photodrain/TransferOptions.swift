@@ -1,3 +1,4 @@
+import AssetStore
 import Foundation
 import Transfer
 import UploadProtocol
@@ -13,7 +14,15 @@ enum TransferOptions {
     static let s3Endpoint = OptionSpec.option("s3-endpoint", "URL", "For s3:// destinations: an S3-compatible endpoint http(s)://host[:port] (path-style); default AWS.")
     static let s3Region = OptionSpec.option("s3-region", "REGION", "For s3:// destinations: the signing region (default $AWS_REGION, else us-east-1).")
     static let s3 = [s3Endpoint, s3Region]
-    static let all = [to, tokenFile, interopVersion, s3Endpoint, s3Region]
+    static let acceptUnverified = OptionSpec.flag("accept-unverified", """
+        Upload to a server that cannot prove receipt (no resumable-upload protocol, so no digest of what it stored): its \
+        2xx is taken as is and the photo is marked uploaded-unverified. Without it such a destination is refused.
+        """)
+    static let newDestination = OptionSpec.flag("new-destination", """
+        --to names another destination than the one this library's uploads went to: upload the library there as well. \
+        Each destination keeps its own uploads (status counts both); without it the run is refused (exit 64).
+        """)
+    static let all = [to, tokenFile, interopVersion, s3Endpoint, s3Region, acceptUnverified]
 
     /// Reads the token file: its first line, trimmed. Usage error when unreadable or malformed.
     static func token(_ arguments: ParsedArguments) throws(UsageError) -> BearerToken? {
@@ -47,7 +56,28 @@ enum TransferOptions {
     static func settings(_ arguments: ParsedArguments) throws(UsageError) -> UploadDestinations.Settings {
         let version = try arguments.int("interop-version", default: ResumableUpload.defaultInteropVersion, range: 3...8)
         return UploadDestinations.Settings(interopVersion: version, token: try token(arguments),
-                                           s3Endpoint: arguments.string("s3-endpoint"), s3Region: arguments.string("s3-region"))
+                                           s3Endpoint: arguments.string("s3-endpoint"), s3Region: arguments.string("s3-region"),
+                                           acceptUnverified: arguments.flag("accept-unverified"))
+    }
+
+    /// Makes `url` the store's active destination (`AssetStore.useDestination`): usage error when
+    /// it is another than the library's uploads went to and `--new-destination` is not given; a
+    /// note on standard error when it switched.
+    static func useDestination(_ url: String, store: AssetStore, arguments: ParsedArguments) throws -> AssetStore.DestinationUse {
+        let use: AssetStore.DestinationUse
+        do throws(StoreError) {
+            use = try store.useDestination(url, allowChange: arguments.flag("new-destination"))
+        } catch {
+            guard error.code == .destinationChanged else { throw error }
+            throw UsageError(error.message, command: arguments.command)
+        }
+        if let previous = use.previous {
+            Console.shared.err("""
+                photodrain \(arguments.command): uploading the library to \(AssetStore.destinationKey(url)) as well \
+                (\(use.alreadyThere) photo\(use.alreadyThere == 1 ? "" : "s") already there); the uploads to \(previous) are kept
+                """)
+        }
+        return use
     }
 
     /// The destination for a URL (`--to`, or a job's destination in the agent). Usage error when it

@@ -45,6 +45,8 @@ enum UploadCommand: Command {
         var bytes: Int64?
         /// True when the hash pre-check found the photo on the server (nothing was sent).
         var alreadyStored: Bool?
+        /// False when the destination gave no proof it holds the bytes (`--accept-unverified`).
+        var verified: Bool?
         var error: String?
         var errorClass: String?
         var message: String?
@@ -102,6 +104,7 @@ enum UploadCommand: Command {
                 row.resumable = receipt.resumable
                 row.bytes = receipt.bytesSent
                 if receipt.alreadyStored { row.alreadyStored = true }
+                row.verified = receipt.proof == .verified
             } catch {
                 row.error = error.code.rawValue
                 row.errorClass = error.classification.rawValue
@@ -116,7 +119,8 @@ enum UploadCommand: Command {
             } else if let code = row.error {
                 Console.shared.out("\(file): \(Console.shared.red("failed")) \(code) (\(row.errorClass ?? "")): \(row.message ?? "")")
             } else {
-                Console.shared.out("\(file): uploaded as \(row.serverID ?? "?") (\(row.alreadyStored == true ? "already on the server" : row.resumable == true ? "resumable" : "plain"), \(formatBytes(Int(row.bytes ?? 0))) sent)")
+                let unverified = row.verified == false ? "; unverified: the server gave no proof it holds the bytes" : ""
+                Console.shared.out("\(file): uploaded as \(row.serverID ?? "?") (\(row.alreadyStored == true ? "already on the server" : row.resumable == true ? "resumable" : "plain"), \(formatBytes(Int(row.bytes ?? 0))) sent\(unverified))")
             }
         }
         if permanent > 0 { return .failure }

@@ -17,7 +17,7 @@ enum WakeCommand: Command {
         `agent` does. Run it from a timer; SIGTERM stops it promptly with exit 75.
 
         """ + LibraryOptions.scanDiscussion + "\n" + LibraryOptions.filterDiscussion,
-        options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun, LibraryOptions.rescan, TransferOptions.to,
+        options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun, LibraryOptions.rescan, TransferOptions.to, TransferOptions.newDestination,
                   .option("inflight-limit", "N", "Unacknowledged upload jobs allowed at once.", default: "40"),
                   .option("page-size", "N", "Photos analysed at most in one invocation.", default: "40"),
                   .option("max-attempts", "N", "Counted failures before a photo is failed.", default: "5"),
@@ -70,6 +70,7 @@ enum WakeCommand: Command {
         let memory = try AnalysisOptions.memoryGuard(arguments)
         let pipeline = try AnalysisOptions.pipeline(arguments)
         let store = try LibraryOptions.open(arguments)
+        _ = try TransferOptions.useDestination(destination, store: store, arguments: arguments)
         let runner = WakeRunner(store: store, analyzer: pipeline, memory: memory, options: options)
         let terminatedAt = Mutex<(at: ContinuousClock.Instant, signal: Int32)?>(nil)
         signals.attach { signal in
@@ -95,7 +96,8 @@ enum WakeCommand: Command {
         let status: ExitCode
         let outcome: String
         if let refused = report.refused {
-            Console.shared.err("photodrain wake: the destination refused the upload (\(refused)); check --to and --token-file. No photo was charged an attempt.")
+            let advice = DrainRunner.refusalAdvice(code: String(refused.prefix { $0 != ":" }))
+            Console.shared.err("photodrain wake: the destination refused the upload (\(refused)).\(advice) No photo was charged an attempt.")
             (status, outcome) = (.failure, "refused by the destination")
         } else if !report.workRemains {
             (status, outcome) = (.success, "completed")
