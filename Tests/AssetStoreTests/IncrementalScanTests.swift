@@ -320,7 +320,7 @@ import Glibc
         try library.write("b.jpg", "two")
         backdateFolders(library)
         let store = try library.open()
-        #expect(try Database(path: library.storePath).query("PRAGMA user_version").first?.first?.int == 6)
+        #expect(try Database(path: library.storePath).query("PRAGMA user_version").first?.first?.int == Schema.currentVersion)
         let first = try store.scan()
         #expect(first.fullWalk && first.changes.added == ["b.jpg"] && first.changes.modified.isEmpty)
         #expect(try store.asset(path: "a.jpg")?.state == .analyzed)

@@ -98,7 +98,11 @@ final class ScriptedDestination: UploadDestination {
     /// Issue 15 item 7: a wrong token (401/403) or a URL with no upload endpoint (404) refuses
     /// every photo alike. The drain stops with `refused` (the CLI exits 1) and charges nothing,
     /// instead of failing the whole library for good and reporting success.
-    @Test(arguments: [TransferError.forStatus(401), TransferError.forStatus(403), TransferError.forStatus(404, creation: true)])
+    /// Issue 21: an answer like a web page's (a captive portal) and a receipt without proof refuse
+    /// every photo alike too.
+    @Test(arguments: [TransferError.forStatus(401), TransferError.forStatus(403), TransferError.forStatus(404, creation: true),
+                      TransferError(.notAReceiver, "answered like a web page, not an upload receiver: a captive portal or a wrong URL?"),
+                      TransferError(.unverifiedReceipt, "the server accepted the upload but did not show that it holds these bytes")])
     func aDestinationThatRefusesEveryUploadStopsTheDrainAndChargesNothing(refusal: TransferError) async throws {
         let destination = ScriptedDestination(uploads: Array(repeating: refusal, count: 10))
         let (outcome, store, library) = try await drain(photos: 3, destination: destination) { $0.slots = 3 }
