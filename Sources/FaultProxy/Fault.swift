@@ -21,6 +21,9 @@ public enum Fault: Sendable, Equatable, CustomStringConvertible {
     /// Answer the first request with `503 Service Unavailable` and `Retry-After: seconds`, without
     /// reaching the server: a destination asking its clients to come back later.
     case busy(retryAfter: Int)
+    /// Answer the first request with `200 OK` and an HTML login page, without reaching the server:
+    /// the hotel Wi-Fi that answers every request itself.
+    case captivePortal
 
     public var description: String {
         switch self {
@@ -30,6 +33,7 @@ public enum Fault: Sendable, Equatable, CustomStringConvertible {
         case .reset: "reset"
         case .serviceUnavailable: "503"
         case .busy(let seconds): "503 with Retry-After: \(seconds)"
+        case .captivePortal: "200 with a login page"
         }
     }
 }

@@ -101,6 +101,14 @@ public final class FaultProxy: Sendable {
             _ = response.withUnsafeBytes { Sockets.writeAll(client, $0) }
             Sockets.close(client)
             return
+        case .captivePortal:
+            var buffer = [UInt8](repeating: 0, count: 16384)
+            _ = buffer.withUnsafeMutableBytes { Sockets.read(client, into: $0) }
+            let page = "<!DOCTYPE html><html><head><title>Hotel Wi-Fi</title></head><body>Please log in.</body></html>"
+            let response = Array("HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: \(page.utf8.count)\r\nConnection: close\r\n\r\n\(page)".utf8)
+            _ = response.withUnsafeBytes { Sockets.writeAll(client, $0) }
+            Sockets.close(client)
+            return
         default:
             break
         }

@@ -1,4 +1,5 @@
 import FaultProxy
+import Synchronization
 import Foundation
 
 /// FaultProxy faults in front of `photodrain serve`, aimed at the three parts of an upload:
@@ -86,6 +87,49 @@ enum SourceChangeScenarios {
             let digestRefusals = rig.serve.log.split(separator: "\n").filter { $0.contains("digest mismatch") }.count
             if digestRefusals > 0 { result.notes.append("run \(run): receiver refused \(digestRefusals) mismatched upload(s) (400)") }
             rig.conclude(&result, photos: 3)
+        }
+    }
+}
+
+/// A captive portal (or any server that answers 200 and stores nothing) stands where the receiver
+/// should be: no photo may be marked uploaded while it answers. Once the real receiver is
+/// reachable, everything is uploaded and `verify` finds every photo there.
+enum LyingServerScenarios {
+    /// Shared between the proxy's plan and the scenario: whether the portal answers.
+    final class Switch: Sendable {
+        private let on = Mutex(true)
+        var isOn: Bool { on.withLock { $0 } }
+        func turnOff() { on.withLock { $0 = false } }
+    }
+
+    static func run(_ context: MatrixContext) throws -> ScenarioResult {
+        try ScenarioResult.repeated("captive portal", context) { run, random, result in
+            let portal = Switch()
+            let rig = try Rig(context: context, name: "captive-portal-\(run)", plan: FaultPlan { _ in portal.isOn ? .captivePortal : nil })
+            try rig.library.addPhotos(context.photos, samples: context.samples, random: &random)
+            for attempt in 0..<2 {
+                let (status, child) = try rig.tool.run(rig.drainArguments(), name: "drain", seconds: 240)
+                result.faults += 1
+                if status == 0 { result.failures.append("drain \(attempt) behind the portal exited 0") }
+                if !child.stderr.contains("captive portal") {
+                    result.failures.append("drain \(attempt) behind the portal did not name the likely cause: \(child.stderr.suffix(300))")
+                }
+            }
+            let (_, status) = try rig.tool.run(["status", rig.library.folder, "--store", rig.library.store, "--json"], name: "status", seconds: 60)
+            if let counts = (try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?["counts"] as? [String: Any] {
+                let uploaded = counts["uploaded"] as? Int ?? -1
+                let failed = counts["failed"] as? Int ?? -1
+                if uploaded != 0 || failed != 0 {
+                    result.failures.append("behind the portal: \(uploaded) photos marked uploaded and \(failed) failed (want 0 and 0)")
+                }
+            } else {
+                result.failures.append("status --json could not be read")
+            }
+            portal.turnOff()
+            try rig.drainUntilDone(into: &result)
+            let (verified, verify) = try rig.tool.run(["verify", rig.library.folder, "--store", rig.library.store], name: "verify", seconds: 120)
+            if verified != 0 { result.failures.append("verify after the real receiver came back exited \(verified): \(verify.stdout.suffix(300))") }
+            rig.conclude(&result, photos: context.photos)
         }
     }
 }

@@ -53,6 +53,7 @@ do {
         ("proxy faults: create", { try NetworkScenarios.run(.create, $0) }),
         ("proxy faults: append", { try NetworkScenarios.run(.append, $0) }),
         ("proxy faults: final response", { try NetworkScenarios.run(.finalResponse, $0) }),
+        ("captive portal", LyingServerScenarios.run),
         ("source modified mid-upload", { try SourceChangeScenarios.run(removing: false, $0) }),
         ("source removed mid-upload", { try SourceChangeScenarios.run(removing: true, $0) }),
         ("receiver disk full", ResourceScenarios.diskFull),

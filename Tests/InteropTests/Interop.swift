@@ -15,10 +15,10 @@ enum Interop {
     /// resuming, so tests with several interruptions stay quick.
     static func uploader(to endpoint: String, interopVersion: Int = ResumableUpload.defaultInteropVersion,
                          token: String? = nil, resumeBackoff: Duration = .milliseconds(20),
-                         discoveryCache: DiscoveryCache = DiscoveryCache()) -> ResumableUploader {
+                         discoveryCache: DiscoveryCache = DiscoveryCache(), acceptUnverified: Bool = false) -> ResumableUploader {
         ResumableUploader(configuration: UploadConfiguration(
             endpoint: endpoint, interopVersion: interopVersion, token: token.flatMap { BearerToken($0) },
-            resumeBackoff: resumeBackoff), discoveryCache: discoveryCache)
+            resumeBackoff: resumeBackoff, acceptUnverified: acceptUnverified), discoveryCache: discoveryCache)
     }
 
     /// Waits (polling) until `condition` holds; false when `seconds` passed first. A guard against
