@@ -318,8 +318,18 @@ final class UploadStore: Sendable {
         return try index.withLock { keys throws(ReceiverError) -> Completion in
             if let entry, let existing = keys[entry],
                let object = try? Self.decode(StoredObject.self, at: sidecarPath(existing)), object.sha256 == digestHex {
-                try Syscalls.unlinkIfPresent(stagedPath)
-                return .deduplicated(object)
+                // A duplicate only while the first copy's bytes are really there: an object whose
+                // file was lost (deleted, cut short) is stored again, and its stale sidecar goes,
+                // or the client would be told its photo is held when it is not.
+                if Syscalls.regularFileSize(bytes: contentPath(of: object)) == object.size {
+                    try Syscalls.unlinkIfPresent(stagedPath)
+                    return .deduplicated(object)
+                }
+                try Syscalls.unlinkIfPresent(sidecarPath(existing))
+                keys[entry] = nil
+                digestIndex.withLock { digests in
+                    if digests[digestHex] == existing { digests[digestHex] = nil }
+                }
             }
             let id: String
             if let reservedID, Self.isValidID(reservedID), !Syscalls.exists(objectPath(reservedID)) {
