@@ -60,8 +60,8 @@ public enum DrainOutcome: Sendable, Equatable {
     /// The store failed.
     case failed(message: String)
     /// The destination refused an upload for a reason no photo can fix (401/403: a wrong or
-    /// missing token; 404: no upload endpoint at that URL). A configuration error: the drain
-    /// stops, and the photo's attempt is not charged.
+    /// missing token; 404: no upload endpoint at that URL; a server certificate that failed
+    /// verification). A configuration error: the drain stops, and the photo's attempt is not charged.
     case refused(message: String)
     /// The destination asked (`Retry-After`) to wait until `until` before the next upload, longer
     /// than `DrainOptions.retryAfterLimit`: everything else is done, the photo is charged nothing,
@@ -327,14 +327,18 @@ public final class DrainRunner: Sendable {
 
     /// The failures that say the destination is misconfigured rather than the photo bad: 401/403
     /// (`unauthorized`), a missing upload endpoint (`not-found`), an answer like a web page's
-    /// (`not-a-receiver`: a captive portal or a wrong URL) and a receipt without proof
-    /// (`unverified-receipt`). Every photo would fail alike, so none is charged.
-    static let refusalCodes: Set<String> = [TransferError.Code.unauthorized, .notFound, .notAReceiver, .unverifiedReceipt].map(\.rawValue)
-        .reduce(into: []) { $0.insert($1) }
-
-    /// True for failures that say the destination is misconfigured rather than the photo bad (`refusalCodes`).
+    /// (`not-a-receiver`: a captive portal or a wrong URL), a receipt without proof
+    /// (`unverified-receipt`), and a server certificate that failed verification (permanent
+    /// `tls-failure`: self-signed, a private CA not passed with `--ca-file`, another host's name).
+    /// Every photo would fail alike, so none is charged. A handshake that broke off (transient
+    /// `tls-failure`) is the network's doing and counts as usual.
     public static func isDestinationRefusal(_ failure: UploadJob.Failure) -> Bool {
-        failure.domain == TransferError.domain && refusalCodes.contains(failure.code)
+        guard failure.domain == TransferError.domain else { return false }
+        switch TransferError.Code(rawValue: failure.code) {
+        case .unauthorized, .notFound, .notAReceiver, .unverifiedReceipt: return true
+        case .tlsFailure: return !failure.transient
+        default: return false
+        }
     }
 
     /// What to tell the user about a refusal: the fix for a wrong token or URL; other refusals'
@@ -406,7 +410,7 @@ public final class DrainRunner: Sendable {
             case .finished(.failed(_, _, let failure)):
                 let current = try store.job(id: job.id) ?? job
                 if Self.isDestinationRefusal(failure) {
-                    // A wrong token or URL refuses every photo alike: failing them one by one
+                    // A wrong token, URL or CA refuses every photo alike: failing them one by one
                     // would mark the whole library failed for good. Put the job back, uncharged.
                     _ = try store.retryJob(current, update: .unchanged, inflightLimit: .max)
                     return .refused("\(failure.code): \(failure.message)")

@@ -45,8 +45,8 @@ public struct WakeReport: Sendable, Equatable {
     /// Stopped by `terminate` or the runtime limit.
     public var interrupted = false
     /// Set when the agent's upload was refused for a reason of the destination's configuration
-    /// (401/403: token; 404: no upload endpoint): the job was put back uncharged, and the
-    /// invocation is a configuration error rather than progress.
+    /// (401/403: token; 404: no upload endpoint; a certificate that failed verification): the job
+    /// was put back uncharged, and the invocation is a configuration error rather than progress.
     public var refused: String?
 
     /// Failed jobs left for a later wake because their server's `Retry-After` has not passed.
@@ -101,7 +101,7 @@ public final class WakeRunner: Sendable {
         for job in try store.jobs(for: .acknowledge) where !stopping() {
             let asset = try store.asset(for: job)
             if job.state == .failed, let failure = job.failure, DrainRunner.isDestinationRefusal(failure) {
-                // A wrong token or URL refuses every photo alike: failing them one by one would
+                // A wrong token, URL or CA refuses every photo alike: failing them one by one would
                 // fail the whole library for good. Put the job back as it was, uncharged.
                 _ = try store.retryJob(job, update: .unchanged, inflightLimit: .max)
                 report.refused = "\(failure.code): \(failure.message)"

@@ -89,15 +89,23 @@ final class Exchange {
         return Outcome(status: nil, keepAlive: false)
     }
 
-    /// True when the client waits for `100 Continue` before sending its body.
+    /// Whether the client may be sent interim (1xx) responses: an HTTP/1.0 one may not (RFC 9110
+    /// 15.2). A reverse proxy speaks HTTP/1.0 to its backend by default (nginx does) and passes a
+    /// 1xx on to its own client as the final response, its body the real final response.
+    var takesInterimResponses: Bool { head.minorVersion >= 1 }
+
+    /// True when the client waits for `100 Continue` before sending its body (an HTTP/1.0
+    /// client's expectation is ignored, as RFC 9110 10.1.1 says).
     var expectsContinue: Bool {
-        head["expect"]?.lowercased() == "100-continue"
+        takesInterimResponses && head["expect"]?.lowercased() == "100-continue"
     }
 
-    /// Sends an interim response (104 or 100). False when the peer is gone.
+    /// Sends an interim response (104 or 100). False when the peer is gone; nothing is sent, and
+    /// false returned, to a client that takes no interim responses.
     @discardableResult
     func sendInterim(_ response: HTTPResponse) -> Bool {
-        connection.send(response, close: false)
+        guard takesInterimResponses else { return false }
+        return connection.send(response, close: false)
     }
 
     /// Sends `100 Continue` if the client asked for it and a body is coming.

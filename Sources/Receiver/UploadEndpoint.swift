@@ -123,13 +123,15 @@ struct UploadEndpoint: Sendable {
         }
         defer { registry.release(record.id) }
 
-        let location = location(of: record.id, head: head)
-        var interim = HTTPResponse(status: ResumableUpload.uploadResumptionSupported)
-        interim.add("Location", location)
-        interim.add("Upload-Draft-Interop-Version", String(version))
-        if version >= 6 { interim.add("Upload-Limit", limits.fieldValue(interopVersion: version)) }
-        exchange.sendInterim(interim)
-        exchange.sentInterim = true
+        let location = Self.location(of: record.id)
+        if exchange.takesInterimResponses {
+            var interim = HTTPResponse(status: ResumableUpload.uploadResumptionSupported)
+            interim.add("Location", location)
+            interim.add("Upload-Draft-Interop-Version", String(version))
+            if version >= 6 { interim.add("Upload-Limit", limits.fieldValue(interopVersion: version)) }
+            exchange.sendInterim(interim)
+            exchange.sentInterim = true
+        }
         exchange.continueIfExpected()
 
         let (appended, end) = append(exchange, to: UploadStore.Resource(record: record, received: 0), completes: complete)
@@ -494,14 +496,12 @@ struct UploadEndpoint: Sendable {
                             body: Array(body.utf8))
     }
 
-    /// The upload URL: absolute when the Host header is a plain host[:port], else a path.
-    private func location(of id: String, head: HTTPRequestHead) -> String {
-        let path = "/uploads/\(id)"
-        guard let host = head["host"], !host.isEmpty, host.count <= 255,
-              host.utf8.allSatisfy({ b in
-                  (b >= 48 && b <= 58) || (b >= 65 && b <= 93 && b != 92) || (b >= 97 && b <= 122) || b == 45 || b == 46
-              }) else { return path }
-        return "http://\(host)\(path)"
+    /// The upload URL, as a path: the client resolves it against the URL it sent the creation to
+    /// (RFC 9110 10.2.2). An absolute URL built from the Host header named the wrong scheme, and
+    /// often the wrong port, behind a TLS-terminating proxy (`proxy_set_header Host $host`), so
+    /// every append after the creation went to a port nobody listens on.
+    static func location(of id: String) -> String {
+        "/uploads/\(id)"
     }
 
     /// The completion field for the version: `.some(flag)` when present (`.some(nil)` when

@@ -4,7 +4,8 @@ import Synchronization
 /// An HTTP/1.1 client on libcurl easy handles. Each request runs `curl_easy_perform` on a thread
 /// of its own (never on Swift's cooperative pool) and is bridged back with a continuation. Handles
 /// are kept in a small pool after use, so the next request reuses the open connection. Redirects
-/// are never followed, TLS peers are verified, and libcurl reads the proxy environment itself.
+/// are never followed, TLS peers are always verified (against `Options.trust`), and libcurl reads
+/// the proxy environment itself.
 public final class HTTPClient: Sendable {
     /// Timeouts and limits.
     public struct Options: Sendable {
@@ -24,13 +25,17 @@ public final class HTTPClient: Sendable {
         public var maxIdleHandles: Int
         /// The `User-Agent` sent.
         public var userAgent: String
+        /// The certificate authorities https servers are verified against.
+        public var trust: TrustedAuthorities
 
         /// Defaults: 10 s to connect, stalled below 1 byte/s for 30 s, 64 KiB upload buffer
         /// (libcurl's own; 256 KiB cost the client about 5% more CPU on loopback uploads: each
-        /// piece read from the file falls out of cache before the socket copies it).
+        /// piece read from the file falls out of cache before the socket copies it); the
+        /// authorities `$SSL_CERT_FILE` and `$SSL_CERT_DIR` name, else the system's.
         public init(connectTimeout: Duration = .seconds(10), stallTimeout: Duration = .seconds(30),
                     lowSpeedLimit: Int = 1, uploadBufferSize: Int = 64 * 1024, maxHeaderBytes: Int = 64 * 1024,
-                    maxBodyBytes: Int = 64 * 1024, maxIdleHandles: Int = 8, userAgent: String = "photodrain") {
+                    maxBodyBytes: Int = 64 * 1024, maxIdleHandles: Int = 8, userAgent: String = "photodrain",
+                    trust: TrustedAuthorities = .fromEnvironment(ProcessInfo.processInfo.environment)) {
             self.connectTimeout = connectTimeout
             self.stallTimeout = stallTimeout
             self.lowSpeedLimit = lowSpeedLimit
@@ -39,6 +44,7 @@ public final class HTTPClient: Sendable {
             self.maxBodyBytes = maxBodyBytes
             self.maxIdleHandles = maxIdleHandles
             self.userAgent = userAgent
+            self.trust = trust
         }
     }
 
@@ -55,7 +61,9 @@ public final class HTTPClient: Sendable {
             uploadBufferSize: min(max(options.uploadBufferSize, 16 * 1024), 2 * 1024 * 1024),
             maxHeaderBytes: max(1024, options.maxHeaderBytes),
             maxBodyBytes: max(0, options.maxBodyBytes),
-            userAgent: options.userAgent)
+            userAgent: options.userAgent,
+            caFile: options.trust.file,
+            caDirectory: options.trust.directory)
         maxIdleHandles = max(0, options.maxIdleHandles)
     }
 

@@ -20,6 +20,10 @@ struct CurlSettings: Sendable {
     var maxHeaderBytes: Int
     var maxBodyBytes: Int
     var userAgent: String
+    /// CURLOPT_CAINFO, when not libcurl's default.
+    var caFile: String?
+    /// CURLOPT_CAPATH, when not libcurl's default.
+    var caDirectory: String?
 }
 
 /// One libcurl easy handle. libcurl keeps its connection cache, DNS cache and TLS sessions on the
@@ -88,6 +92,8 @@ final class CurlEasy: @unchecked Sendable {
         check(pd_curl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0))
         check(pd_curl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1))
         check(pd_curl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2))
+        if let caFile = settings.caFile { check(pd_curl_setopt_string(handle, CURLOPT_CAINFO, caFile)) }
+        if let caDirectory = settings.caDirectory { check(pd_curl_setopt_string(handle, CURLOPT_CAPATH, caDirectory)) }
         check(pd_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, settings.connectTimeoutMilliseconds))
         check(pd_curl_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, settings.lowSpeedLimitBytesPerSecond))
         check(pd_curl_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, settings.lowSpeedTimeSeconds))
@@ -182,7 +188,11 @@ final class CurlEasy: @unchecked Sendable {
             return TransferError(.connectionLost, "the connection was lost")
         case CURLE_SSL_CONNECT_ERROR:
             return TransferError(.tlsFailure, "the TLS handshake failed", classification: .transient)
-        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM:
+        case CURLE_PEER_FAILED_VERIFICATION:
+            return TransferError(.tlsFailure, "the server's certificate could not be verified (self-signed or a private CA?)")
+        case CURLE_SSL_CACERT_BADFILE:
+            return TransferError(.tlsFailure, "the CA certificates to verify the server with could not be loaded")
+        case CURLE_SSL_CERTPROBLEM:
             return TransferError(.tlsFailure, "the server's certificate could not be verified")
         case CURLE_READ_ERROR:
             return TransferError(.fileUnreadable, "the file could not be read during the upload")

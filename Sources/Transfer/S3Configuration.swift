@@ -39,7 +39,7 @@ public struct S3Configuration: Sendable {
     public var maxRetriesPerUpload: Int
     /// The pause before each such recovery, multiplied by the attempt number.
     public var retryBackoff: Duration
-    /// Timeouts and limits of the underlying HTTP client.
+    /// Timeouts, limits and trusted certificate authorities of the underlying HTTP client.
     public var http: HTTPClient.Options
 
     /// Parses `s3://BUCKET/PREFIX`. Without `endpoint` the AWS endpoint of `region` is used

@@ -20,7 +20,7 @@ public struct UploadConfiguration: Sendable {
     public var resumeBackoff: Duration
     /// The method of a plain (non-resumable) upload: `POST` or `PUT`.
     public var plainUploadMethod: String
-    /// Timeouts and limits of the underlying HTTP client.
+    /// Timeouts, limits and trusted certificate authorities of the underlying HTTP client.
     public var http: HTTPClient.Options
     /// Whether an upload whose SHA-256 is known first asks the receiver for an object with that
     /// content (`HEAD <base>/objects/by-digest/<sha256>`) and, when it has one, sends no bytes.

@@ -25,12 +25,15 @@ public enum UploadDestinations {
         /// Whether HTTP destinations that cannot prove receipt may take plain uploads, marked
         /// unverified (`UploadConfiguration.acceptUnverified`).
         public var acceptUnverified: Bool
+        /// The certificate authorities an https destination (or S3 endpoint) is verified against.
+        public var trust: TrustedAuthorities
 
-        /// Settings with the process environment and home directory.
+        /// Settings with the process environment and home directory; `trust` nil takes
+        /// `$SSL_CERT_FILE` and `$SSL_CERT_DIR` from `environment`, else the system's authorities.
         public init(interopVersion: Int = 6, token: BearerToken? = nil, s3Endpoint: String? = nil, s3Region: String? = nil,
                     s3Credentials: S3Credentials? = nil, environment: [String: String] = ProcessInfo.processInfo.environment,
                     home: String? = ProcessInfo.processInfo.environment["HOME"], hashPreCheck: Bool = true,
-                    acceptUnverified: Bool = false) {
+                    acceptUnverified: Bool = false, trust: TrustedAuthorities? = nil) {
             self.interopVersion = interopVersion
             self.token = token
             self.s3Endpoint = s3Endpoint
@@ -40,6 +43,7 @@ public enum UploadDestinations {
             self.home = home
             self.hashPreCheck = hashPreCheck
             self.acceptUnverified = acceptUnverified
+            self.trust = trust ?? .fromEnvironment(environment)
         }
 
         /// The region S3 requests are signed for.
@@ -64,13 +68,15 @@ public enum UploadDestinations {
             } else {
                 credentials = try S3Credentials.resolve(environment: settings.environment, home: settings.home)
             }
-            let configuration = try S3Configuration(destination: url, endpoint: settings.s3Endpoint,
+            var configuration = try S3Configuration(destination: url, endpoint: settings.s3Endpoint,
                                                     region: settings.resolvedRegion, credentials: credentials)
+            configuration.http.trust = settings.trust
             try configuration.validate()
             return S3Uploader(configuration: configuration)
         }
-        let configuration = UploadConfiguration(endpoint: url, interopVersion: settings.interopVersion, token: settings.token,
+        var configuration = UploadConfiguration(endpoint: url, interopVersion: settings.interopVersion, token: settings.token,
                                                 hashPreCheck: settings.hashPreCheck, acceptUnverified: settings.acceptUnverified)
+        configuration.http.trust = settings.trust
         try configuration.validate()
         return ResumableUploader(configuration: configuration)
     }

@@ -6,11 +6,13 @@ import Foundation
 /// `$XDG_CONFIG_HOME/photodrain/config.json` (or `~/.config/photodrain/config.json`) when present:
 ///
 ///     { "to": "https://photos.example/uploads", "tokenFile": "~/.config/photodrain/token",
-///       "slots": 3, "memoryLimit": "512M", "inflightLimit": 40, "analysisSize": 480,
-///       "interopVersion": 6, "store": "/var/lib/photodrain/library.sqlite" }
+///       "caFile": "~/.config/photodrain/home-ca.pem", "slots": 3, "memoryLimit": "512M",
+///       "inflightLimit": 40, "analysisSize": 480, "interopVersion": 6,
+///       "store": "/var/lib/photodrain/library.sqlite" }
 struct Configuration: Decodable, Equatable {
     var to: String?
     var tokenFile: String?
+    var caFile: String?
     var slots: Int?
     var memoryLimit: String?
     var inflightLimit: Int?
@@ -23,6 +25,7 @@ struct Configuration: Decodable, Equatable {
         var values: [String: String] = [:]
         values["to"] = to
         values["token-file"] = tokenFile.map(Configuration.expandTilde)
+        values["ca-file"] = caFile.map(Configuration.expandTilde)
         values["slots"] = slots.map(String.init)
         values["memory-limit"] = memoryLimit
         values["inflight-limit"] = inflightLimit.map(String.init)

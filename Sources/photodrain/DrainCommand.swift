@@ -47,7 +47,7 @@ enum DrainCommand: Command {
             ("photodrain drain ~/Pictures --to URL --dry-run --json | jq -r 'select(.event == \"would-upload\") .path'", "what would be sent"),
             ("photodrain drain ~/Pictures --to URL --rescan", "after photos were edited in place: read every folder, not only changed ones"),
         ] + LibraryOptions.filterExamples("drain"),
-        exitCodes: [(0, "every photo uploaded or terminally failed"), (1, "failure (store, cascade, model), the destination refused the upload (token, URL), or no progress possible (memory too small)"),
+        exitCodes: [(0, "every photo uploaded or terminally failed"), (1, "failure (store, cascade, model), the destination refused the upload (token, URL, certificate), or no progress possible (memory too small)"),
                     (64, "usage error"), (75, "interrupted, the destination stayed unreachable, or it asked (Retry-After) to wait longer than --retry-after-limit: run again")]
     )
 
@@ -176,8 +176,7 @@ enum DrainCommand: Command {
             console.err("photodrain drain: \(message)")
             return .failure
         case .refused(let message):
-            let advice = DrainRunner.refusalAdvice(code: String(message.prefix { $0 != ":" }))
-            console.err("photodrain drain: the destination refused the upload (\(message)).\(advice) No photo was charged an attempt.")
+            console.err(TransferOptions.refusalMessage(message, command: spec.name))
             return .failure
         case .finished, .offline:
             if let reason = AnalysisOptions.noProgressPossible(memory, analysed: t.analysed, remaining: counts.discovered) {

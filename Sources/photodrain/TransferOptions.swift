@@ -1,14 +1,17 @@
 import AssetStore
+import Drain
 import Foundation
 import Transfer
 import UploadProtocol
 
-/// The options every command that uploads shares: `--to`, `--token-file`, `--interop-version`,
-/// and for `s3://` destinations `--s3-endpoint` and `--s3-region` (credentials come from the AWS
-/// environment variables or ~/.aws/credentials, never from the command line).
+/// The options every command that uploads shares: `--to`, `--token-file`, `--ca-file`,
+/// `--interop-version`, and for `s3://` destinations `--s3-endpoint` and `--s3-region` (credentials
+/// come from the AWS environment variables or ~/.aws/credentials, never from the command line).
 enum TransferOptions {
     static let to = OptionSpec.option("to", "URL", "The destination: a photodrain serve URL, any resumable-upload server, or s3://BUCKET/PREFIX.")
     static let tokenFile = OptionSpec.option("token-file", "PATH", "Read a bearer token from this file; it is never printed.")
+    static let caFile = OptionSpec.option("ca-file", "PATH", "Verify an https destination's (or S3 endpoint's) certificate against the CA certificates in this PEM file, e.g. a home server's private CA.",
+                                          default: "$SSL_CERT_FILE and $SSL_CERT_DIR, else the system's CAs")
     static let interopVersion = OptionSpec.option("interop-version", "N", "Resumable-upload interop version to speak (3-8).",
                                                   default: "\(ResumableUpload.defaultInteropVersion)")
     static let s3Endpoint = OptionSpec.option("s3-endpoint", "URL", "For s3:// destinations: an S3-compatible endpoint http(s)://host[:port] (path-style); default AWS.")
@@ -22,7 +25,7 @@ enum TransferOptions {
         --to names another destination than the one this library's uploads went to: upload the library there as well. \
         Each destination keeps its own uploads (status counts both); without it the run is refused (exit 64).
         """)
-    static let all = [to, tokenFile, interopVersion, s3Endpoint, s3Region, acceptUnverified]
+    static let all = [to, tokenFile, caFile, interopVersion, s3Endpoint, s3Region, acceptUnverified]
 
     /// Reads the token file: its first line, trimmed. Usage error when unreadable or malformed.
     static func token(_ arguments: ParsedArguments) throws(UsageError) -> BearerToken? {
@@ -36,13 +39,54 @@ enum TransferOptions {
         return token
     }
 
-    /// The upload configuration from `--to`, `--token-file` and `--interop-version`.
+    /// The certificate authorities from `--ca-file`, else `$SSL_CERT_FILE` and `$SSL_CERT_DIR`,
+    /// else the system's. Usage error naming the path when the file is missing, unreadable, or
+    /// holds no PEM certificate (libcurl would refuse it only once an upload had started).
+    static func trust(_ arguments: ParsedArguments) throws(UsageError) -> TrustedAuthorities {
+        guard let path = arguments.string("ca-file") else { return .fromEnvironment(ProcessInfo.processInfo.environment) }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw UsageError("the CA file \(path) does not exist", command: arguments.command)
+        }
+        guard !isDirectory.boolValue else {
+            throw UsageError("the CA file \(path) is a directory; pass the PEM file of the CA's certificate", command: arguments.command)
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw UsageError("cannot read the CA file \(path)", command: arguments.command)
+        }
+        guard String(decoding: data, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
+            throw UsageError("the CA file \(path) holds no PEM certificate (-----BEGIN CERTIFICATE-----)", command: arguments.command)
+        }
+        return TrustedAuthorities(file: path)
+    }
+
+    /// What `command` prints when the destination refused an upload (`refusal` is the failure's
+    /// `code: message`): what happened and how to fix it. `caFileOf` names the command that takes
+    /// `--ca-file`, when it is another one (`wake` reports what the agent met).
+    static func refusalMessage(_ refusal: String, command: String, caFileOf owner: String? = nil) -> String {
+        let uncharged = "No photo was charged an attempt."
+        let tls = TransferError.Code.tlsFailure.rawValue + ": "
+        guard refusal.hasPrefix(tls) else {
+            let advice = DrainRunner.refusalAdvice(code: String(refusal.prefix { $0 != ":" }))
+            return "photodrain \(command): the destination refused the upload (\(refusal)).\(advice) \(uncharged)"
+        }
+        return "photodrain \(command): \(refusal.dropFirst(tls.count)): \(certificateAdvice(caFileOf: owner)). \(uncharged)"
+    }
+
+    /// How to fix a certificate that failed verification.
+    static func certificateAdvice(caFileOf owner: String? = nil) -> String {
+        let option = "--ca-file PATH" + (owner.map { " to `photodrain \($0)`" } ?? "")
+        return "pass \(option) with the certificate of the CA that signed the server's certificate, or fix the server's certificate"
+    }
+
+    /// The upload configuration from `--to`, `--token-file`, `--ca-file` and `--interop-version`.
     static func configuration(_ arguments: ParsedArguments) throws(UsageError) -> UploadConfiguration {
         guard let endpoint = arguments.string("to") else {
             throw UsageError("--to URL is required (or \"to\" in the configuration file)", command: arguments.command)
         }
         let version = try arguments.int("interop-version", default: ResumableUpload.defaultInteropVersion, range: 3...8)
-        let configuration = UploadConfiguration(endpoint: endpoint, interopVersion: version, token: try token(arguments))
+        var configuration = UploadConfiguration(endpoint: endpoint, interopVersion: version, token: try token(arguments))
+        configuration.http.trust = try trust(arguments)
         do {
             try configuration.validate()
         } catch {
@@ -51,13 +95,13 @@ enum TransferOptions {
         return configuration
     }
 
-    /// What building a destination needs besides its URL: the interop version, the token, and the
-    /// S3 endpoint and region. Usage error for a bad number or token file.
+    /// What building a destination needs besides its URL: the interop version, the token, the
+    /// trusted CAs, and the S3 endpoint and region. Usage error for a bad number, token or CA file.
     static func settings(_ arguments: ParsedArguments) throws(UsageError) -> UploadDestinations.Settings {
         let version = try arguments.int("interop-version", default: ResumableUpload.defaultInteropVersion, range: 3...8)
         return UploadDestinations.Settings(interopVersion: version, token: try token(arguments),
                                            s3Endpoint: arguments.string("s3-endpoint"), s3Region: arguments.string("s3-region"),
-                                           acceptUnverified: arguments.flag("accept-unverified"))
+                                           acceptUnverified: arguments.flag("accept-unverified"), trust: try trust(arguments))
     }
 
     /// Makes `url` the store's active destination (`AssetStore.useDestination`): usage error when

@@ -66,6 +66,7 @@ enum UploadCommand: Command {
         let verdict = arguments.string("verdict") ?? "{}"
         let json = arguments.flag("json")
         var permanent = 0, transient = 0, unreadable = 0
+        var certificateRefused = false
         let files = arguments.positionals
         // Hashing stays off the path of the bytes. A file sent whole is hashed one ahead, on its
         // own thread, from the moment the previous file's body has been sent: the server is then
@@ -109,6 +110,7 @@ enum UploadCommand: Command {
                 row.error = error.code.rawValue
                 row.errorClass = error.classification.rawValue
                 row.message = error.message
+                if error.code == .tlsFailure && error.classification == .permanent { certificateRefused = true }
                 switch error.classification {
                 case .transient, .deferred: transient += 1
                 case .permanent: if error.code == .fileUnreadable { unreadable += 1 } else { permanent += 1 }
@@ -123,6 +125,7 @@ enum UploadCommand: Command {
                 Console.shared.out("\(file): uploaded as \(row.serverID ?? "?") (\(row.alreadyStored == true ? "already on the server" : row.resumable == true ? "resumable" : "plain"), \(formatBytes(Int(row.bytes ?? 0))) sent\(unverified))")
             }
         }
+        if certificateRefused { Console.shared.err("photodrain upload: \(TransferOptions.certificateAdvice()).") }
         if permanent > 0 { return .failure }
         if unreadable > 0 { return .dataError }
         return transient > 0 ? .workRemains : .success

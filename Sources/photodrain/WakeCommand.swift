@@ -30,7 +30,7 @@ enum WakeCommand: Command {
             ("until photodrain wake ~/Pictures --to URL; [ $? -ne 75 ] || continue; done", "repeat until done"),
         ] + LibraryOptions.filterExamples("wake"),
         exitCodes: [(0, "completed: every photo is uploaded or failed"),
-                    (1, "failure, the destination refused the agent's uploads (token, URL), or no progress possible (memory too small, or jobs wait and no agent runs)"),
+                    (1, "failure, the destination refused the agent's uploads (token, URL, certificate), or no progress possible (memory too small, or jobs wait and no agent runs)"),
                     (64, "usage error"), (75, "processing: this run made progress, or a running agent holds the jobs")]
     )
 
@@ -96,8 +96,7 @@ enum WakeCommand: Command {
         let status: ExitCode
         let outcome: String
         if let refused = report.refused {
-            let advice = DrainRunner.refusalAdvice(code: String(refused.prefix { $0 != ":" }))
-            Console.shared.err("photodrain wake: the destination refused the upload (\(refused)).\(advice) No photo was charged an attempt.")
+            Console.shared.err(TransferOptions.refusalMessage(refused, command: spec.name, caFileOf: AgentCommand.spec.name))
             (status, outcome) = (.failure, "refused by the destination")
         } else if !report.workRemains {
             (status, outcome) = (.success, "completed")

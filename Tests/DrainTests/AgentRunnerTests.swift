@@ -78,17 +78,19 @@ import Transfer
 
     /// Issue 15 item 7, for the extension: the agent's upload refused with 401 (a wrong token)
     /// is not the photo's failure. `wake` puts the job back uncharged and reports the refusal
-    /// (the CLI exits 1), instead of acknowledging it and failing the photo for good.
-    @Test(arguments: [401, 404])
-    func aRefusedJobIsPutBackUnchargedByWake(status: Int) async throws {
-        let destination = ScriptedDestination(uploads: [TransferError.forStatus(status, creation: true)])
+    /// (the CLI exits 1), instead of acknowledging it and failing the photo for good. Issue 21
+    /// item 4: a server certificate that fails verification is such a refusal too.
+    @Test(arguments: [TransferError.forStatus(401, creation: true), TransferError.forStatus(404, creation: true),
+                      DrainRunnerTests.certificateUnverified])
+    func aRefusedJobIsPutBackUnchargedByWake(refusal: TransferError) async throws {
+        let destination = ScriptedDestination(uploads: [refusal])
         let (library, store, job) = try libraryWithAJob(destination: destination)
         defer { withExtendedLifetime(library) {} }
         _ = try await runAgent(store, destination: destination)
         #expect(try store.job(id: job.id)?.state == .failed)
         let report = try WakeRunner(store: store, analyzer: CountingAnalyzer(), memory: MemoryGuard(),
                                     options: WakeOptions(destination: destination.endpoint)).run()
-        #expect(report.refused?.hasPrefix(TransferError.forStatus(status, creation: true).code.rawValue) == true)
+        #expect(report.refused?.hasPrefix(refusal.code.rawValue) == true)
         #expect(report.acknowledged == 0)
         let asset = try #require(try store.asset(path: "p000.jpg"))
         #expect(asset.attempts == 0 && !asset.failed && asset.uploadedAt == nil)

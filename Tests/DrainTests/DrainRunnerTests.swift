@@ -50,6 +50,11 @@ final class ScriptedDestination: UploadDestination {
 
 @Suite struct DrainRunnerTests {
     static let unavailable = TransferError.forStatus(503)
+    /// What libcurl's CURLE_PEER_FAILED_VERIFICATION becomes: a self-signed certificate, or one
+    /// from a private CA the client was not given.
+    static let certificateUnverified = TransferError(.tlsFailure, "the server's certificate could not be verified", curlCode: 60)
+    /// CURLE_SSL_CONNECT_ERROR: the handshake broke off.
+    static let handshakeFailed = TransferError(.tlsFailure, "the TLS handshake failed", curlCode: 35, classification: .transient)
 
     private func drain(photos: Int, destination: ScriptedDestination,
                        configure: (inout DrainOptions) -> Void = { _ in }) async throws -> (DrainOutcome, AssetStore, Library) {
@@ -97,10 +102,11 @@ final class ScriptedDestination: UploadDestination {
 
     /// Issue 15 item 7: a wrong token (401/403) or a URL with no upload endpoint (404) refuses
     /// every photo alike. The drain stops with `refused` (the CLI exits 1) and charges nothing,
-    /// instead of failing the whole library for good and reporting success.
-    /// Issue 21: an answer like a web page's (a captive portal) and a receipt without proof refuse
-    /// every photo alike too.
+    /// instead of failing the whole library for good and reporting success. Issue 21 item 4: so
+    /// does a server certificate that fails verification (a home server's self-signed one); and
+    /// an answer like a web page's (a captive portal) and a receipt without proof.
     @Test(arguments: [TransferError.forStatus(401), TransferError.forStatus(403), TransferError.forStatus(404, creation: true),
+                      certificateUnverified,
                       TransferError(.notAReceiver, "answered like a web page, not an upload receiver: a captive portal or a wrong URL?"),
                       TransferError(.unverifiedReceipt, "the server accepted the upload but did not show that it holds these bytes")])
     func aDestinationThatRefusesEveryUploadStopsTheDrainAndChargesNothing(refusal: TransferError) async throws {
@@ -119,6 +125,17 @@ final class ScriptedDestination: UploadDestination {
         // Once the destination accepts again, the next drain uploads every photo.
         #expect(await Self.rerun(store: store, destination: ScriptedDestination(uploads: [])) == .finished)
         #expect(try store.counts().uploaded == 3)
+    }
+
+    /// A TLS handshake that broke off is the network's doing, not the destination's configuration:
+    /// it counts against the photo like any transient failure, and the drain goes on.
+    @Test func aBrokenTLSHandshakeIsChargedNotARefusal() async throws {
+        let destination = ScriptedDestination(uploads: [Self.handshakeFailed])
+        let (outcome, store, library) = try await drain(photos: 1, destination: destination)
+        defer { withExtendedLifetime(library) {} }
+        #expect(outcome == .finished)
+        let asset = try #require(try store.asset(path: "p000.jpg"))
+        #expect(asset.uploadedAt != nil && asset.attempts == 1 && !asset.failed)
     }
 
     private static func rerun(store: AssetStore, destination: ScriptedDestination) async -> DrainOutcome {

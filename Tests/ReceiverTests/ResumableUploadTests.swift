@@ -8,7 +8,7 @@ import UploadProtocol
 @Suite struct ResumableUploadTests {
     static let versions = Array(ResumableUpload.supportedInteropVersions)
 
-    /// The path of an upload URL (the receiver sends absolute URLs).
+    /// The path of an upload URL (the receiver sends paths; an absolute URL is cut to its path).
     static func path(of location: String?) throws -> String {
         let location = try #require(location)
         let range = try #require(location.range(of: "/uploads/"))
@@ -120,6 +120,31 @@ import UploadProtocol
         let id = try #require(last["x-server-resource-id"])
         #expect(try receiver.content(of: id) == body)
         #expect(receiver.files(in: "uploads").allSatisfy { !$0.hasSuffix(".part") })
+    }
+
+    /// Issue 21 item 4: behind a TLS-terminating reverse proxy. nginx speaks HTTP/1.0 to its
+    /// backend by default, passes a 1xx on to its client as the final response (the real one then
+    /// arriving as its body), and `proxy_set_header Host $host` drops the port. So no 1xx goes to an
+    /// HTTP/1.0 client, and Location is a path, which the client resolves against the https URL it
+    /// used, whatever the Host said.
+    @Test(arguments: [0, 1])
+    func behindAReverseProxyLocationIsAPathAndHTTP10GetsNoInterim(minorVersion: Int) throws {
+        let receiver = try TestReceiver()
+        defer { receiver.stop(); receiver.removeDirectory() }
+        let body = TestReceiver.bytes(50_000, seed: UInt64(21 + minorVersion))
+        let client = try receiver.client()
+        var head = "POST /uploads HTTP/1.\(minorVersion)\r\nHost: photos.example\r\nX-Forwarded-Proto: https\r\n"
+            + "Connection: close\r\nExpect: 100-continue\r\nContent-Length: \(body.count)\r\n"
+        for (name, value) in Self.creationHeaders(version: 6, complete: true) { head += "\(name): \(value)\r\n" }
+        client.send(Array((head + "\r\n").utf8) + body)
+        let (interim, final) = try client.readResponses()
+        #expect(interim.map(\.status) == (minorVersion == 0 ? [] : [104, 100]))
+        #expect(final.status == 201)
+        let location = try #require(final["location"])
+        #expect(location.hasPrefix("/uploads/"), "Location \(location)")
+        for response in interim where response.status == 104 { #expect(response["location"] == location) }
+        let id = try #require(final["x-server-resource-id"])
+        #expect(try receiver.content(of: id) == body)
     }
 
     @Test func headReportsUploadLength() throws {

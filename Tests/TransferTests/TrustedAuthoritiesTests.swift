@@ -1,0 +1,35 @@
+import Testing
+import Transfer
+
+/// Issue 21 item 4: which CAs verify an https destination. libcurl reads neither `SSL_CERT_FILE`
+/// nor `SSL_CERT_DIR`, so the client takes them from the environment itself, and `--ca-file`
+/// (`Settings.trust`) reaches the HTTP client of either kind of destination, S3 included.
+@Suite struct TrustedAuthoritiesTests {
+    @Test(arguments: [
+        ([:], TrustedAuthorities.system),
+        (["SSL_CERT_FILE": "/etc/home-ca.pem"], TrustedAuthorities(file: "/etc/home-ca.pem")),
+        (["SSL_CERT_DIR": "/etc/home-certs"], TrustedAuthorities(directory: "/etc/home-certs")),
+        (["SSL_CERT_FILE": "/a.pem", "SSL_CERT_DIR": "/certs"], TrustedAuthorities(file: "/a.pem", directory: "/certs")),
+        (["SSL_CERT_FILE": "", "SSL_CERT_DIR": ""], TrustedAuthorities.system),
+    ] as [([String: String], TrustedAuthorities)])
+    func theEnvironmentNamesTheAuthorities(environment: [String: String], expected: TrustedAuthorities) {
+        #expect(TrustedAuthorities.fromEnvironment(environment) == expected)
+    }
+
+    static let credentials = S3Credentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "secret")
+
+    /// The trust given in the settings, else the settings' environment's, is the one the
+    /// destination's HTTP client verifies with: for a resumable-upload server and for S3.
+    @Test(arguments: ["https://photos.example/uploads", "s3://photos/library"])
+    func settingsTrustReachesTheDestinationsClient(url: String) throws {
+        let environment = ["SSL_CERT_FILE": "/env/ca.pem"]
+        let given = TrustedAuthorities(file: "/home/me/home-ca.pem")
+        for (trust, expected) in [(given, given), (nil, TrustedAuthorities(file: "/env/ca.pem"))] {
+            let settings = UploadDestinations.Settings(s3Endpoint: url.hasPrefix("s3:") ? "https://s3.home.example:9000" : nil,
+                                                       s3Credentials: Self.credentials, environment: environment, trust: trust)
+            let destination = try UploadDestinations.make(for: url, settings: settings)
+            let http = try #require((destination as? ResumableUploader)?.configuration.http ?? (destination as? S3Uploader)?.configuration.http)
+            #expect(http.trust == expected)
+        }
+    }
+}
