@@ -57,6 +57,9 @@ public struct UploadConfiguration: Sendable {
         guard ResumableUpload.supportedInteropVersions.contains(interopVersion) else {
             throw TransferError(.invalidRequest, "interop version \(interopVersion) is not in 3...8")
         }
+        if endpoint.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F }) {
+            throw TransferError(.invalidRequest, "the destination URL holds a space or a control character; percent-encode it (a space is %20)")
+        }
         guard UploadEndpoint.origin(of: endpoint) != nil else {
             throw TransferError(.invalidRequest, "the destination is not an absolute http(s) URL")
         }

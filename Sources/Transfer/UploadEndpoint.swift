@@ -5,7 +5,10 @@ import Foundation
 enum UploadEndpoint {
     /// `scheme://host[:port]`, lowercased; nil unless the URL is absolute http or https.
     static func origin(of url: String) -> String? {
-        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(),
+        // RFC 3986 has no room for spaces or control characters: libcurl refuses such a URL at
+        // every request, so it is refused here, before anything is sent.
+        guard !url.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F }),
+              let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(),
               scheme == "http" || scheme == "https", let host = parsed.host, !host.isEmpty,
               parsed.port.map({ (1...65535).contains($0) }) ?? true else { return nil }
         let port = parsed.port.map { ":\($0)" } ?? ""

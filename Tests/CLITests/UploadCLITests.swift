@@ -66,3 +66,26 @@ import Testing
         #expect(objects.first?["filename"] as? String == name)
     }
 }
+
+/// Issue 22 item 1: legal URLs never crash the client; an invalid one is a usage error.
+@Suite struct UploadURLCLITests {
+    @Test func aPercentEncodedOrNonASCIIPathIsAnsweredNotACrash() throws {
+        let ws = try Workspace()
+        let server = try ServeProcess(directory: ws.root.appendingPathComponent("received").path)
+        let base = server.url.replacingOccurrences(of: "/uploads", with: "")
+        for path in ["/my%20uploads", "/f%C3%B6tos/uploads", "/fötos"] {
+            let result = try CLI.run(["upload", CLI.sample("chelsea.jpg"), "--to", base + path])
+            // serve has no endpoint there: a clear failure, exit 1, never a signal.
+            #expect(result.status == 1, "\(path): status \(result.status), stderr \(result.stderr)")
+            #expect(result.stdout.contains("not-found"), "\(path): \(result.stdout)")
+        }
+        let upload = try CLI.run(["upload", CLI.sample("chelsea.jpg"), "--to", server.url + "?note=a%20b"])
+        #expect(upload.status == 0, "\(upload.stdout) \(upload.stderr)")
+    }
+
+    @Test func aURLWithASpaceIsAUsageError() throws {
+        let result = try CLI.run(["upload", CLI.sample("chelsea.jpg"), "--to", "http://127.0.0.1:9/my uploads"])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("%20"))
+    }
+}

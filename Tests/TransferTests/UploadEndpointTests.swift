@@ -30,4 +30,24 @@ import Testing
     func nonHTTPURLsHaveNoOrigin(url: String) {
         #expect(UploadEndpoint.origin(of: url) == nil)
     }
+
+    /// Issue 22 item 1: a legal URL with `%XX`, or non-ASCII letters, in its path trapped in
+    /// Foundation when the digest lookup rebuilt the path. The path stays encoded as given.
+    @Test(arguments: [
+        ("http://127.0.0.1:8080/my%20uploads", "http://127.0.0.1:8080/my%20uploads/objects/by-digest/"),
+        ("http://127.0.0.1:8080/my%20photos/uploads?token=x#f", "http://127.0.0.1:8080/my%20photos/objects/by-digest/"),
+        ("http://127.0.0.1:8080/f%C3%B6tos/uploads", "http://127.0.0.1:8080/f%C3%B6tos/objects/by-digest/"),
+        ("http://[::1]:8080/uploads", "http://[::1]:8080/objects/by-digest/"),
+    ])
+    func digestLookupsKeepAnEncodedPath(endpoint: String, prefix: String) {
+        let hex = String(repeating: "ab", count: 32)
+        #expect(UploadEndpoint.digestLookup(for: endpoint, sha256Hex: hex) == prefix + hex)
+        #expect(UploadEndpoint.objectLookup(for: endpoint, id: "obj 1") != nil)
+    }
+
+    @Test(arguments: ["http://127.0.0.1:8080/my uploads", "http://127.0.0.1:8080/a\tb", " http://127.0.0.1:8080/uploads"])
+    func urlsWithSpacesOrControlCharactersAreRefusedBeforeSending(url: String) {
+        #expect(UploadEndpoint.origin(of: url) == nil)
+        #expect(throws: TransferError.self) { try UploadConfiguration(endpoint: url).validate() }
+    }
 }
