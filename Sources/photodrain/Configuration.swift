@@ -58,6 +58,14 @@ struct Configuration: Decodable, Equatable {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw UsageError("cannot read the configuration file \(path)")
         }
+        // A misspelt key would otherwise be ignored without a word, and its setting silently lost.
+        if let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] {
+            for key in object.keys.sorted() where !knownKeys.contains(key) {
+                let hint = closestKey(to: key).map { "; did you mean \"\($0)\"?" }
+                    ?? "; the keys are " + knownKeys.joined(separator: ", ")
+                throw UsageError("configuration file \(path): unknown key \"\(key)\"\(hint)")
+            }
+        }
         do {
             return try JSONDecoder().decode(Configuration.self, from: data)
         } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {
@@ -66,6 +74,35 @@ struct Configuration: Decodable, Equatable {
         } catch {
             throw UsageError("configuration file \(path) is not valid JSON")
         }
+    }
+
+    /// The keys the file may hold.
+    static let knownKeys = ["to", "tokenFile", "caFile", "slots", "memoryLimit", "inflightLimit", "analysisSize",
+                            "interopVersion", "store"]
+
+    /// The known key closest to `key` (ignoring case, `-` and `_`), when it is close enough to be
+    /// the one meant: at most a third of its letters differ.
+    static func closestKey(to key: String) -> String? {
+        func folded(_ text: String) -> [Character] { Array(text.lowercased().filter { $0 != "-" && $0 != "_" }) }
+        let wanted = folded(key)
+        let scored = knownKeys.map { ($0, editDistance(wanted, folded($0))) }.min { $0.1 < $1.1 }
+        guard let (best, distance) = scored, distance <= max(1, wanted.count / 3) else { return nil }
+        return best
+    }
+
+    /// Levenshtein distance between two strings of characters.
+    static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+        guard !a.isEmpty else { return b.count }
+        guard !b.isEmpty else { return a.count }
+        var previous = Array(0...b.count)
+        for i in 1...a.count {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...b.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
     }
 
     /// Fills options the command accepts and the user did not give.

@@ -49,6 +49,22 @@ import Testing
         #expect(viaEnvironment.status == 75)
     }
 
+    /// Issue 22 item 5: a misspelt key is refused, naming it and the key meant, not ignored.
+    @Test(arguments: [("tokenfile", "tokenFile"), ("token-file", "tokenFile"), ("max-attemps", nil), ("inflightlimit", "inflightLimit")] as [(String, String?)])
+    func unknownConfigurationKeysAreRefused(key: String, meant: String?) throws {
+        let ws = try Workspace()
+        let config = ws.root.appendingPathComponent("config.json").path
+        try Data(#"{"to": "http://127.0.0.1:9/uploads", "\#(key)": "x"}"#.utf8).write(to: URL(fileURLWithPath: config))
+        let result = try CLI.run(["status", ".", "--config", config])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("unknown key \"\(key)\""), "\(result.stderr)")
+        if let meant {
+            #expect(result.stderr.contains("did you mean \"\(meant)\""), "\(result.stderr)")
+        } else {
+            #expect(result.stderr.contains("the keys are"), "\(result.stderr)")
+        }
+    }
+
     @Test func noColorWhenPiped() throws {
         let result = try CLI.run(["inspect", "/nonexistent.jpg"])
         #expect(!result.stdout.contains("\u{1B}["))
