@@ -149,6 +149,16 @@ public final class AssetStore: Sendable {
         return state.size == asset.size && state.mtimeNanoseconds == asset.mtimeNanoseconds
     }
 
+    /// Copies the write-ahead log into the database file and empties it (`wal_checkpoint(TRUNCATE)`),
+    /// so the `.sqlite` file alone holds everything: a backup that copies only it loses nothing.
+    /// Runners call it as they end. Best effort: a reader holding an old snapshot (another
+    /// process's `status`) can keep part of the log, which the next checkpoint takes.
+    public func checkpoint() {
+        try? withDatabase { (db) throws(StoreError) in
+            _ = try db.query("PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+    }
+
     func withDatabase<T: Sendable>(_ body: (Database) throws(StoreError) -> T) throws(StoreError) -> T {
         try database.withLock { (db: inout Database) throws(StoreError) -> T in try body(db) }
     }

@@ -44,6 +44,8 @@ enum AgentCommand: Command {
             options.exitWhenIdleFor = .seconds(try arguments.double("exit-when-idle", default: 0, range: 0...86_400))
         }
         let store = try LibraryOptions.open(arguments)
+        // The .sqlite file alone holds everything once the command ends, whatever way it ends.
+        defer { store.checkpoint() }
         let runner = AgentRunner(store: store, options: options)
         signals.attach { signal in runner.stop(reason: SignalWatcher.name(signal)) }
         let json = arguments.flag("json")

@@ -73,6 +73,8 @@ enum AnalyzeCommand: Command {
         let memory = try AnalysisOptions.memoryGuard(arguments)
         let pipeline = try AnalysisOptions.pipeline(arguments)
         let store = try LibraryOptions.open(arguments)
+        // The .sqlite file alone holds everything once the command ends, whatever way it ends.
+        defer { store.checkpoint() }
         let json = arguments.flag("json")
         let console = Console.shared
 

@@ -98,6 +98,8 @@ enum DrainCommand: Command {
         let memory = try AnalysisOptions.memoryGuard(arguments)
         let pipeline = try AnalysisOptions.pipeline(arguments)
         let store = try LibraryOptions.open(arguments)
+        // The .sqlite file alone holds everything once the command ends, whatever way it ends.
+        defer { store.checkpoint() }
         _ = try TransferOptions.useDestination(options.destination.endpoint, store: store, arguments: arguments)
         if arguments.flag("retry-failed") {
             let count = try store.resetFailures()

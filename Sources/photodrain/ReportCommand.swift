@@ -49,6 +49,8 @@ enum ReportCommand: Command {
         let size = try arguments.int("thumbnail-size", default: 320, range: 32...2048)
         let slots = try arguments.int("slots", default: max(1, ProcessInfo.processInfo.activeProcessorCount), range: 1...64)
         let store = try LibraryOptions.open(arguments)
+        // The .sqlite file alone holds everything once the command ends, whatever way it ends.
+        defer { store.checkpoint() }
         let console = Console.shared
 
         let scan = try store.scan(full: arguments.flag("rescan"))

@@ -59,6 +59,8 @@ enum VerifyCommand: Command {
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
         let store = try LibraryOptions.open(arguments)
+        // The .sqlite file alone holds everything once the command ends, whatever way it ends.
+        defer { store.checkpoint() }
         let active = try store.activeDestination()
         guard let url = arguments.string("to") ?? active else {
             throw UsageError("this library has no uploads recorded yet; pass --to URL to name a destination", command: spec.name)

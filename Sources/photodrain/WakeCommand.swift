@@ -70,6 +70,8 @@ enum WakeCommand: Command {
         let memory = try AnalysisOptions.memoryGuard(arguments)
         let pipeline = try AnalysisOptions.pipeline(arguments)
         let store = try LibraryOptions.open(arguments)
+        // The .sqlite file alone holds everything once the command ends, whatever way it ends.
+        defer { store.checkpoint() }
         _ = try TransferOptions.useDestination(destination, store: store, arguments: arguments)
         let runner = WakeRunner(store: store, analyzer: pipeline, memory: memory, options: options)
         let terminatedAt = Mutex<(at: ContinuousClock.Instant, signal: Int32)?>(nil)

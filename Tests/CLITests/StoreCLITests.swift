@@ -34,3 +34,33 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == before)
     }
 }
+
+/// Issue 22 item 6: after a runner ends, the `.sqlite` file alone is a complete store (the
+/// write-ahead log was checkpointed into it), so a backup that copies only it loses nothing.
+@Suite struct StoreBackupCLITests {
+    @Test(arguments: ["analyze", "drain"])
+    func theDatabaseFileAloneHoldsEverythingAfterARun(command: String) throws {
+        let ws = try Workspace()
+        let photos = try ws.addSmallSamples()
+        var server: ServeProcess?
+        var arguments = [command, ws.library, "--store", ws.store, "--analysis-size", "96"]
+        if command == "drain" {
+            let receiver = try ServeProcess(directory: ws.root.appendingPathComponent("received").path)
+            arguments += ["--to", receiver.url]
+            server = receiver
+        }
+        let run = try CLI.run(arguments)
+        #expect(run.status == 0, "\(run.stderr)")
+        let wal = (try? FileManager.default.attributesOfItem(atPath: ws.store + "-wal")[.size] as? NSNumber)?.intValue ?? 0
+        #expect(wal == 0, "the write-ahead log still holds \(wal) bytes")
+        // Only the database file, copied elsewhere, read by status.
+        let copy = ws.root.appendingPathComponent("backup.sqlite").path
+        try FileManager.default.copyItem(atPath: ws.store, toPath: copy)
+        let status = try CLI.run(["status", ws.library, "--store", copy, "--json"])
+        #expect(status.status == 0, "\(status.stderr)")
+        let counts = try #require((try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?["counts"] as? [String: Any])
+        #expect(counts["total"] as? Int == photos.count)
+        #expect(counts[command == "drain" ? "uploaded" : "analyzed"] as? Int == photos.count)
+        withExtendedLifetime(server) {}
+    }
+}
