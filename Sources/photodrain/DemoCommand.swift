@@ -84,13 +84,14 @@ enum DemoCommand: Command {
         let objects = try server.storedObjects()
         let byID = Dictionary(objects.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         console.out("")
-        console.out(console.bold("photo                          faces  label      server id"))
+        // Columns as wide as their longest entry: a label is never cut ("unanalysable").
+        let nameWidth = max(rows.map(\.path.count).max() ?? 0, "photo".count) + 1
+        let labelWidth = max(rows.map { ($0.label ?? "-").count }.max() ?? 0, "label".count) + 1
+        func cell(_ text: String, _ width: Int) -> String { text.padding(toLength: max(width, text.count), withPad: " ", startingAt: 0) }
+        console.out(console.bold("\(cell("photo", nameWidth)) \(cell("faces", 6)) \(cell("label", labelWidth)) server id"))
         var intact = 0
         for row in rows {
-            let name = row.path.padding(toLength: 30, withPad: " ", startingAt: 0)
-            let faces = String(row.faceCount ?? 0).padding(toLength: 6, withPad: " ", startingAt: 0)
-            let label = (row.label ?? "-").padding(toLength: 10, withPad: " ", startingAt: 0)
-            console.out("\(name) \(faces) \(label) \(row.serverID ?? "-")")
+            console.out("\(cell(row.path, nameWidth)) \(cell(String(row.faceCount ?? 0), 6)) \(cell(row.label ?? "-", labelWidth)) \(row.serverID ?? "-")")
             if let id = row.serverID, let object = byID[id], let path = server.contentPath(ofObject: id),
                let sha = try? FileDigest.sha256Hex(path: path), sha == object.sha256, sha == row.sha256,
                object.verdict == row.verdictJSON {

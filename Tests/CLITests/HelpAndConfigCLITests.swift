@@ -3,7 +3,7 @@ import Testing
 
 @Suite struct HelpAndConfigCLITests {
     static let commands = ["inspect", "detect", "train", "analyze", "drain", "wake", "agent", "upload", "serve",
-                           "status", "verdicts", "report", "demo", "bench", "bench-decode"]
+                           "status", "verdicts", "verify", "report", "demo", "bench", "bench-decode"]
 
     @Test(arguments: commands)
     func everyCommandHasCompleteHelp(command: String) throws {
@@ -68,5 +68,15 @@ import Testing
     @Test func noColorWhenPiped() throws {
         let result = try CLI.run(["inspect", "/nonexistent.jpg"])
         #expect(!result.stdout.contains("\u{1B}["))
+    }
+}
+
+/// Issue 22 item 9: the demo's table showed `unanalysab`; every label is shown whole.
+@Suite struct DemoCLITests {
+    @Test func theDemoTableShowsEveryLabelWhole() throws {
+        let demo = try CLI.run(["demo"])
+        #expect(demo.status == 0, "\(demo.stderr)")
+        let row = try #require(demo.lines.first { $0.hasPrefix("LICENSES.md ") })
+        #expect(row.split(separator: " ").contains("unanalysable"), "\(row)")
     }
 }
