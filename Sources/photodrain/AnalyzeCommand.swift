@@ -29,7 +29,7 @@ enum AnalyzeCommand: Command {
             ("photodrain analyze ~/Pictures --json | jq 'select(.faces > 0) .path'", "photos with faces"),
             ("photodrain analyze ~/Pictures --dry-run --include '2019/*'", "what would be analysed in 2019/, changing nothing"),
         ] + LibraryOptions.filterExamples("analyze"),
-        exitCodes: [(0, "every photo has a verdict"), (1, "failure (store, cascade or model unreadable), or no progress possible (memory too small)"),
+        exitCodes: [(0, "every photo has a verdict (an undecodable photo's verdict says why; status lists them)"), (1, "failure (store, cascade or model unreadable), or no progress possible (memory too small)"),
                     (64, "usage error"), (75, "work remains (interrupted, expired, or memory exhausted): run again")]
     )
 

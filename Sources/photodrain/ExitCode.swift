@@ -15,7 +15,7 @@ enum ExitCode: Int32 {
         (0, "done"),
         (1, "failure (I/O, store, server)"),
         (64, "usage error"),
-        (65, "data error: some input was bad, the rest was done"),
+        (65, "data error: a file named on the command line was bad, the rest was done"),
         (75, "work remains or interrupted: run again to continue"),
     ]
 }

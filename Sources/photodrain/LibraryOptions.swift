@@ -55,11 +55,29 @@ enum LibraryOptions {
         }
         let filter = try filter(arguments)
         var path = arguments.string("store")
+        if readOnly {
+            // A reader never creates a store: an empty one would show zeros as if it were a library's.
+            let existing = try path ?? AssetStore.defaultPath(forFolder: folder)
+            guard FileManager.default.fileExists(atPath: existing) else {
+                throw NoStoreYet(folder: folder, store: existing, command: arguments.command)
+            }
+        }
         if dryRun {
             let existing = try path ?? AssetStore.defaultPath(forFolder: folder)
             if !FileManager.default.fileExists(atPath: existing) { path = ":memory:" }
         }
         return try AssetStore(root: folder, path: path, filter: filter, readOnly: readOnly)
+    }
+}
+
+/// `status` or `verdicts` on a library no runner has scanned yet (or with a `--store` that does not
+/// exist): there is nothing to show, and nothing is created.
+struct NoStoreYet: Error, CustomStringConvertible {
+    let folder: String
+    let store: String
+    let command: String
+    var description: String {
+        "there is no store for \(folder) yet (looked for \(store)): run `photodrain analyze \(folder)` or `photodrain drain \(folder) --to URL` first, or pass --store PATH"
     }
 }
 

@@ -13,7 +13,7 @@ enum StatusCommand: Command {
         positionals: (0, 1),
         examples: [("photodrain status ~/Pictures", "counts and failures"), ("photodrain status --json . | jq .counts", "for scripts")]
             + LibraryOptions.filterExamples("status"),
-        exitCodes: [(0, "shown"), (1, "the store could not be read"), (64, "usage error")]
+        exitCodes: [(0, "shown"), (1, "the store could not be read, or there is none yet"), (64, "usage error")]
     )
 
     /// One file that is not (or not yet) a plain success, and why: `reason` is the message a

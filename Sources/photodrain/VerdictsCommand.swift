@@ -16,7 +16,7 @@ enum VerdictsCommand: Command {
         positionals: (0, 1),
         examples: [("photodrain verdicts ~/Pictures --format csv > verdicts.csv", "a spreadsheet of results")]
             + LibraryOptions.filterExamples("verdicts"),
-        exitCodes: [(0, "printed"), (1, "the store could not be read"), (64, "usage error")]
+        exitCodes: [(0, "printed"), (1, "the store could not be read, or there is none yet"), (64, "usage error")]
     )
 
     static let csvColumns = ["path", "state", "label", "faces", "score", "analyzed_at", "uploaded_at", "server_id", "error", "sha256"]

@@ -64,3 +64,19 @@ import Testing
         withExtendedLifetime(server) {}
     }
 }
+
+/// Issue 22 item 8: `status` on a folder no runner has seen said zeros from a store it created.
+@Suite struct NoStoreYetCLITests {
+    @Test(arguments: ["status", "verdicts"])
+    func readersSayThereIsNoStoreAndCreateNone(command: String) throws {
+        let ws = try Workspace()
+        _ = try ws.addSmallSamples()
+        let state = ws.root.appendingPathComponent("state").path
+        let result = try CLI.run([command, ws.library], environment: ["XDG_STATE_HOME": state])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("there is no store for"), "\(result.stderr)")
+        #expect(result.stderr.contains("photodrain analyze"))
+        let made = (try? FileManager.default.contentsOfDirectory(atPath: state + "/photodrain")) ?? []
+        #expect(made.isEmpty, "a store was created: \(made)")
+    }
+}
