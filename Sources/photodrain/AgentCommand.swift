@@ -1,6 +1,7 @@
 import AssetStore
 import Drain
 import Foundation
+import Synchronization
 import Transfer
 
 /// `photodrain agent DIR`: the transfer service that performs upload jobs.
@@ -24,7 +25,7 @@ enum AgentCommand: Command {
                   .flag("json", "JSON lines, one per finished job.")],
         positionals: (1, 1),
         examples: [("photodrain agent ~/Pictures --token-file ~/.config/photodrain/token", "as a systemd service runs it")],
-        exitCodes: [(0, "stopped by a signal or idle"), (1, "failure (store)"), (64, "usage error")]
+        exitCodes: [(0, "stopped by a signal or idle"), (1, "failure (store), or the destination refused the jobs (token, URL, certificate, not an upload receiver)"), (64, "usage error")]
     )
 
     struct Line: Encodable {
@@ -50,6 +51,9 @@ enum AgentCommand: Command {
         signals.attach { signal in runner.stop(reason: SignalWatcher.name(signal)) }
         let json = arguments.flag("json")
         let console = Console.shared
+        // What the finished jobs came to, and the first refusal by the destination (a wrong token,
+        // a web page, a certificate): every job would fail alike, so the agent must not say "done".
+        let tally = Mutex<(succeeded: Int, failed: Int, refusal: String?)>((0, 0, nil))
         let finished = try await runner.run { event in
             let id: Int64, outcome: PerformOutcome
             switch event {
@@ -69,8 +73,13 @@ enum AgentCommand: Command {
             case .finished(.succeeded(let status, let headers, let proof)):
                 let unverified = proof == .unverified ? " (unverified: the destination gave no proof it holds the bytes)" : ""
                 line = Line(job: id, outcome: "succeeded", message: "\(status) \(headers["x-server-resource-id"] ?? "")\(unverified)")
+                tally.withLock { $0.succeeded += 1 }
             case .finished(.failed(_, _, let failure)):
                 line = Line(job: id, outcome: "failed", message: "\(failure.code): \(failure.message)")
+                tally.withLock { tally in
+                    tally.failed += 1
+                    if DrainRunner.isDestinationRefusal(failure) { tally.refusal = tally.refusal ?? "\(failure.code): \(failure.message)" }
+                }
             case .cancelled(let reason):
                 line = Line(job: id, outcome: "cancelled", message: reason)
             case .deferred(let reason):
@@ -80,7 +89,15 @@ enum AgentCommand: Command {
             }
             if json { console.json(line) } else { console.err("job \(id): \(line.outcome) \(line.message ?? "")") }
         }
-        if !json { console.out("agent: \(finished) jobs finished") }
+        let outcome = tally.withLock { $0 }
+        if !json {
+            console.out("agent: \(finished) job\(finished == 1 ? "" : "s") finished: \(outcome.succeeded) succeeded, \(outcome.failed) failed")
+        }
+        if let refusal = outcome.refusal {
+            // The jobs are failed, not the photos: the next wake puts them back, uncharged.
+            console.err(TransferOptions.refusalMessage(refusal, command: spec.name))
+            return .failure
+        }
         return .success
     }
 }

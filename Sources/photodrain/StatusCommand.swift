@@ -60,7 +60,10 @@ enum StatusCommand: Command {
 
     /// The upload progress as status lines: jobs with the agent, bytes, rate and time left.
     static func transferRows(_ transfer: TransferProgress) -> [(String, String)] {
-        var rows = [("jobs with the agent", "\(transfer.jobsInFlight), \(formatBytes(Int(transfer.bytesConfirmed))) of \(formatBytes(Int(transfer.bytesInFlight))) confirmed")]
+        // Jobs are made by wake (for the agent) and by drain (which performs its own); one a
+        // drain left when it stopped is resumed by the next drain or agent, so no agent is implied.
+        var rows = [("upload jobs open", "\(transfer.jobsInFlight), \(formatBytes(Int(transfer.bytesConfirmed))) of \(formatBytes(Int(transfer.bytesInFlight))) confirmed"
+                     + (transfer.jobsInFlight > 0 ? " (the next drain or agent goes on with them)" : ""))]
         if transfer.jobsToAcknowledge > 0 {
             rows.append(("jobs to acknowledge", "\(transfer.jobsToAcknowledge) (the next wake or drain records them)"))
         }

@@ -67,7 +67,11 @@ enum TransferOptions {
         let uncharged = "No photo was charged an attempt."
         let tls = TransferError.Code.tlsFailure.rawValue + ": "
         guard refusal.hasPrefix(tls) else {
-            let advice = DrainRunner.refusalAdvice(code: String(refusal.prefix { $0 != ":" }))
+            var advice = DrainRunner.refusalAdvice(code: String(refusal.prefix { $0 != ":" }))
+            if let owner, !advice.isEmpty {
+                // wake names the destination; the token is the agent's, which sends the bytes.
+                advice = " Check --to, and the --token-file given to `photodrain \(owner)`."
+            }
             return "photodrain \(command): the destination refused the upload (\(refusal)).\(advice) \(uncharged)"
         }
         return "photodrain \(command): \(refusal.dropFirst(tls.count)): \(certificateAdvice(caFileOf: owner)). \(uncharged)"

@@ -36,6 +36,14 @@ import Testing
         // An agent with the wrong token is refused: the jobs record a sanitized error.
         let refused = try CLI.run(["agent", ws.library, "--store", ws.store, "--token-file", wrongFile, "--exit-when-idle", "1", "--json"])
         haystacks += [refused.stdout, refused.stderr, Self.storeText(ws)]
+        // Issue 22 item 8: an agent whose every job was refused does not say it is done.
+        #expect(refused.status == 1, "\(refused.stderr)")
+        #expect(refused.stderr.contains("the destination refused the upload (unauthorized"), "\(refused.stderr)")
+        // wake has no --token-file: its advice names the agent's.
+        let again = try CLI.run(["wake", ws.library, "--store", ws.store, "--to", server.url] + fast)
+        haystacks += [again.stdout, again.stderr]
+        #expect(again.status == 1, "\(again.stdout)\(again.stderr)")
+        #expect(again.stderr.contains("--token-file given to `photodrain agent`"), "\(again.stderr)")
         let status = try CLI.run(["status", ws.library, "--store", ws.store, "--json"])
         haystacks += [status.stdout, status.stderr]
         // A missing token file is an error that names the file, not a secret.

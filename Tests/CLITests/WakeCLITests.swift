@@ -21,7 +21,7 @@ import Testing
         #expect(transfer["jobsInFlight"] as? Int == total && transfer["bytesConfirmed"] as? Int == 0)
         #expect((transfer["bytesRemaining"] as? Int ?? 0) > 0 && transfer["etaSeconds"] == nil)
         let text = try CLI.run(["status", ws.library, "--store", ws.store])
-        #expect(text.stdout.contains("jobs with the agent      \(total), 0 B of "), "\(text.stdout)")
+        #expect(text.stdout.contains("upload jobs open         \(total), 0 B of "), "\(text.stdout)")
         #expect(text.stdout.contains("time left                unknown: nothing uploaded in the last 10 minutes"))
         let idle = try CLI.run(["wake", ws.library, "--store", ws.store, "--to", url] + Self.fast)
         #expect(idle.status == 1, "\(idle.stdout)")
