@@ -357,13 +357,14 @@ extension AssetStore {
         let now = FileTree.now()
         return try withDatabase { (db) throws(StoreError) -> Bool in
             switch result {
-            case .succeeded(let status, let headers, let proof):
+            case .succeeded(let status, let headers, let proof, let alreadyStored):
                 return try db.run("""
                     UPDATE upload_jobs SET state = 'succeeded', response_status = ?, response_headers = ?, updated_at = ?,
                       agent_owner = NULL, agent_until = NULL, error_domain = NULL, error_code = NULL, error_message = NULL, error_transient = NULL,
-                      retry_not_before = NULL, proof = ?
+                      retry_not_before = NULL, proof = ?, already_stored = ?
                     WHERE id = ? AND state = 'pending'
-                    """, [.integer(Int64(status)), .text(JSONText.encode(headers)), .real(now), .text(proof.rawValue), .integer(job.id)]) == 1
+                    """, [.integer(Int64(status)), .text(JSONText.encode(headers)), .real(now), .text(proof.rawValue),
+                          .integer(alreadyStored ? 1 : 0), .integer(job.id)]) == 1
             case .failed(let status, let headers, let failure):
                 // A transient failure's Retry-After defers its retry; a permanent one is never retried.
                 let notBefore = failure.transient

@@ -108,6 +108,7 @@ enum Schema {
         """
         ALTER TABLE assets ADD COLUMN upload_proof TEXT;      -- 'verified', 'unverified' or 'legacy' when uploaded_at is set
         ALTER TABLE upload_jobs ADD COLUMN proof TEXT;        -- a succeeded job's ReceiptProof
+        ALTER TABLE upload_jobs ADD COLUMN already_stored INTEGER NOT NULL DEFAULT 0;  -- 1: the destination had the bytes, none were sent
         CREATE TABLE uploads (
             asset_id INTEGER NOT NULL REFERENCES assets(id) ON DELETE CASCADE,
             destination TEXT NOT NULL,          -- UploadDestinationKey form of the --to URL

@@ -54,10 +54,12 @@ public struct UploadJob: Sendable, Equatable, Codable {
     public let retryNotBefore: Date?
     /// For a succeeded job: whether the destination proved it holds the bytes.
     public let proof: ReceiptProof?
+    /// For a succeeded job: the destination already held the content, so no byte was sent.
+    public let alreadyStored: Bool
 
     static let columns = """
         id, asset_id, asset_generation, state, destination, request_headers, resume_url, confirmed_offset, \
-        response_status, response_headers, error_domain, error_code, error_message, error_transient, retry_not_before, proof
+        response_status, response_headers, error_domain, error_code, error_message, error_transient, retry_not_before, proof, already_stored
         """
 
     init(row r: [SQLValue]) {
@@ -79,6 +81,7 @@ public struct UploadJob: Sendable, Equatable, Codable {
         }
         retryNotBefore = r[14].double.map { Date(timeIntervalSince1970: $0) }
         proof = r.count > 15 ? r[15].string.flatMap(ReceiptProof.init(rawValue:)) : nil
+        alreadyStored = r.count > 16 ? (r[16].int ?? 0) != 0 : false
     }
 }
 
@@ -120,7 +123,8 @@ public enum RetryAfter {
 /// How a performed job ended, as the agent reports it.
 public enum JobResult: Sendable, Equatable {
     /// The destination acknowledged the upload; `proof` says whether it showed it holds the bytes.
-    case succeeded(status: Int, headers: [String: String], proof: ReceiptProof = .verified)
+    /// `alreadyStored`: the destination had the content already and no byte was sent.
+    case succeeded(status: Int, headers: [String: String], proof: ReceiptProof = .verified, alreadyStored: Bool = false)
     case failed(status: Int?, headers: [String: String], failure: UploadJob.Failure)
 }
 

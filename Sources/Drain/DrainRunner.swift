@@ -82,7 +82,8 @@ public enum DrainEvent: Sendable {
     case retryAfter(path: String, until: Date)
     case analysed(path: String, verdict: BankedVerdict, banked: Bool)
     case deferred(path: String, reason: String)
-    case uploaded(path: String, serverID: String?)
+    /// `alreadyStored`: the destination had the content already; no byte was sent.
+    case uploaded(path: String, serverID: String?, alreadyStored: Bool = false)
     case uploadFailed(path: String, message: String, terminal: Bool)
     case offline(message: String)
     case online
@@ -468,7 +469,7 @@ public final class DrainRunner: Sendable {
                 settled = true
                 return update
             }
-            if settled { events(.uploaded(path: path, serverID: serverID)) }
+            if settled { events(.uploaded(path: path, serverID: serverID, alreadyStored: job.alreadyStored)) }
             return settled
         }
         let asset = try store.asset(for: job)

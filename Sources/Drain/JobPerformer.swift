@@ -76,7 +76,8 @@ public final class JobPerformer: Sendable {
             if !store.fileMatches(asset) { try? store.invalidateFolder(of: asset) }
             var headers = receipt.headers
             if headers["x-server-resource-id"] == nil, let id = receipt.serverID { headers["x-server-resource-id"] = id }
-            let result = JobResult.succeeded(status: receipt.status, headers: headers, proof: receipt.proof)
+            let result = JobResult.succeeded(status: receipt.status, headers: headers, proof: receipt.proof,
+                                             alreadyStored: receipt.alreadyStored)
             _ = try? store.finishJob(job, result: result)
             return .finished(result)
         } catch {

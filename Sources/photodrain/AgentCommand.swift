@@ -70,8 +70,9 @@ enum AgentCommand: Command {
             }
             let line: Line
             switch outcome {
-            case .finished(.succeeded(let status, let headers, let proof)):
-                let unverified = proof == .unverified ? " (unverified: the destination gave no proof it holds the bytes)" : ""
+            case .finished(.succeeded(let status, let headers, let proof, let alreadyStored)):
+                var unverified = proof == .unverified ? " (unverified: the destination gave no proof it holds the bytes)" : ""
+                if alreadyStored { unverified += " (already on the server: nothing sent)" }
                 line = Line(job: id, outcome: "succeeded", message: "\(status) \(headers["x-server-resource-id"] ?? "")\(unverified)")
                 tally.withLock { $0.succeeded += 1 }
             case .finished(.failed(_, _, let failure)):

@@ -61,7 +61,7 @@ enum DemoCommand: Command {
                 let what = verdict.label == AssetRecord.unanalysableLabel ? "not a photo: unanalysable, not uploaded"
                     : verdict.analysisError.map { "undecodable (\($0))" } ?? "\(verdict.faceCount) face\(verdict.faceCount == 1 ? "" : "s"), \(verdict.label ?? "?")"
                 console.out("  analysed  \(path): \(what)")
-            case .uploaded(let path, let id):
+            case .uploaded(let path, let id, _):
                 console.out("  uploaded  \(path) -> \(id ?? "?")")
             case .uploadFailed(let path, let message, let terminal):
                 console.out("  upload of \(path) failed\(terminal ? "" : " (will retry)"): \(message)")

@@ -59,12 +59,16 @@ enum DrainCommand: Command {
         var faces: Int?
         var message: String?
         var terminal: Bool?
+        /// For `uploaded`: the destination had the content already; nothing was sent.
+        var alreadyStored: Bool?
     }
 
     struct Summary: Encodable {
         let event = "summary"
         var analysed: Int
         var uploaded: Int
+        /// Of `uploaded`: photos the destination already held (no byte sent).
+        var alreadyOnTheServer: Int
         var failed: Int
         var counts: StatusCounts
         var seconds: Double
@@ -112,7 +116,7 @@ enum DrainCommand: Command {
 
         let before = try store.counts()
         let bar = ProgressBar(title: "draining", total: before.total - before.uploaded - before.failed, quiet: json)
-        let tally = Mutex((analysed: 0, uploaded: 0, failed: 0))
+        let tally = Mutex((analysed: 0, uploaded: 0, failed: 0, alreadyThere: 0))
         // The last rescan's summary: one that says the same again (a copy still settling) is not repeated.
         let lastRescan = Mutex("")
         let clock = ContinuousClock()
@@ -144,9 +148,9 @@ enum DrainCommand: Command {
                 bar.advance(by: 0, status: "analysed \(tally.withLock { $0.analysed })")
             case .deferred(let path, let reason):
                 line = EventLine(event: "deferred", path: path, message: reason)
-            case .uploaded(let path, let id):
-                tally.withLock { $0.uploaded += 1 }
-                line = EventLine(event: "uploaded", path: path, serverID: id)
+            case .uploaded(let path, let id, let alreadyStored):
+                tally.withLock { $0.uploaded += 1; if alreadyStored { $0.alreadyThere += 1 } }
+                line = EventLine(event: "uploaded", path: path, serverID: id, alreadyStored: alreadyStored ? true : nil)
                 bar.advance()
             case .uploadFailed(let path, let message, let terminal):
                 if terminal { tally.withLock { $0.failed += 1 }; bar.advance() }
@@ -166,12 +170,13 @@ enum DrainCommand: Command {
         let left = counts.discovered + counts.analyzed + (options.uploadUnanalysable ? counts.unanalysable : 0)
         let t = tally.withLock { $0 }
         let seconds = (clock.now - start).seconds
-        let summary = Summary(analysed: t.analysed, uploaded: t.uploaded, failed: t.failed, counts: counts,
+        let summary = Summary(analysed: t.analysed, uploaded: t.uploaded, alreadyOnTheServer: t.alreadyThere, failed: t.failed, counts: counts,
                               seconds: (seconds * 100).rounded() / 100, outcome: describe(outcome))
         if json {
             console.json(summary)
         } else {
-            console.out("uploaded \(t.uploaded), analysed \(t.analysed), failed \(t.failed) in \(String(format: "%.1f", seconds)) s; library: \(counts.uploaded)/\(counts.total) uploaded, \(counts.failed) failed, \(left) left (\(describe(outcome)))")
+            let already = t.alreadyThere > 0 ? " (\(t.alreadyThere == t.uploaded ? "all" : String(t.alreadyThere)) already on the server: nothing sent)" : ""
+            console.out("uploaded \(t.uploaded)\(already), analysed \(t.analysed), failed \(t.failed) in \(String(format: "%.1f", seconds)) s; library: \(counts.uploaded)/\(counts.total) uploaded, \(counts.failed) failed, \(left) left (\(describe(outcome)))")
         }
         switch outcome {
         case .failed(let message):

@@ -73,7 +73,7 @@ import Testing
         let again = try #require(try library.store.claimJobsToPerform(limit: 1).first)
         #expect(again.resumeURL == failed.resumeURL)
         let outcome = await JobPerformer(store: library.store, uploader: bucket).perform(again)
-        guard case .finished(.succeeded(let status, let headers, _)) = outcome else {
+        guard case .finished(.succeeded(let status, let headers, _, _)) = outcome else {
             Issue.record("expected success, got \(outcome)")
             return
         }
