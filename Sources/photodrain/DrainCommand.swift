@@ -165,6 +165,9 @@ enum DrainCommand: Command {
             }
             if json, let line { console.json(line) }
         }
+        // An analysis a stop left running still banks its verdict: wait for it, so the summary
+        // counts it and no progress line is drawn after the summary.
+        await OwnThreads.waitForAll()
         bar.finish()
         let counts = try store.counts()
         let left = counts.discovered + counts.analyzed + (options.uploadUnanalysable ? counts.unanalysable : 0)

@@ -256,6 +256,15 @@ import Testing
         #expect(drain.wait() == 75)
         #expect(Date().timeIntervalSince(sent) < 5)
         #expect(drain.stdout.contains("interrupted by SIGINT"))
+        // Issue 22 item 8: the summary counts every verdict this run banked, including one that
+        // finished after the signal (the store was new, so all of its verdicts are this run's).
+        let said = drain.stdout.split(separator: "\n").last { $0.hasPrefix("uploaded ") }
+            .flatMap { line in line.split(separator: ",").first { $0.hasPrefix(" analysed ") } }
+            .flatMap { Int($0.split(separator: " ")[1]) }
+        let status = try CLI.run(["status", ws.library, "--store", ws.store, "--json"])
+        let counts = try #require((try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?["counts"] as? [String: Any])
+        let banked = (counts["total"] as? Int ?? 0) - (counts["discovered"] as? Int ?? 0)
+        #expect(said == banked, "summary: \(drain.stdout.suffix(300)); banked \(banked)")
     }
 
     @Test func wakeStopsPromptlyOnSIGTERM() throws {
