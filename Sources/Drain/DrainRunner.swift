@@ -270,7 +270,7 @@ public final class DrainRunner: Sendable {
                         return .finished
                     }
                     if !online, let since = offlineSince, ContinuousClock.now - since >= options.offlineGiveUp {
-                        return .offline(message: "the destination has been unreachable for \(Int(options.offlineGiveUp.components.seconds)) s")
+                        return .offline(message: "\(options.destination.endpoint) has been unreachable for \(Int(options.offlineGiveUp.components.seconds)) s (--offline-timeout)")
                     }
                     if online && !uploadAvailable && !visionAvailable { return .finished }
                     // Wait for the destination to come back, a retry pause to end, or another

@@ -111,6 +111,7 @@ enum DrainCommand: Command {
         }
         let json = arguments.flag("json")
         let console = Console.shared
+        let endpoint = options.destination.endpoint, offlineSeconds = Int(options.offlineGiveUp.components.seconds)
         let runner = DrainRunner(store: store, analyzer: pipeline, options: options, memory: memory)
         signals.attach { signal in runner.stop(signal: signal) }
 
@@ -158,7 +159,9 @@ enum DrainCommand: Command {
                 if !json { console.err("\(path): upload failed\(terminal ? " for good" : ", will retry"): \(message)") }
             case .offline(let message):
                 line = EventLine(event: "offline", message: message)
-                if !json { console.err("destination unreachable (\(message)); analysing meanwhile, uploads resume when it answers") }
+                if !json {
+                    console.err("\(endpoint) is unreachable (\(message)); analysing meanwhile. Uploads resume when it answers; with only uploads left, the run stops after \(offlineSeconds) s (--offline-timeout)")
+                }
             case .online:
                 line = EventLine(event: "online")
                 if !json { console.err("destination reachable again") }
@@ -188,7 +191,10 @@ enum DrainCommand: Command {
         case .refused(let message):
             console.err(TransferOptions.refusalMessage(message, command: spec.name))
             return .failure
-        case .finished, .offline:
+        case .offline(let message):
+            console.err("photodrain drain: \(message); nothing was charged. Check --to, then run again")
+            return left == 0 ? .success : .workRemains
+        case .finished:
             if let reason = AnalysisOptions.noProgressPossible(memory, analysed: t.analysed, remaining: counts.discovered) {
                 console.err("photodrain drain: \(reason)")
                 return .failure
