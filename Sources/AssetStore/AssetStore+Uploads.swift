@@ -110,6 +110,28 @@ extension AssetStore {
         }
     }
 
+    /// Photos and jobs another live process holds now (another drain, analyze or agent on the
+    /// same store), and those processes' ids: what a runner that found nothing more to do leaves to them.
+    public func heldByOtherRunners() throws(StoreError) -> (count: Int, processes: [Int32]) {
+        let now = FileTree.now()
+        return try withDatabase { (db) throws(StoreError) -> (count: Int, processes: [Int32]) in
+            let rows = try db.query("""
+                SELECT lease_owner FROM assets WHERE lease_owner IS NOT NULL AND lease_owner != ? AND lease_until >= ?
+                UNION ALL
+                SELECT agent_owner FROM upload_jobs WHERE agent_owner IS NOT NULL AND agent_owner != ? AND agent_until >= ?
+                """, [.text(leaseOwner), .real(now), .text(leaseOwner), .real(now)])
+            var count = 0
+            var processes: Set<Int32> = []
+            for row in rows {
+                guard let owner = row[0].string, let pid = owner.split(separator: ":").first.flatMap({ Int32($0) }),
+                      pid != FileTree.processID, FileTree.processExists(pid) else { continue }
+                count += 1
+                processes.insert(pid)
+            }
+            return (count, processes.sorted())
+        }
+    }
+
     private func voidDeadLeases(_ db: Database, now: Double) throws(StoreError) {
         for row in try db.query("SELECT DISTINCT lease_owner FROM assets WHERE lease_owner IS NOT NULL AND lease_until >= ?", [.real(now)]) {
             guard let owner = row[0].string, let pid = owner.split(separator: ":").first.flatMap({ Int32($0) }),

@@ -195,6 +195,10 @@ enum DrainCommand: Command {
             console.err("photodrain drain: \(message); nothing was charged. Check --to, then run again")
             return left == 0 ? .success : .workRemains
         case .finished:
+            if left > 0, let held = try? store.heldByOtherRunners(), held.count > 0 {
+                let pids = held.processes.map(String.init).joined(separator: ", ")
+                console.err("photodrain drain: \(held.count) photo\(held.count == 1 ? " is" : "s are") held by another runner on this store (pid \(pids)), which goes on with \(held.count == 1 ? "it" : "them"); run again once it is done")
+            }
             if let reason = AnalysisOptions.noProgressPossible(memory, analysed: t.analysed, remaining: counts.discovered) {
                 console.err("photodrain drain: \(reason)")
                 return .failure

@@ -102,3 +102,23 @@ import UploadProtocol
         #expect(try store.counts().uploadedUnverified == 0)
     }
 }
+
+/// Issue 22 item 8: a drain that finds a photo held by another runner on the same store says so.
+@Suite struct HeldByOtherRunnersTests {
+    @Test func claimsOfAnotherLiveProcessAreCountedAndOurOwnAreNot() throws {
+        let library = try TemporaryLibrary()
+        for name in ["a.jpg", "b.jpg"] { try library.write(name) }
+        let mine = try library.open()
+        _ = try mine.scan()
+        let other = try library.open()
+        #expect(try other.claimUnanalyzed(limit: 1).count == 1)
+        // Another store object of this process: not "another runner".
+        #expect(try mine.heldByOtherRunners().count == 0)
+        // The same claim written as held by a live process that is not this one (pid 1, init).
+        try mine.withDatabase { (db) throws(StoreError) in
+            _ = try db.run("UPDATE assets SET lease_owner = '1:7' WHERE lease_owner IS NOT NULL")
+        }
+        let held = try mine.heldByOtherRunners()
+        #expect(held.count == 1 && held.processes == [1])
+    }
+}
