@@ -104,6 +104,9 @@ enum WakeCommand: Command {
             (status, outcome) = (.success, "completed")
         } else if report.progressing {
             (status, outcome) = (.workRemains, "processing")
+        } else if report.retriesDeferred > 0 && report.jobsInFlight <= report.retriesDeferred {
+            // Every open job waits for the server's Retry-After: work remains, nothing is wrong.
+            (status, outcome) = (.workRemains, "waiting for the server's Retry-After")
         } else if report.jobsInFlight > 0 && !report.agentRunning {
             (status, outcome) = (.failure, "no progress possible: \(report.jobsInFlight) upload job\(report.jobsInFlight == 1 ? "" : "s") wait and no agent is running (start `photodrain agent \(store.root)`)")
         } else {
@@ -117,7 +120,7 @@ enum WakeCommand: Command {
         if arguments.flag("json") {
             Console.shared.json(summary)
         } else {
-            var line = "wake: acknowledged \(report.acknowledged), retried \(report.retried), cancelled \(report.cancelled), created \(report.created) jobs, analysed \(report.analysed); \(report.jobsInFlight) jobs with the agent; \(outcome)"
+            var line = "wake: acknowledged \(report.acknowledged), retried \(report.retried), cancelled \(report.cancelled), created \(report.created) jobs, analysed \(report.analysed); \(report.jobsInFlight) upload jobs open; \(outcome)"
             if let next = report.nextRetryAt {
                 line += "; \(report.retriesDeferred) retr\(report.retriesDeferred == 1 ? "y waits" : "ies wait") for the server's Retry-After (until \(next.ISO8601Format()))"
             }
