@@ -109,8 +109,9 @@ public final class ResumableUploader: Sendable {
             // Only a plain upload could go on, and only with --accept-unverified: say what is wrong.
             throw TransferError(.notFound, "the upload endpoint does not exist (OPTIONS answered 404)", httpStatus: 404)
         case 401, 403, 408, 429, 500, 502...599:
-            // A busy server's Retry-After says when to try again; it is kept for the retry.
-            throw TransferError.forStatus(response.status, headers: response.headers.filter { $0.key == "retry-after" })
+            // Every header is kept on the failed job (a request id, a Retry-After that says when
+            // to try again), as for a success.
+            throw TransferError.forStatus(response.status, headers: response.headers)
         default:
             capability = .plain
         }

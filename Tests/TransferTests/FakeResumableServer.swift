@@ -194,7 +194,7 @@ final class FakeResumableServer: Sendable {
             switch behaviour.discovery {
             case .limits(let value): return respond(connection, status: 200, headers: [("Upload-Limit", value)])
             case .missing: return respond(connection, status: 200, headers: [])
-            case .status(let status): return respond(connection, status: status, headers: [])
+            case .status(let status): return respond(connection, status: status, headers: behaviour.forcedStatusHeaders)
             case .webPage:
                 let page = Array("<!DOCTYPE html><html><body>Log in to continue</body></html>".utf8)
                 return respond(connection, status: 200, headers: [("Content-Type", "text/html; charset=utf-8")], body: page)

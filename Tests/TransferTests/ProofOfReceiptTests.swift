@@ -92,3 +92,18 @@ import UploadProtocol
         #expect(receipt.resumable == false)
     }
 }
+
+/// Issue 22 item 9: a failure keeps every header of the server's answer, as a success does.
+@Suite struct FailureHeadersTests {
+    @Test func aRefusedDiscoveryKeepsTheServersHeaders() async throws {
+        let fixture = try UploadFixture(size: 1000, behaviour: .init(
+            discovery: .status(503), forcedStatusHeaders: [("X-Request-Id", "req-42"), ("Retry-After", "7")]))
+        do {
+            _ = try await fixture.uploader().upload(file: fixture.path, metadata: fixture.metadata)
+            Issue.record("a 503 was taken as success")
+        } catch {
+            #expect(error.responseHeaders["x-request-id"] == "req-42")
+            #expect(error.responseHeaders["retry-after"] == "7")
+        }
+    }
+}

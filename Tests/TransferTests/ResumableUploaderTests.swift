@@ -106,8 +106,11 @@ import UploadProtocol
 
     @Test func unauthorizedDiscoveryIsPermanent() async throws {
         let fixture = try UploadFixture(size: 1000, behaviour: .init(discovery: .status(401)))
-        await #expect(throws: TransferError.forStatus(401)) {
+        do {
             _ = try await fixture.uploader().upload(file: fixture.path, metadata: fixture.metadata)
+            Issue.record("a 401 was taken as success")
+        } catch {
+            #expect(error.code == .unauthorized && error.httpStatus == 401 && error.classification == .permanent)
         }
     }
 
