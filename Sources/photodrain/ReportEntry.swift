@@ -11,6 +11,8 @@ struct ReportEntry: Sendable {
         case noFaces = "no-faces"
         /// Could not be analysed (undecodable), or its verdict cannot be read.
         case error
+        /// Not a photo PhotoDrain analyses (a video, a raw, a document): no error, just not a photo.
+        case unanalysable
         /// Not analysed yet.
         case pending
 
@@ -20,6 +22,7 @@ struct ReportEntry: Sendable {
             case .faces: "faces"
             case .noFaces: "no faces"
             case .error: "error"
+            case .unanalysable: "not a photo"
             case .pending: "not analysed"
             }
         }
@@ -51,12 +54,14 @@ struct ReportEntry: Sendable {
 
     /// The label filter's value for this photo.
     var label: Label {
+        if verdictProblem == nil && (record.isUnanalysable || verdict?.label == .unanalysable) { return .unanalysable }
         if verdictProblem != nil || record.analysisError != nil { return .error }
         guard let verdict else { return .pending }
         switch verdict.label {
         case .faces: return .faces
         case .noFaces: return .noFaces
-        case .error, .unanalysable: return .error
+        case .error: return .error
+        case .unanalysable: return .unanalysable
         }
     }
 

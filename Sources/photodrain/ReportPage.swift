@@ -72,6 +72,7 @@ enum ReportPage {
         .tag.uploaded-unverified { background: #fff1c2; color: #6b4e00; }
         .tag.error, .tag.failed { background: #ffe1d4; color: #8a2a00; }
         .tag.analyzed { background: #dde9ff; color: #1f3f80; }
+        .tag.unanalysable { background: #ececec; color: #444; }
         .muted { color: var(--muted); }
         .problem { color: #8a2a00; overflow-wrap: anywhere; }
         code { font-size: 12px; overflow-wrap: anywhere; }
@@ -96,6 +97,9 @@ enum ReportPage {
             ("\(summary.rejectedBoxes)", "boxes rejected"),
             (formatSeconds(summary.analysisMilliseconds / 1000), "spent analysing"),
         ]
+        if let notPhotos = summary.byLabel[.unanalysable], notPhotos > 0 {
+            stats.insert(("\(notPhotos)", "not photos (unanalysable)"), at: stats.count - 3)
+        }
         if let unverified = summary.byState[.uploadedUnverified], unverified > 0 {
             // Shown only when there are some: marks the destination gave no proof for.
             stats.insert(("\(unverified)", "uploaded, unverified"), at: 4)

@@ -378,3 +378,22 @@ import Testing
         #expect(!shown.contains("hidden"))
     }
 }
+
+/// Issue 22 item 9: a file that is not a photo is labelled as such in the report, not `error`,
+/// and is not counted as undecodable.
+@Suite struct ReportUnanalysableCLITests {
+    @Test func aVideoIsNotAPhotoNotAnError() throws {
+        let ws = try Workspace()
+        try ws.write("cat.jpg", bytes: Array(try Data(contentsOf: URL(fileURLWithPath: CLI.sample("chelsea.jpg")))))
+        try ws.write("clip.mov", bytes: [0, 0, 0, 0x14] + Array("ftypqt  ".utf8) + [UInt8](repeating: 0, count: 64))
+        #expect(try CLI.run(["analyze", ws.library, "--store", ws.store, "--analysis-size", "96"]).status == 0)
+        let out = ws.root.appendingPathComponent("report.html").path
+        let report = try CLI.run(["report", ws.library, "--store", ws.store, "--out", out])
+        #expect(report.status == 0, "\(report.stderr)")
+        let html = try String(contentsOfFile: out, encoding: .utf8)
+        let card = try #require(ReportCLITests.card(for: "clip.mov", in: html))
+        #expect(card.contains("data-label=\"unanalysable\""), "\(card)")
+        #expect(html.contains("<li><b>0</b><small>undecodable</small></li>"))
+        #expect(html.contains("<li><b>1</b><small>not photos (unanalysable)</small></li>"))
+    }
+}
