@@ -63,6 +63,12 @@ final class HTTPConnection {
             if emptyLines > Self.maxLeadingEmptyLines {
                 return .refused(.init(status: 400, reason: "too many empty lines before the request line"))
             }
+            // A TLS ClientHello (a handshake record: 0x16 0x03 ...) from an https:// client: it will
+            // never send a request head, so it would wait out the header timeout. A plain answer
+            // now makes its TLS library fail at once ("wrong version number").
+            if pending.count >= 2 && pending[0] == 0x16 && pending[1] == 0x03 {
+                return .refused(.init(status: 400, reason: "this receiver speaks plain http://, not https://"))
+            }
             if let end = Self.headEnd(in: pending, from: max(0, scanned - 3)) {
                 if end > configuration.maxHeaderBytes {
                     return .refused(.init(status: 431, reason: "request head too large"))

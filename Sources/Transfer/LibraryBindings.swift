@@ -92,6 +92,9 @@ final class CurlEasy: @unchecked Sendable {
         check(pd_curl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0))
         check(pd_curl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1))
         check(pd_curl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2))
+        // curl's own words, only to tell a server that answered without TLS; never shown (they
+        // name hosts and paths).
+        check(pd_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, state.errorBuffer))
         if let caFile = settings.caFile { check(pd_curl_setopt_string(handle, CURLOPT_CAINFO, caFile)) }
         if let caDirectory = settings.caDirectory { check(pd_curl_setopt_string(handle, CURLOPT_CAPATH, caDirectory)) }
         check(pd_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, settings.connectTimeoutMilliseconds))
@@ -235,6 +238,12 @@ private final class CurlTransferState {
     var fileFailed = false
     var headersOverflowed = false
     var headerBytes = 0
+    /// libcurl's error text for the transfer (`CURLOPT_ERRORBUFFER`, `CURL_ERROR_SIZE` bytes).
+    let errorBuffer: UnsafeMutablePointer<CChar> = {
+        let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
+        buffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+        return buffer
+    }()
     /// Every response block seen, 1xx and final, in order. A block is `complete` once the empty
     /// line ending its headers arrived: when the connection closes mid-headers, libcurl may still
     /// report success (seen with HEAD), and such a block must not be believed.
@@ -244,6 +253,14 @@ private final class CurlTransferState {
     init(cancellation: CancellationFlag, settings: CurlSettings) {
         self.cancellation = cancellation
         self.settings = settings
+    }
+
+    deinit { errorBuffer.deallocate() }
+
+    /// True when the TLS handshake failed because the server answered in plain text: OpenSSL's
+    /// "wrong version number" (an http:// server reached with https://).
+    var serverAnsweredWithoutTLS: Bool {
+        String(cString: errorBuffer).lowercased().contains("wrong version number")
     }
 
     /// Fills libcurl's buffer from the file; aborts the transfer when the file cannot supply the range.
@@ -363,7 +380,12 @@ private final class CurlTransferState {
     }
 
     func error(for code: CURLcode) -> TransferError {
-        CurlEasy.transferError(forCode: code.rawValue, fileFailed: fileFailed, headersOverflowed: headersOverflowed)
+        if code == CURLE_SSL_CONNECT_ERROR && serverAnsweredWithoutTLS {
+            // A configuration mistake like a wrong token, not a network hiccup: permanent.
+            return TransferError(.tlsFailure, "TLS handshake failed: the server answered without TLS: is it http://?",
+                                 curlCode: Int(code.rawValue))
+        }
+        return CurlEasy.transferError(forCode: code.rawValue, fileFailed: fileFailed, headersOverflowed: headersOverflowed)
     }
 }
 

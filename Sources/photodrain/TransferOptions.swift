@@ -74,6 +74,9 @@ enum TransferOptions {
             }
             return "photodrain \(command): the destination refused the upload (\(refusal)).\(advice) \(uncharged)"
         }
+        if refusal.contains("is it http://?") {
+            return "photodrain \(command): \(refusal.dropFirst(tls.count)) Check the scheme in --to. \(uncharged)"
+        }
         return "photodrain \(command): \(refusal.dropFirst(tls.count)): \(certificateAdvice(caFileOf: owner)). \(uncharged)"
     }
 

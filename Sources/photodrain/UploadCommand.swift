@@ -110,7 +110,7 @@ enum UploadCommand: Command {
                 row.error = error.code.rawValue
                 row.errorClass = error.classification.rawValue
                 row.message = error.message
-                if error.code == .tlsFailure && error.classification == .permanent { certificateRefused = true }
+                if error.code == .tlsFailure && error.classification == .permanent && !error.message.contains("is it http://") { certificateRefused = true }
                 switch error.classification {
                 case .transient, .deferred: transient += 1
                 case .permanent: if error.code == .fileUnreadable { unreadable += 1 } else { permanent += 1 }

@@ -131,7 +131,7 @@ import Testing
         for _ in 0..<2 { #expect(try CLI.run(wake, environment: Self.noInheritedCAs).status == 75) }
         let agent = ["agent", ws.library, "--store", ws.store, "--exit-when-idle", "0.5"]
         let failing = try CLI.run(agent, environment: Self.noInheritedCAs, through: Self.limited)
-        #expect(failing.status == 0 && failing.stderr.contains("tls-failure"), "\(failing.stderr)")
+        #expect(failing.status == 1 && failing.stderr.contains("tls-failure"), "\(failing.stderr)")
 
         let refused = try CLI.run(wake, environment: Self.noInheritedCAs)
         #expect(refused.status == 1, "stdout: \(refused.stdout) stderr: \(refused.stderr)")

@@ -89,3 +89,26 @@ import Testing
         #expect(result.stderr.contains("%20"))
     }
 }
+
+/// Issue 22 item 8: https:// to a plain-http receiver said "timed-out" after 41 s.
+@Suite struct WrongSchemeCLITests {
+    @Test func httpsToAPlainReceiverSaysSoAtOnce() throws {
+        let ws = try Workspace()
+        let server = try ServeProcess(directory: ws.root.appendingPathComponent("received").path)
+        let https = server.url.replacingOccurrences(of: "http://", with: "https://")
+        let started = Date()
+        let upload = try CLI.run(["upload", CLI.sample("chelsea.jpg"), "--to", https])
+        #expect(upload.status == 1)
+        #expect(upload.stdout.contains("is it http://?"), "\(upload.stdout)")
+        #expect(!upload.stderr.contains("--ca-file"), "\(upload.stderr)")
+        _ = try ws.addSmallSamples()
+        let drain = try CLI.run(["drain", ws.library, "--store", ws.store, "--to", https, "--analysis-size", "96"])
+        #expect(drain.status == 1)
+        #expect(drain.stderr.contains("is it http://?"), "\(drain.stderr)")
+        // A guard against the old 41 s stall, far above what it takes (well under a second here).
+        #expect(Date().timeIntervalSince(started) < 20)
+        let status = try CLI.run(["status", ws.library, "--store", ws.store, "--json"])
+        let counts = try #require((try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?["counts"] as? [String: Any])
+        #expect(counts["failed"] as? Int == 0)
+    }
+}
