@@ -49,8 +49,9 @@ public final class AssetStore: Sendable {
         let folder = slash.map { String(storePath[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
         let name = slash.map { String(storePath[storePath.index(after: $0)...]) } ?? storePath
         let base = (FileTree.realPath(folder) ?? folder) + "/" + name
-        self.ownFiles = [base, base + "-wal", base + "-shm", base + "-journal", base + ".agent"]
         self.aliasDirectory = (FileTree.realPath(folder) ?? folder) + "/." + name + ".names"
+        // The alias folder is hidden, but a store that includes hidden files must still skip it.
+        self.ownFiles = [base, base + "-wal", base + "-shm", base + "-journal", base + ".agent", aliasDirectory]
         self.filter = filter
         if readOnly && FileTree.exists(storePath), let db = try Self.openForReading(storePath) {
             let existing = try db.query("SELECT value FROM meta WHERE key = 'root'").first?.first?.string
@@ -159,6 +160,29 @@ public final class AssetStore: Sendable {
         }
     }
 
+    /// Whether scans take hidden entries (names starting with a dot) into the library. Off by
+    /// default: they are counted (`StatusCounts.hidden`) and left out.
+    public func includesHidden() throws(StoreError) -> Bool {
+        try withDatabase { (db) throws(StoreError) in
+            try db.query("SELECT value FROM meta WHERE key = 'include_hidden'").first?.first?.string == "1"
+        }
+    }
+
+    /// Makes every later scan of this store take hidden entries too (`--include-hidden`), for good:
+    /// a scan without them would see those rows as removed. The next scan reads every folder.
+    /// True when it was not so already.
+    @discardableResult
+    public func includeHiddenFiles() throws(StoreError) -> Bool {
+        try withDatabase { (db) throws(StoreError) -> Bool in
+            try db.transaction { () throws(StoreError) -> Bool in
+                if try db.query("SELECT value FROM meta WHERE key = 'include_hidden'").first?.first?.string == "1" { return false }
+                try db.run("INSERT OR REPLACE INTO meta(key, value) VALUES ('include_hidden', '1')")
+                try db.run("DELETE FROM scan_directories")
+                return true
+            }
+        }
+    }
+
     func withDatabase<T: Sendable>(_ body: (Database) throws(StoreError) -> T) throws(StoreError) -> T {
         try database.withLock { (db: inout Database) throws(StoreError) -> T in try body(db) }
     }
@@ -192,7 +216,8 @@ public final class AssetStore: Sendable {
         let folders: FolderRecord? = full ? nil : try withDatabase { (db) throws(StoreError) -> FolderRecord? in
             try FolderRecord.load(db, now: started, fullWalkAfter: fullWalkAfter)
         }
-        let walk = try FileTree.walk(root: root, excluding: ownFiles) { directory in folders?.known(directory) }
+        let hidden = try includesHidden()
+        let walk = try FileTree.walk(root: root, excluding: ownFiles, includeHidden: hidden) { directory in folders?.known(directory) }
         let problems = walk.problems
         // Rows in directories taken from the record stand as they are: this scan did not look.
         let unread = Set(walk.directories.lazy.filter { !$0.read }.map(\.path))
@@ -453,14 +478,15 @@ public final class AssetStore: Sendable {
                   SUM(analyzed_at IS NOT NULL AND uploaded_at IS NULL AND failed = 0 AND NOT \(Self.notUnanalysable)),
                   (SELECT COUNT(*) FROM scan_problems WHERE \(filter.sql("path"))),
                   SUM(uploaded_at IS NOT NULL AND failed = 0 AND upload_proof = 'unverified'),
-                  SUM(uploaded_at IS NOT NULL AND failed = 0 AND upload_proof = 'legacy')
+                  SUM(uploaded_at IS NOT NULL AND failed = 0 AND upload_proof = 'legacy'),
+                  (SELECT TOTAL(hidden) FROM scan_directories)
                 FROM assets WHERE \(filter.sql("path"))
                 """).first ?? []
             func int(_ i: Int) -> Int { i < row.count ? (row[i].int ?? Int(row[i].double ?? 0)) : 0 }
             return StatusCounts(total: int(0), discovered: int(1), analyzed: int(2), uploaded: int(3),
                                 failed: int(4), undecodable: int(5), withFaces: int(6), faces: int(7),
                                 unanalysable: int(8), skipped: int(9), uploadedUnverified: int(10),
-                                uploadedUnchecked: int(11))
+                                uploadedUnchecked: int(11), hidden: int(12))
         }
     }
 

@@ -72,4 +72,7 @@ public struct StatusCounts: Sendable, Equatable, Codable {
     /// Of `uploaded`: marked before receipts were proven (store migration 7), not yet checked by
     /// `photodrain verify`.
     public var uploadedUnchecked = 0
+    /// Hidden entries (names starting with a dot) the last scan left out of the folders it went
+    /// through, each hidden folder counted once; 0 when the store includes hidden files.
+    public var hidden = 0
 }

@@ -34,7 +34,7 @@ extension AssetStore {
     /// the library touched: the folder is walked and compared with the rows in memory.
     /// `includeUnanalysable` says whether files with an `unanalysable` verdict would be uploaded.
     public func dryRun(includeUnanalysable: Bool) throws(StoreError) -> DryRunPlan {
-        let (files, problems) = try FileTree.walk(root: root, excluding: ownFiles)
+        let (files, problems) = try FileTree.walk(root: root, excluding: ownFiles, includeHidden: try includesHidden())
         let rows = try withDatabase { (db) throws(StoreError) in
             try db.query("SELECT \(AssetRecord.columns) FROM assets").map(AssetRecord.init(row:))
         }

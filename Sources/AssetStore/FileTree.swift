@@ -56,6 +56,8 @@ struct WalkedDirectory: Sendable, Equatable {
     let ctimeNanoseconds: Int64
     var subdirectories: [[UInt8]] = []
     var read = false
+    /// Entries whose names start with a dot that the walk left out of this folder.
+    var hidden = 0
     /// Whether the folder held a symbolic link (or an entry whose type readdir did not say) when
     /// read: a link's target can come, go or change without the folder's times moving, so such a
     /// folder is never taken from the record.
@@ -82,6 +84,8 @@ struct KnownDirectory: Sendable {
     var subdirectories: [[UInt8]]
     /// Its other entries that were left out, with why (not the subdirectories' own problems).
     var problems: [ScanProblem]
+    /// Its hidden entries that were left out.
+    var hidden = 0
 }
 
 /// The result of a walk: the files of the directories it read, the problems (with those an
@@ -130,8 +134,8 @@ enum FileTree {
     /// `FileEntry.path` showing the bytes escaped and `rawPath` holding them. Only if that escaped
     /// form is also the real name of another file (a name with a literal `\x`) is the entry left
     /// out, as a problem naming the clash.
-    static func walk(root: String, excluding: Set<String> = []) throws(StoreError) -> (files: [FileEntry], problems: [ScanProblem]) {
-        let walk = try walk(root: root, excluding: excluding) { _ in nil }
+    static func walk(root: String, excluding: Set<String> = [], includeHidden: Bool = false) throws(StoreError) -> (files: [FileEntry], problems: [ScanProblem]) {
+        let walk = try walk(root: root, excluding: excluding, includeHidden: includeHidden) { _ in nil }
         return (walk.files, walk.problems)
     }
 
@@ -142,7 +146,7 @@ enum FileTree {
     /// with the same link rules. If one of them is no longer a directory inside the library, the
     /// answer is stale and the directory is read after all. Every directory the walk went
     /// through is in the result, with whether it was read.
-    static func walk(root: String, excluding: Set<String>,
+    static func walk(root: String, excluding: Set<String>, includeHidden: Bool = false,
                      known: (WalkedDirectory) -> KnownDirectory?) throws(StoreError) -> Walk {
         var info = stat()
         guard stat(root, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
@@ -178,6 +182,7 @@ enum FileTree {
                         pending.append(subdirectory)
                     }
                     directory.subdirectories = answer.subdirectories
+                    directory.hidden = answer.hidden
                     walk.directories.append(directory)
                     continue
                 }
@@ -192,7 +197,11 @@ enum FileTree {
             directory.read = true
             while let entry = readdir(dir) {
                 let bytes = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
-                if bytes.first == UInt8(ascii: ".") { continue }
+                if bytes == [0x2E] || bytes == [0x2E, 0x2E] { continue }
+                if bytes.first == UInt8(ascii: "."), !includeHidden {
+                    directory.hidden += 1
+                    continue
+                }
                 if entry.pointee.d_type == UInt8(DT_LNK) || entry.pointee.d_type == UInt8(DT_UNKNOWN) { directory.holdsLinks = true }
                 let path = child(bytes, of: (relative, relativeBytes, relativeExact))
                 switch classify(path, root: root, rootBytes: rootBytes, excluding: excluding) {

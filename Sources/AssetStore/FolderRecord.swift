@@ -22,6 +22,7 @@ struct FolderRecord {
         var mtimeNanoseconds: Int64
         var ctimeNanoseconds: Int64
         var subdirectories: [[UInt8]]
+        var hidden = 0
     }
 
     /// A folder whose modification time is this close (seconds) to the start of the scan that
@@ -51,7 +52,7 @@ struct FolderRecord {
         let problems = (problems[directory.path] ?? []).filter { problem in
             !subfolders.contains(problem.path.split(separator: "/").last.map(String.init) ?? problem.path)
         }
-        return KnownDirectory(subdirectories: record.subdirectories, problems: problems)
+        return KnownDirectory(subdirectories: record.subdirectories, problems: problems, hidden: record.hidden)
     }
 
     /// The record in `db`, or nil when a full walk is due: there is none, or the last full walk
@@ -60,12 +61,13 @@ struct FolderRecord {
         guard let last = try db.query("SELECT value FROM meta WHERE key = 'last_full_walk_at'").first?.first?.string.flatMap(Double.init),
               now - last <= fullWalkAfter else { return nil }
         var record = FolderRecord()
-        for row in try db.query("SELECT path, device, inode, mtime_ns, ctime_ns, subdirectories FROM scan_directories") {
+        for row in try db.query("SELECT path, device, inode, mtime_ns, ctime_ns, subdirectories, hidden FROM scan_directories") {
             guard let path = row[0].string, let device = row[1].int, let inode = row[2].int, let mtime = row[3].int,
                   let ctime = row[4].int else { continue }
             let names = (row[5].string ?? "").split(separator: "/").compactMap { Hex.bytes(fromHex: String($0)) }
             record.directories[path] = Directory(device: UInt64(bitPattern: Int64(device)), inode: UInt64(bitPattern: Int64(inode)),
-                                                 mtimeNanoseconds: Int64(mtime), ctimeNanoseconds: Int64(ctime), subdirectories: names)
+                                                 mtimeNanoseconds: Int64(mtime), ctimeNanoseconds: Int64(ctime), subdirectories: names,
+                                                 hidden: row[6].int ?? 0)
         }
         guard !record.directories.isEmpty else { return nil }
         for row in try db.query("SELECT path, message FROM scan_problems") {
@@ -90,13 +92,14 @@ struct FolderRecord {
         try db.run("DELETE FROM scan_directories")
         var count: [String: Int] = [:]
         for directory in walk.directories { count[directory.path, default: 0] += 1 }
-        let insert = try db.prepare("INSERT INTO scan_directories(path, device, inode, mtime_ns, ctime_ns, subdirectories) VALUES (?, ?, ?, ?, ?, ?)")
+        let insert = try db.prepare("INSERT INTO scan_directories(path, device, inode, mtime_ns, ctime_ns, subdirectories, hidden) VALUES (?, ?, ?, ?, ?, ?, ?)")
         let trustedBefore = Int64((started - racyMargin) * 1e9)
         for directory in walk.directories where count[directory.path] == 1 {
             let trusted = directory.mtimeNanoseconds < trustedBefore && !directory.holdsLinks && !untrusted.contains(directory.path)
             let mtime = trusted ? directory.mtimeNanoseconds : -1
             try insert.bind([.text(directory.path), .integer(Int64(bitPattern: directory.device)), .integer(Int64(bitPattern: directory.inode)),
-                             .integer(mtime), .integer(directory.ctimeNanoseconds), .text(directory.subdirectories.map(Hex.string).joined(separator: "/"))])
+                             .integer(mtime), .integer(directory.ctimeNanoseconds), .text(directory.subdirectories.map(Hex.string).joined(separator: "/")),
+                             .integer(Int64(directory.hidden))])
             while try insert.step() {}
         }
     }

@@ -119,6 +119,9 @@ enum Schema {
             PRIMARY KEY (asset_id, destination)
         );
         UPDATE assets SET upload_proof = 'legacy' WHERE uploaded_at IS NOT NULL;
+        -- Hidden entries (names starting with a dot) each folder held when last read: left out
+        -- unless the store includes hidden files, and counted by status either way.
+        ALTER TABLE scan_directories ADD COLUMN hidden INTEGER NOT NULL DEFAULT 0;
         """,
     ]
 

@@ -18,7 +18,7 @@ enum AnalyzeCommand: Command {
         without a banked verdict.
 
         """ + LibraryOptions.scanDiscussion + "\n" + LibraryOptions.filterDiscussion,
-        options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun, LibraryOptions.rescan,
+        options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun, LibraryOptions.rescan, LibraryOptions.includeHidden,
                   .option("slots", "N", "Concurrent analyses.", default: "2"),
                   .option("page-size", "N", "Photos claimed from the store at a time.", default: "40"),
                   .option("expire-after", "SECONDS", "Stop (exit 75) when no verdict is banked for this long.", default: "30")]

@@ -29,7 +29,7 @@ enum DrainCommand: Command {
         the run with exit 75 (run again once it is complete).
 
         """ + LibraryOptions.scanDiscussion + "\n" + LibraryOptions.filterDiscussion,
-        options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun, LibraryOptions.rescan] + TransferOptions.all + [TransferOptions.newDestination,
+        options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun, LibraryOptions.rescan, LibraryOptions.includeHidden] + TransferOptions.all + [TransferOptions.newDestination,
             .option("slots", "N", "Concurrent uploads and analyses.", default: "3"),
             .option("bias", "upload-first|analysis-first", "Which work takes the slots when both wait.", default: "upload-first"),
             .option("max-attempts", "N", "Counted failures before a photo is failed.", default: "5"),

@@ -10,6 +10,7 @@ enum LibraryOptions {
     static let exclude = OptionSpec.option("exclude", "GLOB", "Leave alone files whose path in the library matches; repeatable; wins over --include.")
     static let filters = [include, exclude]
     static let rescan = OptionSpec.flag("rescan", "Read every folder of the library (a full walk) instead of only those whose modification time changed: finds a file rewritten in place, which leaves its folder's time alone. A full walk also happens by itself once the last one is over 24 h old.")
+    static let includeHidden = OptionSpec.flag("include-hidden", "Take hidden files and folders (names starting with a dot) into the library too, from now on for this store (a later run without the flag keeps them); by default they are left out and status counts them.")
     static let dryRun = OptionSpec.flag("dry-run", "Only list what would be analysed and uploaded (with --json, as JSON lines); touches neither the store nor the destination.")
 
     /// The --help text on --include and --exclude, for each command that takes them.
@@ -66,7 +67,11 @@ enum LibraryOptions {
             let existing = try path ?? AssetStore.defaultPath(forFolder: folder)
             if !FileManager.default.fileExists(atPath: existing) { path = ":memory:" }
         }
-        return try AssetStore(root: folder, path: path, filter: filter, readOnly: readOnly)
+        let store = try AssetStore(root: folder, path: path, filter: filter, readOnly: readOnly)
+        if !readOnly && !dryRun && arguments.flag("include-hidden") {
+            try store.includeHiddenFiles()
+        }
+        return store
     }
 }
 

@@ -116,7 +116,7 @@ enum StatusCommand: Command {
         let rows: [(String, Int)] = [
             ("files", counts.total), ("waiting for analysis", counts.discovered), ("analysed, not uploaded", counts.analyzed),
             ("uploaded", counts.uploaded), ("failed", counts.failed), ("unanalysable, held back", counts.unanalysable),
-            ("skipped by the last scan", counts.skipped),
+            ("skipped by the last scan", counts.skipped), ("hidden, left out", counts.hidden),
         ]
         for (name, value) in rows {
             var note = ""
@@ -126,6 +126,9 @@ enum StatusCommand: Command {
                 if counts.uploadedUnchecked > 0 { parts.append("\(counts.uploadedUnchecked) from before receipts were proven: run photodrain verify") }
                 if let active = destinations.first(where: \.active) { parts.insert("to \(active.destination)", at: 0) }
                 if !parts.isEmpty { note = " (" + parts.joined(separator: "; ") + ")" }
+            }
+            if name == "hidden, left out" && value > 0 {
+                note = " (names starting with a dot; --include-hidden on analyze, drain or wake takes them)"
             }
             console.out("  \(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(value)\(note)")
         }

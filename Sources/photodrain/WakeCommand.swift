@@ -17,7 +17,7 @@ enum WakeCommand: Command {
         `agent` does. Run it from a timer; SIGTERM stops it promptly with exit 75.
 
         """ + LibraryOptions.scanDiscussion + "\n" + LibraryOptions.filterDiscussion,
-        options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun, LibraryOptions.rescan, TransferOptions.to, TransferOptions.newDestination,
+        options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun, LibraryOptions.rescan, LibraryOptions.includeHidden, TransferOptions.to, TransferOptions.newDestination,
                   .option("inflight-limit", "N", "Unacknowledged upload jobs allowed at once.", default: "40"),
                   .option("page-size", "N", "Photos analysed at most in one invocation.", default: "40"),
                   .option("max-attempts", "N", "Counted failures before a photo is failed.", default: "5"),

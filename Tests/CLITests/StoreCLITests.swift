@@ -80,3 +80,29 @@ import Testing
         #expect(made.isEmpty, "a store was created: \(made)")
     }
 }
+
+/// Issue 22 item 9: hidden files were dropped without a count; status counts them and
+/// `--include-hidden` takes them in, for good.
+@Suite struct HiddenFilesCLITests {
+    @Test func hiddenEntriesAreCountedAndTakenInWhenAsked() throws {
+        let ws = try Workspace()
+        let photo = Array(try Data(contentsOf: URL(fileURLWithPath: CLI.sample("chelsea.jpg"))))
+        try ws.write("cat.jpg", bytes: photo)
+        try ws.write(".hidden.jpg", bytes: photo + [0])
+        try ws.write(".thumbnails/a.jpg", bytes: photo + [1])
+        try ws.write("2021/.DS_Store", bytes: [1, 2, 3])
+        let fast = ["--analysis-size", "96"]
+        #expect(try CLI.run(["analyze", ws.library, "--store", ws.store] + fast).status == 0)
+        let status = try CLI.run(["status", ws.library, "--store", ws.store])
+        #expect(status.stdout.contains("hidden, left out         3 (names starting with a dot"), "\(status.stdout)")
+        #expect(status.stdout.contains("files                    1\n"), "\(status.stdout)")
+
+        #expect(try CLI.run(["analyze", ws.library, "--store", ws.store, "--include-hidden"] + fast).status == 0)
+        // A later run without the flag keeps them (they are not "removed").
+        #expect(try CLI.run(["analyze", ws.library, "--store", ws.store] + fast).status == 0)
+        let json = try CLI.run(["status", ws.library, "--store", ws.store, "--json"])
+        let counts = try #require((try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])?["counts"] as? [String: Any])
+        #expect(counts["total"] as? Int == 4, "\(counts)")
+        #expect(counts["hidden"] as? Int == 0, "\(counts)")
+    }
+}
