@@ -35,20 +35,9 @@ public struct AnalysisSettings: Sendable {
         self.networkPath = networkPath
     }
 
-    /// A shipped model file, found beside an installed binary (`../share/photodrain/models`) or in
-    /// the `Models/` folder of the checkout the binary was built in; nil when neither exists.
-    public static func locateDefaultModel(_ file: String = cascadeModelFile,
-                                          executable: String = CommandLine.arguments.first ?? "") -> String? {
-        let exe = URL(fileURLWithPath: executable).resolvingSymlinksInPath()
-        var dir = exe.deletingLastPathComponent()
-        let installed = dir.appendingPathComponent("../share/photodrain/models/\(file)").standardized.path
-        if FileManager.default.fileExists(atPath: installed) { return installed }
-        for _ in 0..<6 {
-            let candidate = dir.appendingPathComponent("Models/\(file)").path
-            if FileManager.default.fileExists(atPath: candidate) { return candidate }
-            dir = dir.deletingLastPathComponent()
-        }
-        return nil
+    /// A shipped model file where `ModelSearch.current` finds it; nil when it is nowhere.
+    public static func locateDefaultModel(_ file: String = cascadeModelFile) -> String? {
+        ModelSearch.current.locate(file)
     }
 }
 

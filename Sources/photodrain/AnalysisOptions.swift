@@ -34,13 +34,13 @@ enum AnalysisOptions {
         let kind = try detectorKind(arguments)
         let modelFile = kind == .blazeface ? AnalysisSettings.verdictModelFile : AnalysisSettings.cascadeModelFile
         guard let model = arguments.string("model") ?? AnalysisSettings.locateDefaultModel(modelFile) else {
-            throw UsageError("no \(modelFile) found beside this binary; pass --model PATH", command: arguments.command)
+            throw UsageError("\(ModelSearch.current.describeSearch(for: modelFile)); pass --model PATH", command: arguments.command)
         }
         var settings = AnalysisSettings(modelPath: model)
         settings.detector = kind
         if kind == .blazeface {
             guard let network = arguments.string("network") ?? AnalysisSettings.locateDefaultModel(AnalysisSettings.networkFile) else {
-                throw UsageError("no \(AnalysisSettings.networkFile) found beside this binary; pass --network PATH (Scripts/convert-blazeface writes it)",
+                throw UsageError("\(ModelSearch.current.describeSearch(for: AnalysisSettings.networkFile)); pass --network PATH (Scripts/convert-blazeface writes it)",
                                  command: arguments.command)
             }
             settings.networkPath = network
@@ -62,7 +62,7 @@ enum AnalysisOptions {
     /// BlazeFace as the options describe it (for `train --labelled`).
     static func blazeFace(_ arguments: ParsedArguments) throws -> FaceDetector {
         guard let network = arguments.string("network") ?? AnalysisSettings.locateDefaultModel(AnalysisSettings.networkFile) else {
-            throw UsageError("no \(AnalysisSettings.networkFile) found beside this binary; pass --network PATH", command: arguments.command)
+            throw UsageError("\(ModelSearch.current.describeSearch(for: AnalysisSettings.networkFile)); pass --network PATH", command: arguments.command)
         }
         return .blazeFace(try BlazeFace(contentsOf: network), BlazeFaceOptions(), minFaceSize: nil)
     }

@@ -113,18 +113,21 @@ enum DemoCommand: Command {
         return intact == sent && objects.count == sent ? .success : .failure
     }
 
-    /// SampleImages of the checkout this binary was built in, or of the current folder.
+    /// SampleImages installed with the binary (`<prefix>/share/photodrain/SampleImages`), of the
+    /// checkout it was built in, or of the current folder.
     static func sampleImagesFolder() throws -> String {
-        var dir = URL(fileURLWithPath: CommandLine.arguments.first ?? "").resolvingSymlinksInPath().deletingLastPathComponent()
+        let exe = URL(fileURLWithPath: ModelSearch.executablePath()).resolvingSymlinksInPath().deletingLastPathComponent()
+        var candidates = [exe.appendingPathComponent("../share/photodrain/SampleImages").standardized.path]
+        var dir = exe
         for _ in 0..<6 {
-            let candidate = dir.appendingPathComponent("SampleImages")
-            if FileManager.default.fileExists(atPath: candidate.path) { return candidate.path }
+            candidates.append(dir.appendingPathComponent("SampleImages").path)
             dir = dir.deletingLastPathComponent()
         }
-        let here = FileManager.default.currentDirectoryPath + "/SampleImages"
-        guard FileManager.default.fileExists(atPath: here) else {
-            throw UsageError("no SampleImages folder found; pass a folder of photos", command: spec.name)
+        candidates.append(FileManager.default.currentDirectoryPath + "/SampleImages")
+        guard let found = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }) else {
+            throw UsageError("no SampleImages folder found (looked in \(candidates[0]), beside the binary and in the current folder); pass a folder of photos",
+                             command: spec.name)
         }
-        return here
+        return found
     }
 }

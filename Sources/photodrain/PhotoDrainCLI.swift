@@ -52,7 +52,7 @@ struct PhotoDrainCLI {
             console.out(overview())
             return .success
         case "--version":
-            console.out("photodrain \(version)")
+            for line in VersionInfo.lines() { console.out(line) }
             return .success
         case "help":
             guard arguments.count > 1 else {
