@@ -54,14 +54,20 @@ struct CommandSpec: Sendable {
     /// What each exit status means for this command.
     let exitCodes: [(code: Int32, meaning: String)]
 
+    /// The command's own options and the two every command takes (`--config`, `--help`): what
+    /// help, the manual pages and the shell completions list.
+    var allOptions: [OptionSpec] {
+        options + [.option("config", "PATH", "Read defaults for these options from a JSON file.",
+                           default: "$XDG_CONFIG_HOME/photodrain/config.json if present"),
+                   .flag("help", "Show this help.")]
+    }
+
     /// The full help text.
     func help() -> String {
         var lines = ["OVERVIEW: \(abstract)", "", "USAGE: photodrain \(name) \(arguments) [options]".replacingDoubleSpaces()]
         if !discussion.isEmpty { lines += ["", discussion] }
         lines += ["", "OPTIONS:"]
-        let all = options + [.option("config", "PATH", "Read defaults for these options from a JSON file.",
-                                     default: "$XDG_CONFIG_HOME/photodrain/config.json if present"),
-                             .flag("help", "Show this help.")]
+        let all = allOptions
         let labels = all.map { spec in "--\(spec.name)" + (spec.value.map { " \($0)" } ?? "") }
         let width = min(max(labels.map(\.count).max() ?? 0, 10), 28)
         for (spec, label) in zip(all, labels) {

@@ -27,6 +27,8 @@ struct PhotoDrainCLI {
         ServeCommand.self,
         BenchCommand.self,
         DecodeBenchCommand.self,
+        ManCommand.self,
+        CompletionsCommand.self,
     ] }
 
     static func main() async {
