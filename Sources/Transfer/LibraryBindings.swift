@@ -433,6 +433,15 @@ final class OpenFile {
         return Stamp(inode: UInt64(info.st_ino), size: Int64(info.st_size), modified: info.st_mtim, changed: info.st_ctim)
     }
 
+    /// The file's device, inode, size and modification time in nanoseconds since the epoch: what
+    /// `FileIdentity` keeps to know the file again in a later run.
+    func identity() throws(TransferError) -> (device: UInt64, inode: UInt64, size: Int64, modifiedNanoseconds: Int64) {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw TransferError(.fileUnreadable, "the file could not be examined") }
+        let modified = Int64(info.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_mtim.tv_nsec)
+        return (UInt64(info.st_dev), UInt64(info.st_ino), Int64(info.st_size), modified)
+    }
+
     /// Reads up to `count` bytes at `offset`; nil on error, 0 at end of file.
     func read(into buffer: UnsafeMutableRawPointer, count: Int, at offset: Int64) -> Int? {
         while true {
@@ -441,6 +450,11 @@ final class OpenFile {
             if errno != EINTR { return nil }
         }
     }
+}
+
+/// Renames `from` to `to` (`rename(2)`), replacing `to` atomically when it exists. False on failure.
+func renameFile(_ from: String, to: String) -> Bool {
+    rename(from, to) == 0
 }
 
 // MARK: - libcrypto
