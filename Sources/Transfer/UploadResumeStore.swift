@@ -72,10 +72,15 @@ public final class UploadResumeStore {
     private var records: [String: UploadResumeRecord] = [:]
 
     /// `$XDG_STATE_HOME/photodrain/uploads` when `XDG_STATE_HOME` is absolute, else
-    /// `$HOME/.local/state/photodrain/uploads`; nil when neither is set.
+    /// `$HOME/.local/state/photodrain/uploads`; nil when neither is set, or when `HOME` is no
+    /// folder (`HOME=/nonexistent` says there is no home, and none should be made).
     public static func defaultDirectory(environment: [String: String]) -> String? {
         if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/photodrain/uploads" }
-        if let home = environment["HOME"], !home.isEmpty { return home + "/.local/state/photodrain/uploads" }
+        var isFolder: ObjCBool = false
+        if let home = environment["HOME"], !home.isEmpty,
+           FileManager.default.fileExists(atPath: home, isDirectory: &isFolder), isFolder.boolValue {
+            return home + "/.local/state/photodrain/uploads"
+        }
         return nil
     }
 

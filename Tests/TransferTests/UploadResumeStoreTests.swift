@@ -177,3 +177,16 @@ import Testing
         #expect(throws: TransferError.self) { try FileIdentity(examining: path + ".missing") }
     }
 }
+
+extension UploadResumeStoreTests {
+    @Test(arguments: [
+        (["XDG_STATE_HOME": "/var/state", "HOME": "/root"], "/var/state/photodrain/uploads"),
+        (["XDG_STATE_HOME": "relative/state", "HOME": "/tmp"], "/tmp/.local/state/photodrain/uploads"),
+        (["HOME": "/tmp"], "/tmp/.local/state/photodrain/uploads"),
+        (["HOME": "/nonexistent-photodrain-home"], nil),
+        ([:], nil),
+    ] as [([String: String], String?)])
+    func defaultDirectory(environment: [String: String], expected: String?) {
+        #expect(UploadResumeStore.defaultDirectory(environment: environment) == expected)
+    }
+}
