@@ -81,13 +81,15 @@ enum UploadCommand: Command {
 
     /// The line printed for a file: where it went, how many bytes the server confirmed, where a
     /// resumed upload resumed from, and what was sent (and sent again after cuts); for a failure,
-    /// the error and what the server had confirmed, which a run again resumes from when `resumes`.
+    /// the error, what the server had confirmed, and whether a run again resumes (`resumes`: the
+    /// upload's checkpoint is kept).
     static func line(for row: Row, resumes: Bool) -> String {
         if let code = row.error {
             var text = "\(row.file): \(Console.shared.red("failed")) \(code) (\(row.errorClass ?? "")): \(row.message ?? "")"
-            if let confirmed = row.confirmedBytes, confirmed > 0 {
-                text += " (\(formatBytes(Int(confirmed))) confirmed by the server\(resumes ? "; run again to resume" : ""))"
-            }
+            var facts: [String] = []
+            if let confirmed = row.confirmedBytes, confirmed > 0 { facts.append("\(formatBytes(Int(confirmed))) confirmed by the server") }
+            if resumes { facts.append("the upload is kept: run again to resume it") }
+            if !facts.isEmpty { text += " (\(facts.joined(separator: "; ")))" }
             return text
         }
         var facts = [row.alreadyStored == true ? "already on the server" : row.resumable == true ? "resumable" : "plain"]
@@ -130,9 +132,10 @@ enum UploadCommand: Command {
             row.size = start.file?.size
             // The bytes the server confirmed so far, as the checkpoints tell them.
             var confirmed = start.resumeFrom?.offset
+            var kept = start.resumeFrom != nil
             let checkpoint = { (saved: UploadCheckpoint) in
                 confirmed = saved.offset
-                resumption.save(saved, for: start.file)
+                kept = resumption.save(saved, for: start.file)
             }
             do {
                 let receipt: UploadReceipt
@@ -179,7 +182,7 @@ enum UploadCommand: Command {
             if json {
                 Console.shared.json(row)
             } else {
-                Console.shared.out(line(for: row, resumes: resumption.isKeeping))
+                Console.shared.out(line(for: row, resumes: kept && resumption.isKeeping))
             }
         }
         if certificateRefused { Console.shared.err("photodrain upload: \(TransferOptions.certificateAdvice()).") }

@@ -62,15 +62,18 @@ final class UploadResumption {
         return Start(file: file, resumeFrom: checkpoint)
     }
 
-    /// Saves a checkpoint the uploader reported for `file`. Never throws: a failure warns once and
-    /// turns resuming off for the rest of the run, and the upload goes on.
-    func save(_ checkpoint: UploadCheckpoint, for file: FileIdentity?) {
-        guard let store, let file else { return }
+    /// Saves a checkpoint the uploader reported for `file`; true when it is kept. Never throws: a
+    /// failure warns once and turns resuming off for the rest of the run, and the upload goes on.
+    @discardableResult
+    func save(_ checkpoint: UploadCheckpoint, for file: FileIdentity?) -> Bool {
+        guard let store, let file else { return false }
         do {
             try store.save(checkpoint, for: file, at: destination)
+            return true
         } catch {
             warnOnce(error.message)
             self.store = nil
+            return false
         }
     }
 
