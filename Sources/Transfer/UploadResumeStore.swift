@@ -174,8 +174,7 @@ public final class UploadResumeStore {
         }
         let target = directory + "/" + name
         let temporary = directory + "/." + name + ".\(ProcessInfo.processInfo.processIdentifier).tmp"
-        guard FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600]),
-              renameFile(temporary, to: target) else {
+        guard writeWholeFile(temporary, bytes: Array(data), mode: 0o600), renameFile(temporary, to: target) else {
             try? FileManager.default.removeItem(atPath: temporary)
             throw TransferError(.checkpointFailed, "cannot write the upload checkpoint in \(directory)")
         }
