@@ -195,9 +195,6 @@ public final class UploadResumeStore {
         try? FileManager.default.removeItem(atPath: directory + "/" + name)
     }
 
-    /// Every live record, oldest first.
-    public var all: [UploadResumeRecord] { records.values.sorted { $0.savedAt < $1.savedAt } }
-
     // MARK: Naming
 
     private static func fileName(for record: UploadResumeRecord) -> String {
