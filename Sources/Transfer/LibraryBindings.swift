@@ -455,6 +455,15 @@ final class OpenFile {
         return Stamp(inode: UInt64(info.st_ino), size: Int64(info.st_size), modified: info.st_mtim, changed: info.st_ctim)
     }
 
+    /// The file's device, inode, size and modification time in nanoseconds since the epoch: what
+    /// `FileIdentity` keeps to know the file again in a later run.
+    func identity() throws(TransferError) -> (device: UInt64, inode: UInt64, size: Int64, modifiedNanoseconds: Int64) {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw TransferError(.fileUnreadable, "the file could not be examined") }
+        let modified = Int64(info.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_mtim.tv_nsec)
+        return (UInt64(info.st_dev), UInt64(info.st_ino), Int64(info.st_size), modified)
+    }
+
     /// Reads up to `count` bytes at `offset`; nil on error, 0 at end of file.
     func read(into buffer: UnsafeMutableRawPointer, count: Int, at offset: Int64) -> Int? {
         while true {
@@ -463,6 +472,32 @@ final class OpenFile {
             if errno != EINTR { return nil }
         }
     }
+}
+
+/// Renames `from` to `to` (`rename(2)`), replacing `to` atomically when it exists. False on failure.
+func renameFile(_ from: String, to: String) -> Bool {
+    rename(from, to) == 0
+}
+
+/// Writes `bytes` to the file `path`, created with `mode` or emptied first, without fsync
+/// (Foundation's atomic write fsyncs, a disk flush per checkpoint). False on any failure, the file
+/// then possibly left partly written for the caller to remove.
+func writeWholeFile(_ path: String, bytes: [UInt8], mode: mode_t) -> Bool {
+    var fd: Int32
+    repeat { fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode) } while fd < 0 && errno == EINTR
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    var written = 0
+    while written < bytes.count {
+        let n = bytes.withUnsafeBytes { raw -> Int in
+            guard let base = raw.baseAddress else { return 0 }
+            return write(fd, base + written, raw.count - written)
+        }
+        if n < 0 && errno == EINTR { continue }
+        guard n > 0 else { return false }
+        written += n
+    }
+    return true
 }
 
 // MARK: - libcrypto

@@ -22,6 +22,9 @@ final class S3UploadSession {
     private var bytesSent: Int64 = 0
     private var retriesLeft: Int
     private var restartsLeft = 1
+    /// The bytes S3 held for the saved multipart upload this session resumed; nil when it resumed
+    /// none, or S3 no longer knew it and the upload started over.
+    private var resumedFrom: Int64?
 
     /// What ListParts found.
     private enum Listing {
@@ -94,10 +97,12 @@ final class S3UploadSession {
 
     private func multipart(resuming saved: UploadCheckpoint?) async throws(TransferError) -> UploadReceipt {
         var needsSync = false
+        var resumingSaved = false
         if let saved, let id = saved.uploadID, let savedPartSize = saved.partSize {
             uploadID = id
             partSize = savedPartSize
             needsSync = true
+            resumingSaved = true
         }
         while true {
             do throws(TransferError) {
@@ -105,7 +110,17 @@ final class S3UploadSession {
                     try await create()
                 } else if needsSync {
                     needsSync = false
-                    if let done = try await synchronise() { return done }
+                    let savedID = uploadID
+                    let done = try await synchronise()
+                    if resumingSaved {
+                        // The first listing of the saved upload tells how much of it S3 kept.
+                        resumingSaved = false
+                        resumedFrom = done != nil ? size : uploadID == savedID ? acknowledgedBytes : nil
+                    }
+                    if var done {
+                        done.resumedFromOffset = resumedFrom
+                        return done
+                    }
                 }
                 try await uploadMissingParts()
                 return try await complete()
@@ -158,6 +173,7 @@ final class S3UploadSession {
             restartsLeft -= 1
             uploadID = nil
             parts = [:]
+            resumedFrom = nil
             try await create()
             return nil
         }
@@ -327,6 +343,6 @@ final class S3UploadSession {
         var headers = headers
         headers["etag"] = etag
         return UploadReceipt(serverID: "\(key) \(bare)", status: status, headers: headers, bytesSent: bytesSent,
-                             location: configuration.objectURI(key: key), resumable: multipart)
+                             location: configuration.objectURI(key: key), resumable: multipart, resumedFromOffset: resumedFrom)
     }
 }

@@ -18,10 +18,15 @@ public struct UploadReceipt: Sendable, Equatable {
     public var alreadyStored: Bool
     /// Whether the destination proved it holds these bytes.
     public var proof: ReceiptProof
+    /// The offset the server confirmed for the saved upload this call resumed (`resumeFrom`), so
+    /// the bytes before it were not sent again; nil when no saved upload was resumed (none given,
+    /// or the server no longer had it and the upload started over).
+    public var resumedFromOffset: Int64?
 
     /// Creates a receipt.
     public init(serverID: String?, status: Int, headers: [String: String], bytesSent: Int64,
-                location: String?, resumable: Bool, alreadyStored: Bool = false, proof: ReceiptProof = .verified) {
+                location: String?, resumable: Bool, alreadyStored: Bool = false, proof: ReceiptProof = .verified,
+                resumedFromOffset: Int64? = nil) {
         self.serverID = serverID
         self.status = status
         self.headers = headers
@@ -30,5 +35,6 @@ public struct UploadReceipt: Sendable, Equatable {
         self.resumable = resumable
         self.alreadyStored = alreadyStored
         self.proof = proof
+        self.resumedFromOffset = resumedFromOffset
     }
 }

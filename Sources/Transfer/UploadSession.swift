@@ -57,6 +57,9 @@ final class UploadSession {
     private var offsetAtLastRecovery: Int64 = 0
     private var restartsLeft = 1
     private var resumeAttempt = 0
+    /// The offset the server confirmed for the saved upload this session resumed; nil when it
+    /// resumed none, or started over.
+    private var resumedFrom: Int64?
 
     /// Reads the file's size and builds the headers every upload request carries.
     /// Throws `TransferError` for an unreadable file or unusable metadata.
@@ -144,8 +147,14 @@ final class UploadSession {
     func run(resumeFrom saved: UploadCheckpoint?) async throws(TransferError) -> UploadReceipt {
         if let saved {
             location = saved.location
-            if let done = try await retrieveOffset() { return done }
-            if location != nil { return try await appendUntilComplete() }
+            if var done = try await retrieveOffset() {
+                done.resumedFromOffset = size
+                return done
+            }
+            if location != nil {
+                resumedFrom = offset
+                return try await appendUntilComplete()
+            }
         }
         return try await create()
     }
@@ -511,6 +520,7 @@ final class UploadSession {
         }
         restartsLeft -= 1
         location = nil
+        resumedFrom = nil
     }
 
     // MARK: Helpers
@@ -639,7 +649,8 @@ final class UploadSession {
 
     private func receipt(for response: HTTPResponse, proof: ReceiptProof) -> UploadReceipt {
         UploadReceipt(serverID: response.headers[ResumableUpload.Header.serverResourceID], status: response.status,
-                      headers: response.headers, bytesSent: bytesSent, location: location, resumable: true, proof: proof)
+                      headers: response.headers, bytesSent: bytesSent, location: location, resumable: true, proof: proof,
+                      resumedFromOffset: resumedFrom)
     }
 
     private static func isSingleLine(_ text: String) -> Bool {

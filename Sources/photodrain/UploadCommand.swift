@@ -19,6 +19,14 @@ enum UploadCommand: Command {
         large file is hashed from its bytes as they are sent, and the request that completes the
         upload carries the hash (a file changed meanwhile fails, exit 65, and is not stored).
 
+        An upload that was killed or cut off resumes in the next run: its checkpoint (the upload
+        URL or the S3 multipart upload id and parts, never a token) is kept in
+        $XDG_STATE_HOME/photodrain/uploads/ (default ~/.local/state/photodrain/uploads/), one file
+        per file and destination, until the file is uploaded. A file changed since starts over (its
+        old upload is cancelled); a checkpoint older than 7 days is dropped. Each file's line says
+        how many bytes the server confirmed, where a resumed upload resumed from, and how many
+        bytes had to be sent again after cuts.
+
         With --to s3://BUCKET/PREFIX each file becomes the object PREFIX/<sha256>-<name> (one PUT,
         or a multipart upload above 16 MiB), its verdict in x-amz-meta-verdict. Credentials come
         from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (AWS_SESSION_TOKEN) or ~/.aws/credentials
@@ -42,7 +50,17 @@ enum UploadCommand: Command {
         let file: String
         var serverID: String?
         var resumable: Bool?
+        /// Request body bytes this run sent on the wire, counting any sent again after cuts.
         var bytes: Int64?
+        /// The file's size.
+        var size: Int64?
+        /// Bytes the server confirmed holding: the whole file once uploaded; after a failure, what
+        /// the last checkpoint confirmed (a later run resumes from there).
+        var confirmedBytes: Int64?
+        /// Bytes sent beyond those the server was missing: sent again after cuts.
+        var resentBytes: Int64?
+        /// The offset the server confirmed for the saved upload this run resumed.
+        var resumedFrom: Int64?
         /// True when the hash pre-check found the photo on the server (nothing was sent).
         var alreadyStored: Bool?
         /// False when the destination gave no proof it holds the bytes (`--accept-unverified`).
@@ -61,8 +79,31 @@ enum UploadCommand: Command {
         return path.isEmpty ? file : String(path)
     }
 
+    /// The line printed for a file: where it went, how many bytes the server confirmed, where a
+    /// resumed upload resumed from, and what was sent (and sent again after cuts); for a failure,
+    /// the error, what the server had confirmed, and whether a run again resumes (`resumes`: the
+    /// upload's checkpoint is kept).
+    static func line(for row: Row, resumes: Bool) -> String {
+        if let code = row.error {
+            var text = "\(row.file): \(Console.shared.red("failed")) \(code) (\(row.errorClass ?? "")): \(row.message ?? "")"
+            var facts: [String] = []
+            if let confirmed = row.confirmedBytes, confirmed > 0 { facts.append("\(formatBytes(Int(confirmed))) confirmed by the server") }
+            if resumes { facts.append("the upload is kept: run again to resume it") }
+            if !facts.isEmpty { text += " (\(facts.joined(separator: "; ")))" }
+            return text
+        }
+        var facts = [row.alreadyStored == true ? "already on the server" : row.resumable == true ? "resumable" : "plain"]
+        if let offset = row.resumedFrom { facts.append("resumed from \(formatBytes(Int(offset)))") }
+        if let confirmed = row.confirmedBytes { facts.append("\(formatBytes(Int(confirmed))) confirmed") }
+        facts.append("\(formatBytes(Int(row.bytes ?? 0))) sent")
+        if let resent = row.resentBytes, resent > 0 { facts.append("\(formatBytes(Int(resent))) of it sent again after cuts") }
+        let unverified = row.verified == false ? "; unverified: the server gave no proof it holds the bytes" : ""
+        return "\(row.file): uploaded as \(row.serverID ?? "?") (\(facts.joined(separator: ", "))\(unverified))"
+    }
+
     static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
         let uploader = try TransferOptions.destination(arguments)
+        let resumption = UploadResumption(uploader: uploader)
         let verdict = arguments.string("verdict") ?? "{}"
         let json = arguments.flag("json")
         var permanent = 0, transient = 0, unreadable = 0
@@ -87,26 +128,48 @@ enum UploadCommand: Command {
             let next = index + 1 < files.count ? BackgroundDigest(path: files[index + 1], startingNow: resumable == nil) : nil
             let startNextWhenSent = index + 1 < files.count && resumable != nil && hashedAhead(files[index + 1])
             nextDigest = next
+            let start = await resumption.start(file)
+            row.size = start.file?.size
+            // The bytes the server confirmed so far, as the checkpoints tell them.
+            var confirmed = start.resumeFrom?.offset
+            var kept = start.resumeFrom != nil
+            let checkpoint = { (saved: UploadCheckpoint) in
+                confirmed = saved.offset
+                kept = resumption.save(saved, for: start.file)
+            }
             do {
                 let receipt: UploadReceipt
                 let provenance = try UploadMetadata.provenance(ofFile: file, libraryPath: Array(sentPath(of: file).utf8),
                                                                dateTimeOriginal: CaptureDate.dateTimeOriginal(path: file))
                 if let resumable {
+                    // A resumed upload's digest cannot be made from the bytes it sends (those
+                    // before the saved offset went in an earlier run): hash it meanwhile.
+                    if start.resumeFrom != nil { digest.start() }
                     receipt = try await resumable.upload(file: file, filename: UploadMetadata.filename(of: file),
                                                          verdictJSON: verdict, provenance: provenance, digest: digest,
+                                                         resumeFrom: start.resumeFrom, checkpoint: checkpoint,
                                                          onBodySent: { if startNextWhenSent { next?.start() } })
                 } else {
                     var metadata = UploadMetadata(file: file, sha256Hex: try await digest.sha256Hex(), verdictJSON: verdict)
                     metadata.provenance = provenance
-                    receipt = try await uploader.upload(file: file, metadata: metadata, resumeFrom: nil, progress: { _ in },
-                                                        checkpoint: { _ in })
+                    receipt = try await uploader.upload(file: file, metadata: metadata, resumeFrom: start.resumeFrom,
+                                                        progress: { _ in }, checkpoint: checkpoint)
                 }
+                resumption.finished(start.file)
                 row.serverID = receipt.serverID
                 row.resumable = receipt.resumable
                 row.bytes = receipt.bytesSent
                 if receipt.alreadyStored { row.alreadyStored = true }
                 row.verified = receipt.proof == .verified
+                row.resumedFrom = receipt.resumedFromOffset
+                if let size = start.file?.size {
+                    if receipt.proof == .verified { row.confirmedBytes = size }
+                    // What the server was missing when this run began; anything above it went twice.
+                    let missing = receipt.alreadyStored ? 0 : size - (receipt.resumedFromOffset ?? 0)
+                    row.resentBytes = max(0, receipt.bytesSent - missing)
+                }
             } catch {
+                row.confirmedBytes = confirmed
                 row.error = error.code.rawValue
                 row.errorClass = error.classification.rawValue
                 row.message = error.message
@@ -118,11 +181,8 @@ enum UploadCommand: Command {
             }
             if json {
                 Console.shared.json(row)
-            } else if let code = row.error {
-                Console.shared.out("\(file): \(Console.shared.red("failed")) \(code) (\(row.errorClass ?? "")): \(row.message ?? "")")
             } else {
-                let unverified = row.verified == false ? "; unverified: the server gave no proof it holds the bytes" : ""
-                Console.shared.out("\(file): uploaded as \(row.serverID ?? "?") (\(row.alreadyStored == true ? "already on the server" : row.resumable == true ? "resumable" : "plain"), \(formatBytes(Int(row.bytes ?? 0))) sent\(unverified))")
+                Console.shared.out(line(for: row, resumes: kept && resumption.isKeeping))
             }
         }
         if certificateRefused { Console.shared.err("photodrain upload: \(TransferOptions.certificateAdvice()).") }

@@ -72,9 +72,13 @@ final class Running: @unchecked Sendable {
     nonisolated(unsafe) private var errData = Data()
     nonisolated(unsafe) private var streamsOpen = 2
 
-    init(_ arguments: [String]) throws {
+    /// Starts `photodrain arguments...`, with `environment` laid over this process's.
+    init(_ arguments: [String], environment: [String: String] = [:]) throws {
         process.executableURL = CLI.binary
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.standardOutput = outPipe
         process.standardError = errPipe
         process.standardInput = FileHandle.nullDevice

@@ -89,6 +89,7 @@ import UploadProtocol
         #expect(try receiver.holds(object: receipt.serverID, identicalTo: file))
         #expect(relay.requests("POST").count == 1, "the upload was started over")
         #expect(relay.requests("HEAD").count >= 1, "the new uploader did not ask for the offset")
+        #expect(receipt.resumedFromOffset != nil, "the receipt does not say the upload was resumed")
         // The rest goes from at least what reached the receiver before the hold, never from 0. (The
         // bytes still in the sockets when the relay let go arrive too; when they were the whole
         // rest, the receiver completed the upload and HEAD says so: nothing is sent again.)
