@@ -27,6 +27,8 @@ public final class HTTPClient: Sendable {
         public var userAgent: String
         /// The certificate authorities https servers are verified against.
         public var trust: TrustedAuthorities
+        /// The upload budget request bodies share (`--bwlimit`); nil for none.
+        public var bandwidth: BandwidthLimit?
 
         /// Defaults: 10 s to connect, stalled below 1 byte/s for 30 s, 64 KiB upload buffer
         /// (libcurl's own; 256 KiB cost the client about 5% more CPU on loopback uploads: each
@@ -63,7 +65,8 @@ public final class HTTPClient: Sendable {
             maxBodyBytes: max(0, options.maxBodyBytes),
             userAgent: options.userAgent,
             caFile: options.trust.file,
-            caDirectory: options.trust.directory)
+            caDirectory: options.trust.directory,
+            bandwidth: options.bandwidth)
         maxIdleHandles = max(0, options.maxIdleHandles)
     }
 

@@ -24,6 +24,8 @@ struct CurlSettings: Sendable {
     var caFile: String?
     /// CURLOPT_CAPATH, when not libcurl's default.
     var caDirectory: String?
+    /// The upload budget bodies share, when limited.
+    var bandwidth: BandwidthLimit?
 }
 
 /// One libcurl easy handle. libcurl keeps its connection cache, DNS cache and TLS sessions on the
@@ -281,9 +283,14 @@ private final class CurlTransferState {
             fileFailed = true
             return pd_curl_readfunc_abort()
         }
-        let wanted = Int(min(Int64(capacity), remaining))
+        var wanted = Int(min(Int64(capacity), remaining))
+        if let piece = settings.bandwidth?.pieceSize { wanted = min(wanted, piece) }
         guard let count = file.read(into: buffer, count: wanted, at: readOffset), count > 0 else {
             fileFailed = true  // a read error, or the file shrank since its size was taken
+            return pd_curl_readfunc_abort()
+        }
+        // The bytes wait for the shared budget before libcurl gets them (a stop cuts the wait).
+        if let bandwidth = settings.bandwidth, !bandwidth.spend(count, cancelled: { self.cancellation.isCancelled }) {
             return pd_curl_readfunc_abort()
         }
         bodyObserver?(UnsafeRawBufferPointer(start: buffer, count: count), readOffset)

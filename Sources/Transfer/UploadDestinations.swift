@@ -27,13 +27,15 @@ public enum UploadDestinations {
         public var acceptUnverified: Bool
         /// The certificate authorities an https destination (or S3 endpoint) is verified against.
         public var trust: TrustedAuthorities
+        /// The upload budget every transfer to the destination shares (`--bwlimit`); nil for none.
+        public var bandwidth: BandwidthLimit?
 
         /// Settings with the process environment and home directory; `trust` nil takes
         /// `$SSL_CERT_FILE` and `$SSL_CERT_DIR` from `environment`, else the system's authorities.
         public init(interopVersion: Int = 6, token: BearerToken? = nil, s3Endpoint: String? = nil, s3Region: String? = nil,
                     s3Credentials: S3Credentials? = nil, environment: [String: String] = ProcessInfo.processInfo.environment,
                     home: String? = ProcessInfo.processInfo.environment["HOME"], hashPreCheck: Bool = true,
-                    acceptUnverified: Bool = false, trust: TrustedAuthorities? = nil) {
+                    acceptUnverified: Bool = false, trust: TrustedAuthorities? = nil, bandwidth: BandwidthLimit? = nil) {
             self.interopVersion = interopVersion
             self.token = token
             self.s3Endpoint = s3Endpoint
@@ -44,6 +46,7 @@ public enum UploadDestinations {
             self.hashPreCheck = hashPreCheck
             self.acceptUnverified = acceptUnverified
             self.trust = trust ?? .fromEnvironment(environment)
+            self.bandwidth = bandwidth
         }
 
         /// The region S3 requests are signed for.
@@ -71,12 +74,14 @@ public enum UploadDestinations {
             var configuration = try S3Configuration(destination: url, endpoint: settings.s3Endpoint,
                                                     region: settings.resolvedRegion, credentials: credentials)
             configuration.http.trust = settings.trust
+            configuration.http.bandwidth = settings.bandwidth
             try configuration.validate()
             return S3Uploader(configuration: configuration)
         }
         var configuration = UploadConfiguration(endpoint: url, interopVersion: settings.interopVersion, token: settings.token,
                                                 hashPreCheck: settings.hashPreCheck, acceptUnverified: settings.acceptUnverified)
         configuration.http.trust = settings.trust
+        configuration.http.bandwidth = settings.bandwidth
         try configuration.validate()
         return ResumableUploader(configuration: configuration)
     }

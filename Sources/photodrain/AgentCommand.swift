@@ -19,7 +19,7 @@ enum AgentCommand: Command {
         destination stays away. SIGTERM cancels uploads in flight (they stay resumable) and exits 0.
         Run it as a service; --exit-when-idle makes it stop on its own.
         """,
-        options: [LibraryOptions.store, TransferOptions.tokenFile, TransferOptions.caFile, TransferOptions.interopVersion] + TransferOptions.s3 + [TransferOptions.acceptUnverified,
+        options: [LibraryOptions.store, TransferOptions.tokenFile, TransferOptions.caFile, TransferOptions.interopVersion] + TransferOptions.s3 + [TransferOptions.acceptUnverified, TransferOptions.bwlimit,
                   .option("slots", "N", "Uploads at once.", default: "3"),
                   .option("exit-when-idle", "SECONDS", "Exit when no job has been seen for this long (default: run until signalled)."),
                   .flag("json", "JSON lines, one per finished job.")],

@@ -25,7 +25,11 @@ enum TransferOptions {
         --to names another destination than the one this library's uploads went to: upload the library there as well. \
         Each destination keeps its own uploads (status counts both); without it the run is refused (exit 64).
         """)
-    static let all = [to, tokenFile, caFile, interopVersion, s3Endpoint, s3Region, acceptUnverified]
+    static let bwlimit = OptionSpec.option("bwlimit", "RATE", """
+        Upload at most this fast, all slots together: 2M (MiB/s), 512k (KiB/s), a bare number (KiB/s), off; or a \
+        timetable of HH:MM,RATE entries, e.g. "08:00,512k 23:00,off" (local time).
+        """, default: "off")
+    static let all = [to, tokenFile, caFile, interopVersion, s3Endpoint, s3Region, acceptUnverified, bwlimit]
 
     /// Reads the token file: its first line, trimmed. Usage error when unreadable or malformed.
     static func token(_ arguments: ParsedArguments) throws(UsageError) -> BearerToken? {
@@ -108,7 +112,19 @@ enum TransferOptions {
         let version = try arguments.int("interop-version", default: ResumableUpload.defaultInteropVersion, range: 3...8)
         return UploadDestinations.Settings(interopVersion: version, token: try token(arguments),
                                            s3Endpoint: arguments.string("s3-endpoint"), s3Region: arguments.string("s3-region"),
-                                           acceptUnverified: arguments.flag("accept-unverified"), trust: try trust(arguments))
+                                           acceptUnverified: arguments.flag("accept-unverified"), trust: try trust(arguments),
+                                           bandwidth: try bandwidth(arguments))
+    }
+
+    /// The shared upload budget from `--bwlimit` (nil without it, or `off`); usage error for a bad rate.
+    static func bandwidth(_ arguments: ParsedArguments) throws(UsageError) -> BandwidthLimit? {
+        guard let text = arguments.string("bwlimit") else { return nil }
+        do {
+            let limit = try BandwidthLimit(parsing: text)
+            return limit.entries.allSatisfy({ $0.bytesPerSecond == nil }) ? nil : limit
+        } catch {
+            throw UsageError(error.message, command: arguments.command)
+        }
     }
 
     /// Makes `url` the store's active destination (`AssetStore.useDestination`): usage error when

@@ -22,7 +22,7 @@ enum VerifyCommand: Command {
         Checks stop at the first answer that says the destination itself is wrong (a web page, a
         refused token) or unreachable; nothing is changed for the photos not yet checked.
         """ + "\n" + LibraryOptions.filterDiscussion,
-        options: [LibraryOptions.store] + LibraryOptions.filters + TransferOptions.all.filter { $0.name != "accept-unverified" } + [
+        options: [LibraryOptions.store] + LibraryOptions.filters + TransferOptions.all.filter { $0.name != "accept-unverified" && $0.name != "bwlimit" } + [
             .flag("repair", "Remove the upload marks of missing and mismatched photos, so the next drain or wake sends them again."),
             .option("parallel", "N", "Checks in flight at once.", default: "8"),
             .flag("json", "JSON lines: one per missing or mismatched photo, then a summary."),

@@ -112,3 +112,23 @@ import Testing
         #expect(counts["failed"] as? Int == 0)
     }
 }
+
+/// Issue 24 item 6: a 20 MB upload with `--bwlimit 4M` takes at least 4.5 s (20 MB at 4 MiB/s is
+/// 4.8 s): the limit holds for the whole transfer, not only its start.
+@Suite struct BandwidthLimitCLITests {
+    @Test func aBandwidthLimitHoldsForTheWholeUpload() throws {
+        let ws = try Workspace()
+        let server = try ServeProcess(directory: ws.root.appendingPathComponent("received").path)
+        var bytes = [UInt8](repeating: 0, count: 20_000_000)
+        for index in stride(from: 0, to: bytes.count, by: 4096) { bytes[index] = UInt8(truncatingIfNeeded: index / 4096) }
+        try ws.write("big.bin", bytes: bytes)
+        let started = Date()
+        let upload = try CLI.run(["upload", ws.path("big.bin"), "--to", server.url, "--bwlimit", "4M"],
+                                 environment: ["XDG_STATE_HOME": ws.root.appendingPathComponent("state").path])
+        let seconds = Date().timeIntervalSince(started)
+        #expect(upload.status == 0, "\(upload.stdout)\(upload.stderr)")
+        #expect(seconds >= 4.5, "20 MB at --bwlimit 4M took \(seconds) s")
+        let bad = try CLI.run(["upload", ws.path("big.bin"), "--to", server.url, "--bwlimit", "fast"])
+        #expect(bad.status == 64 && bad.stderr.contains("not a rate"))
+    }
+}
