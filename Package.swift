@@ -31,6 +31,7 @@ let package = Package(
         .target(name: "CCrypto", linkerSettings: [.linkedLibrary("crypto")]),
         .systemLibrary(name: "CSQLite"),
         .target(name: "CCPUFeatures"),
+        .target(name: "CProcess"),
 
         // MARK: Pipeline modules
         .target(name: "PhotoDecoding", dependencies: ["CJPEG", "CPNG", "CHEIF", "CWEBP"], swiftSettings: swiftSettings),
@@ -61,7 +62,7 @@ let package = Package(
         // MARK: The command-line tool
         .executableTarget(
             name: "photodrain",
-            dependencies: ["PhotoDecoding", "FaceAnalysis", "AssetStore", "Drain", "Transfer", "UploadProtocol", "Receiver"],
+            dependencies: ["PhotoDecoding", "FaceAnalysis", "AssetStore", "Drain", "Transfer", "UploadProtocol", "Receiver", "CProcess"],
             swiftSettings: swiftSettings
         ),
 

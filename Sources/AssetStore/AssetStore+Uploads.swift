@@ -23,7 +23,8 @@ extension AssetStore {
     /// runner holds, least recently attempted first (never-attempted before all), and stamps
     /// `last_attempt_at`: a flaky photo rotates to the back and cannot stall a page. Files with an
     /// `unanalysable` verdict are left out unless `includeUnanalysable`.
-    public func claimForUpload(limit: Int, leaseSeconds: Double = 600, includeUnanalysable: Bool = false) throws(StoreError) -> [AssetRecord] {
+    public func claimForUpload(limit: Int, leaseSeconds: Double = 600, includeUnanalysable: Bool = false,
+                               maxSize: Int64? = nil) throws(StoreError) -> [AssetRecord] {
         guard limit > 0 else { return [] }
         let now = FileTree.now()
         return try withDatabase { (db) throws(StoreError) -> [AssetRecord] in
@@ -34,9 +35,9 @@ extension AssetStore {
                     WHERE a.analyzed_at IS NOT NULL AND a.uploaded_at IS NULL AND a.failed = 0
                       AND (a.lease_owner IS NULL OR a.lease_until < ?)
                       AND NOT EXISTS (SELECT 1 FROM upload_jobs j WHERE j.asset_id = a.id)
-                      AND (? OR a.\(Self.notUnanalysable)) AND \(filter.sql("a.path"))
+                      AND (? OR a.\(Self.notUnanalysable)) AND \(filter.sql("a.path")) AND a.size <= ?
                     ORDER BY a.last_attempt_at IS NOT NULL, a.last_attempt_at, a.id LIMIT ?
-                    """, [.real(now), .integer(includeUnanalysable ? 1 : 0), .integer(Int64(limit))]).compactMap { $0.first?.int }
+                    """, [.real(now), .integer(includeUnanalysable ? 1 : 0), .integer(maxSize ?? Int64.max), .integer(Int64(limit))]).compactMap { $0.first?.int }
                 var claimed: [AssetRecord] = []
                 for id in order {
                     let rows = try db.query("""
@@ -52,12 +53,12 @@ extension AssetStore {
 
     /// Photos waiting for upload (analysed, not uploaded, not failed); files with an `unanalysable`
     /// verdict only when `includeUnanalysable`.
-    public func uploadableCount(includeUnanalysable: Bool = false) throws(StoreError) -> Int {
+    public func uploadableCount(includeUnanalysable: Bool = false, maxSize: Int64? = nil) throws(StoreError) -> Int {
         try withDatabase { (db) throws(StoreError) in
             try db.query("""
                 SELECT COUNT(*) FROM assets WHERE analyzed_at IS NOT NULL AND uploaded_at IS NULL AND failed = 0
-                  AND (? OR \(Self.notUnanalysable)) AND \(filter.sql("path"))
-                """, [.integer(includeUnanalysable ? 1 : 0)]).first?.first?.int ?? 0
+                  AND (? OR \(Self.notUnanalysable)) AND \(filter.sql("path")) AND size <= ?
+                """, [.integer(includeUnanalysable ? 1 : 0), .integer(maxSize ?? Int64.max)]).first?.first?.int ?? 0
         }
     }
 
@@ -176,15 +177,15 @@ extension AssetStore {
 
     /// Analysed photos that need a job: not uploaded, not failed, no job of any state yet; files
     /// with an `unanalysable` verdict only when `includeUnanalysable`.
-    public func assetsNeedingJobs(limit: Int, includeUnanalysable: Bool = false) throws(StoreError) -> [AssetRecord] {
+    public func assetsNeedingJobs(limit: Int, includeUnanalysable: Bool = false, maxSize: Int64? = nil) throws(StoreError) -> [AssetRecord] {
         try withDatabase { (db) throws(StoreError) in
             try db.query("""
                 SELECT \(AssetRecord.columns) FROM assets a
                 WHERE a.analyzed_at IS NOT NULL AND a.uploaded_at IS NULL AND a.failed = 0
                   AND NOT EXISTS (SELECT 1 FROM upload_jobs j WHERE j.asset_id = a.id)
-                  AND (? OR a.\(Self.notUnanalysable)) AND \(filter.sql("a.path"))
+                  AND (? OR a.\(Self.notUnanalysable)) AND \(filter.sql("a.path")) AND a.size <= ?
                 ORDER BY a.last_attempt_at IS NOT NULL, a.last_attempt_at, a.id LIMIT ?
-                """, [.integer(includeUnanalysable ? 1 : 0), .integer(Int64(limit))]).map(AssetRecord.init(row:))
+                """, [.integer(includeUnanalysable ? 1 : 0), .integer(maxSize ?? Int64.max), .integer(Int64(limit))]).map(AssetRecord.init(row:))
         }
     }
 

@@ -160,6 +160,24 @@ public final class AssetStore: Sendable {
         }
     }
 
+    /// Records why a runner waited instead of running (a run condition: battery, a metered
+    /// network), for `status`.
+    public func recordDeferral(_ reason: String) throws(StoreError) {
+        try withDatabase { (db) throws(StoreError) in
+            _ = try db.run("INSERT OR REPLACE INTO meta(key, value) VALUES ('last_deferral', ?)",
+                           [.text("\(Int(FileTree.now()))\t\(reason)")])
+        }
+    }
+
+    /// The last run condition a runner waited for: when (seconds since the epoch) and why.
+    public func lastDeferral() throws(StoreError) -> (at: Double, reason: String)? {
+        try withDatabase { (db) throws(StoreError) -> (at: Double, reason: String)? in
+            guard let text = try db.query("SELECT value FROM meta WHERE key = 'last_deferral'").first?.first?.string,
+                  let tab = text.firstIndex(of: "\t"), let at = Double(text[..<tab]) else { return nil }
+            return (at, String(text[text.index(after: tab)...]))
+        }
+    }
+
     /// Whether scans take hidden entries (names starting with a dot) into the library. Off by
     /// default: they are counted (`StatusCounts.hidden`) and left out.
     public func includesHidden() throws(StoreError) -> Bool {

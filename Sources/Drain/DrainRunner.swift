@@ -42,6 +42,8 @@ public struct DrainOptions: Sendable {
     /// run: uploads pause that long and the photo is tried again. A longer ask ends the drain,
     /// once nothing else can be done, with `retryLater`; the photo is charged nothing meanwhile.
     public var retryAfterLimit: Duration = .seconds(60)
+    /// Files larger than this wait (a metered network's `--metered-file-limit`); nil: any size.
+    public var maxUploadSize: Int64?
 
     /// Options uploading to `destination`.
     public init(destination: any UploadDestination) { self.destination = destination }
@@ -201,7 +203,8 @@ public final class DrainRunner: Sendable {
                 }
                 let counts: (vision: Int, upload: Int)
                 do {
-                    counts = (try store.unanalyzedCount(), try store.uploadableCount(includeUnanalysable: options.uploadUnanalysable))
+                    counts = (try store.unanalyzedCount(), try store.uploadableCount(includeUnanalysable: options.uploadUnanalysable,
+                                                                                        maxSize: options.maxUploadSize))
                 } catch {
                     failure = "\(error)"
                     break
@@ -390,7 +393,8 @@ public final class DrainRunner: Sendable {
             if let waiting = try store.claimJobsToPerform(limit: 1).first {
                 job = waiting
             } else {
-                guard let asset = try store.claimForUpload(limit: 1, includeUnanalysable: options.uploadUnanalysable).first else { return .noWork(.upload) }
+                guard let asset = try store.claimForUpload(limit: 1, includeUnanalysable: options.uploadUnanalysable,
+                                                                     maxSize: options.maxUploadSize).first else { return .noWork(.upload) }
                 _ = try store.createJob(for: asset, destination: options.destination.endpoint, inflightLimit: .max)
                 guard let created = try store.claimJobsToPerform(limit: 1).first else { return .noWork(.upload) }
                 job = created

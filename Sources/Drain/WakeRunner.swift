@@ -23,6 +23,8 @@ public struct WakeOptions: Sendable {
     public var fullScan = false
     /// The wall clock a failed job's `retryNotBefore` (the server's `Retry-After`) is compared with.
     public var clock: @Sendable () -> Date = { Date() }
+    /// Files larger than this get no job yet (a metered network's `--metered-file-limit`).
+    public var maxUploadSize: Int64?
 
     public init(destination: String) { self.destination = destination }
 }
@@ -137,7 +139,8 @@ public final class WakeRunner: Sendable {
         }
         // 4. Create jobs for analysed photos until the inflight limit.
         creating: while !stopping() {
-            let candidates = try store.assetsNeedingJobs(limit: 50, includeUnanalysable: options.uploadUnanalysable)
+            let candidates = try store.assetsNeedingJobs(limit: 50, includeUnanalysable: options.uploadUnanalysable,
+                                                           maxSize: options.maxUploadSize)
             if candidates.isEmpty { break }
             for asset in candidates {
                 do {

@@ -22,6 +22,7 @@ enum AgentCommand: Command {
         options: [LibraryOptions.store, TransferOptions.tokenFile, TransferOptions.caFile, TransferOptions.interopVersion] + TransferOptions.s3 + [TransferOptions.acceptUnverified, TransferOptions.bwlimit,
                   .option("slots", "N", "Uploads at once.", default: "3"),
                   .option("exit-when-idle", "SECONDS", "Exit when no job has been seen for this long (default: run until signalled)."),
+                  RunConditionOptions.network, RunConditionOptions.onBattery, RunConditionOptions.priority,
                   .flag("json", "JSON lines, one per finished job.")],
         positionals: (1, 1),
         examples: [("photodrain agent ~/Pictures --token-file ~/.config/photodrain/token", "as a systemd service runs it")],
@@ -47,6 +48,8 @@ enum AgentCommand: Command {
         let store = try LibraryOptions.open(arguments)
         // The .sqlite file alone holds everything once the command ends, whatever way it ends.
         defer { store.checkpoint() }
+        try RunConditionOptions.applyPriority(arguments)
+        if case .wait = try RunConditionOptions.decide(arguments, store: store, uploads: true) { return .workRemains }
         let runner = AgentRunner(store: store, options: options)
         signals.attach { signal in runner.stop(reason: SignalWatcher.name(signal)) }
         let json = arguments.flag("json")

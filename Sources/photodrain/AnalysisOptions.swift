@@ -7,7 +7,7 @@ enum AnalysisOptions {
     static let all: [OptionSpec] = [
         .option("detector", "blazeface|cascade", "Which detector proposes faces: BlazeFace (a CNN over an image pyramid) or an OpenCV cascade (--cascade).", default: "blazeface"),
         .option("min-face", "PIXELS", "Smallest face BlazeFace looks for, in photo pixels (each halving quadruples the work).", default: "a 40th of the photo's short side, 8 to 40"),
-        .option("network", "PATH", "BlazeFace's weights.", default: "Models/\(AnalysisSettings.networkFile) of this build"),
+        .option("weights", "PATH", "BlazeFace's weights.", default: "Models/\(AnalysisSettings.networkFile) of this build"),
         .option("cascade", "PATH", "OpenCV cascade XML; implies --detector cascade.", default: AnalysisSettings.defaultCascade),
         .option("analysis-size", "PIXELS", "Short side photos are analysed at by a cascade.", default: "\(Defaults.analysisSize)"),
         .option("model", "PATH", "The classifier that decides each box (photodrain train writes one).",
@@ -39,8 +39,8 @@ enum AnalysisOptions {
         var settings = AnalysisSettings(modelPath: model)
         settings.detector = kind
         if kind == .blazeface {
-            guard let network = arguments.string("network") ?? AnalysisSettings.locateDefaultModel(AnalysisSettings.networkFile) else {
-                throw UsageError("\(ModelSearch.current.describeSearch(for: AnalysisSettings.networkFile)); pass --network PATH (Scripts/convert-blazeface writes it)",
+            guard let network = arguments.string("weights") ?? AnalysisSettings.locateDefaultModel(AnalysisSettings.networkFile) else {
+                throw UsageError("\(ModelSearch.current.describeSearch(for: AnalysisSettings.networkFile)); pass --weights PATH (Scripts/convert-blazeface writes it)",
                                  command: arguments.command)
             }
             settings.networkPath = network
@@ -61,8 +61,8 @@ enum AnalysisOptions {
 
     /// BlazeFace as the options describe it (for `train --labelled`).
     static func blazeFace(_ arguments: ParsedArguments) throws -> FaceDetector {
-        guard let network = arguments.string("network") ?? AnalysisSettings.locateDefaultModel(AnalysisSettings.networkFile) else {
-            throw UsageError("\(ModelSearch.current.describeSearch(for: AnalysisSettings.networkFile)); pass --network PATH", command: arguments.command)
+        guard let network = arguments.string("weights") ?? AnalysisSettings.locateDefaultModel(AnalysisSettings.networkFile) else {
+            throw UsageError("\(ModelSearch.current.describeSearch(for: AnalysisSettings.networkFile)); pass --weights PATH", command: arguments.command)
         }
         return .blazeFace(try BlazeFace(contentsOf: network), BlazeFaceOptions(), minFaceSize: nil)
     }

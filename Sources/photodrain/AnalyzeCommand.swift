@@ -22,7 +22,7 @@ enum AnalyzeCommand: Command {
                   .option("slots", "N", "Concurrent analyses.", default: "2"),
                   .option("page-size", "N", "Photos claimed from the store at a time.", default: "40"),
                   .option("expire-after", "SECONDS", "Stop (exit 75) when no verdict is banked for this long.", default: "30")]
-            + AnalysisOptions.all + [.flag("json", "JSON lines: one per verdict, then a summary.")],
+            + RunConditionOptions.analysing + AnalysisOptions.all + [.flag("json", "JSON lines: one per verdict, then a summary.")],
         positionals: (1, 1),
         examples: [
             ("photodrain analyze ~/Pictures", "analyse everything, two at a time"),
@@ -75,6 +75,8 @@ enum AnalyzeCommand: Command {
         let store = try LibraryOptions.open(arguments)
         // The .sqlite file alone holds everything once the command ends, whatever way it ends.
         defer { store.checkpoint() }
+        try RunConditionOptions.applyPriority(arguments)
+        if case .wait = try RunConditionOptions.decide(arguments, store: store, uploads: false) { return .workRemains }
         let json = arguments.flag("json")
         let console = Console.shared
 

@@ -38,7 +38,7 @@ enum DrainCommand: Command {
             .option("offline-timeout", "SECONDS", "With only uploads left and the destination unreachable this long, stop (exit 75).", default: "120"),
             .option("rescan-interval", "SECONDS", "Scan the library again this often while draining, and once before finishing, so photos added meanwhile go in this run; 0: only the scan at the start.", default: "10"),
             .option("retry-after-limit", "SECONDS", "Wait at most this long when the destination answers 429/503 with Retry-After; a longer ask stops the drain (exit 75) with the retry due then.", default: "60"),
-        ] + AnalysisOptions.all + [.flag("json", "JSON lines: one per event, then a summary.")],
+        ] + RunConditionOptions.uploading + AnalysisOptions.all + [.flag("json", "JSON lines: one per event, then a summary.")],
         positionals: (1, 1),
         examples: [
             ("photodrain drain ~/Pictures --to http://127.0.0.1:8080/uploads", "to a local photodrain serve"),
@@ -105,6 +105,11 @@ enum DrainCommand: Command {
         // The .sqlite file alone holds everything once the command ends, whatever way it ends.
         defer { store.checkpoint() }
         _ = try TransferOptions.useDestination(options.destination.endpoint, store: store, arguments: arguments)
+        try RunConditionOptions.applyPriority(arguments)
+        switch try RunConditionOptions.decide(arguments, store: store, uploads: true) {
+        case .wait: return .workRemains
+        case .go(let maxUploadSize, _): options.maxUploadSize = maxUploadSize
+        }
         if arguments.flag("retry-failed") {
             let count = try store.resetFailures()
             Console.shared.err("\(count) failed photo\(count == 1 ? "" : "s") will be tried again")
@@ -195,6 +200,13 @@ enum DrainCommand: Command {
             console.err("photodrain drain: \(message); nothing was charged. Check --to, then run again")
             return left == 0 ? .success : .workRemains
         case .finished:
+            if left > 0, let limit = options.maxUploadSize {
+                let waiting = try store.uploadableCount(includeUnanalysable: options.uploadUnanalysable)
+                    - store.uploadableCount(includeUnanalysable: options.uploadUnanalysable, maxSize: limit)
+                if waiting > 0 {
+                    console.err("photodrain drain: \(waiting) photo\(waiting == 1 ? "" : "s") larger than \(formatBytes(Int(limit))) wait for an unmetered network (--metered-file-limit)")
+                }
+            }
             if left > 0, let held = try? store.heldByOtherRunners(), held.count > 0 {
                 let pids = held.processes.map(String.init).joined(separator: ", ")
                 console.err("photodrain drain: \(held.count) photo\(held.count == 1 ? " is" : "s are") held by another runner on this store (pid \(pids)), which goes on with \(held.count == 1 ? "it" : "them"); run again once it is done")

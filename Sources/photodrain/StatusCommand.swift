@@ -140,6 +140,9 @@ enum StatusCommand: Command {
         for (name, value) in transferRows(transfer) {
             console.out("  \(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(value)")
         }
+        if let deferral = try store.lastDeferral() {
+            console.out("  \("last wait".padding(toLength: 24, withPad: " ", startingAt: 0)) \(isoTimestamp(deferral.at) ?? "?"): \(deferral.reason)")
+        }
         if let scanned = scan.scannedAt {
             let walk = scan.fullWalkAt.map { "; last full walk \($0) (--rescan walks in full)" } ?? ""
             console.out("  \("last scan".padding(toLength: 24, withPad: " ", startingAt: 0)) \(scanned)\(walk)")

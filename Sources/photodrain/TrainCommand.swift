@@ -25,7 +25,7 @@ enum TrainCommand: Command {
             .option("labelled", "DIR", "Photos with labels.json: train the verdict model on them."),
             .option("folds", "N", "Photo groups for the held-out figures (--labelled).", default: "5"),
             .option("repeats", "N", "Cross-validations with different groupings, pooled in the figures (--labelled).", default: "5"),
-            .option("network", "PATH", "BlazeFace weights (--labelled).", default: "Models/blazeface-full-range.pdnn of this build"),
+            .option("weights", "PATH", "BlazeFace weights (--labelled).", default: "Models/blazeface-full-range.pdnn of this build"),
             .option("positive", "DIR", "Crops of faces (PNG or JPEG)."),
             .option("negative", "DIR", "Crops of things that are not faces."),
             .option("out", "MODEL.json", "Where to write the model."),

@@ -23,7 +23,7 @@ enum WakeCommand: Command {
                   .option("max-attempts", "N", "Counted failures before a photo is failed.", default: "5"),
                   .option("runtime-limit", "SECONDS", "Stop (exit 75) after this long."),
                   .flag("upload-unanalysable", "Create upload jobs for files that are not photos PhotoDrain analyses (videos, raws, documents) too, sent as they are with their 'unanalysable' verdict.")]
-            + AnalysisOptions.all + [.flag("json", "Print the report as one JSON object.")],
+            + RunConditionOptions.uploading + AnalysisOptions.all + [.flag("json", "Print the report as one JSON object.")],
         positionals: (1, 1),
         examples: [
             ("photodrain wake ~/Pictures --to https://photos.example/uploads --memory-limit 200M", "what a timer runs"),
@@ -73,6 +73,11 @@ enum WakeCommand: Command {
         // The .sqlite file alone holds everything once the command ends, whatever way it ends.
         defer { store.checkpoint() }
         _ = try TransferOptions.useDestination(destination, store: store, arguments: arguments)
+        try RunConditionOptions.applyPriority(arguments)
+        switch try RunConditionOptions.decide(arguments, store: store, uploads: true) {
+        case .wait: return .workRemains
+        case .go(let maxUploadSize, _): options.maxUploadSize = maxUploadSize
+        }
         let runner = WakeRunner(store: store, analyzer: pipeline, memory: memory, options: options)
         let terminatedAt = Mutex<(at: ContinuousClock.Instant, signal: Int32)?>(nil)
         signals.attach { signal in

@@ -75,7 +75,7 @@ import Testing
         }
         let path = ws.path("weights.pdnn")
         if let content { try ws.write("weights.pdnn", bytes: content) }
-        let result = try CLI.run(["detect", CLI.sample("hopper.jpg"), "--network", path])
+        let result = try CLI.run(["detect", CLI.sample("hopper.jpg"), "--weights", path])
         #expect(result.status == 1, "\(name): exit \(result.status)")
         let lines = result.stderr.split(separator: "\n")
         #expect(lines.count == 1, "\(name): \(result.stderr)")

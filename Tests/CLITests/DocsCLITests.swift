@@ -26,6 +26,13 @@ import Testing
         }
     }
 
+    /// Two options of one name would shadow each other (the parser takes the first).
+    @Test func noCommandHasTwoOptionsOfOneName() throws {
+        for (command, options) in try Self.commandsAndOptions() {
+            #expect(Set(options).count == options.count, "\(command) lists an option twice: \(options)")
+        }
+    }
+
     @Test func everyCommandAndOptionIsInTheManualPages() throws {
         let ws = try Workspace()
         let out = ws.root.appendingPathComponent("man1").path

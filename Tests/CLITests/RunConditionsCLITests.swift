@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+
+/// Issue 24 item 5 from the command line: runners wait (exit 75, nothing charged) for the
+/// conditions asked for, and status shows the last wait. The probes are given through
+/// PHOTODRAIN_POWER_SUPPLY_DIR and PHOTODRAIN_NETWORK_METERED.
+@Suite(.serialized) struct RunConditionsCLITests {
+    static let fast = ["--analysis-size", "96"]
+
+    private func battery(_ ws: Workspace) throws -> String {
+        let root = ws.root.appendingPathComponent("power").path
+        try FileManager.default.createDirectory(atPath: root + "/BAT0", withIntermediateDirectories: true)
+        try Data("Battery\n".utf8).write(to: URL(fileURLWithPath: root + "/BAT0/type"))
+        try Data("Discharging\n".utf8).write(to: URL(fileURLWithPath: root + "/BAT0/status"))
+        return root
+    }
+
+    @Test func onBatteryTheRunWaitsAndStatusSaysWhy() throws {
+        let ws = try Workspace()
+        _ = try ws.addSmallSamples()
+        let server = try ServeProcess(directory: ws.root.appendingPathComponent("received").path)
+        let power = ["PHOTODRAIN_POWER_SUPPLY_DIR": try battery(ws)]
+        let drain = try CLI.run(["drain", ws.library, "--store", ws.store, "--to", server.url, "--on-battery", "defer"] + Self.fast,
+                                environment: power)
+        #expect(drain.status == 75)
+        #expect(drain.stderr.contains("running on battery"), "\(drain.stderr)")
+        #expect(try server.objects().isEmpty)
+        let status = try CLI.run(["status", ws.library, "--store", ws.store])
+        #expect(status.stdout.contains("last wait"), "\(status.stdout)")
+        #expect(status.stdout.contains("running on battery"))
+        // Allowed on battery (the default), the same run goes ahead.
+        #expect(try CLI.run(["drain", ws.library, "--store", ws.store, "--to", server.url] + Self.fast, environment: power).status == 0)
+    }
+
+    @Test func onAMeteredNetworkUploadsWaitOrOnlySmallFilesGo() throws {
+        let ws = try Workspace()
+        let photos = try ws.addSmallSamples()
+        var big = Array(try Data(contentsOf: URL(fileURLWithPath: CLI.sample("three-portraits.jpg"))))
+        big += [UInt8](repeating: 0, count: 200_000)
+        try ws.write("big.jpg", bytes: big)
+        let server = try ServeProcess(directory: ws.root.appendingPathComponent("received").path)
+        let metered = ["PHOTODRAIN_NETWORK_METERED": "yes"]
+        let waiting = try CLI.run(["drain", ws.library, "--store", ws.store, "--to", server.url, "--network", "unmetered"] + Self.fast,
+                                  environment: metered)
+        #expect(waiting.status == 75)
+        #expect(waiting.stderr.contains("the network is metered"), "\(waiting.stderr)")
+        #expect(try server.objects().isEmpty)
+        let limited = try CLI.run(["drain", ws.library, "--store", ws.store, "--to", server.url, "--metered-file-limit", "150K"] + Self.fast,
+                                  environment: metered)
+        #expect(limited.status == 75, "\(limited.stderr)")
+        #expect(limited.stderr.contains("1 photo larger than"), "\(limited.stderr)")
+        #expect(try server.objects().count == photos.count)
+        // Unmetered again: the large one goes too.
+        let free = try CLI.run(["drain", ws.library, "--store", ws.store, "--to", server.url, "--metered-file-limit", "150K"] + Self.fast,
+                               environment: ["PHOTODRAIN_NETWORK_METERED": "no"])
+        #expect(free.status == 0, "\(free.stderr)")
+        #expect(try server.objects().count == photos.count + 1)
+    }
+
+    /// `--priority idle`: the process runs with SCHED_IDLE and the idle I/O class.
+    @Test func idlePriorityIsSetOnTheProcess() throws {
+        let ws = try Workspace()
+        _ = try ws.addSmallSamples()
+        #expect(try CLI.run(["analyze", ws.library, "--store", ws.store] + Self.fast).status == 0)
+        let agent = try Running(["agent", ws.library, "--store", ws.store, "--priority", "idle", "--exit-when-idle", "3"])
+        usleep(1_000_000)
+        let stat = try String(contentsOfFile: "/proc/\(agent.process.processIdentifier)/stat", encoding: .utf8)
+        // Field 41 (policy), counted after the command name's closing parenthesis.
+        let fields = stat[stat.index(after: try #require(stat.lastIndex(of: ")")))...].split(separator: " ")
+        #expect(fields.count > 38 && fields[38] == "5", "policy field: \(fields.count > 38 ? String(fields[38]) : "?") (SCHED_IDLE is 5)")
+        let ionice = Process()
+        let pipe = Pipe()
+        ionice.executableURL = URL(fileURLWithPath: "/usr/bin/ionice")
+        ionice.arguments = ["-p", String(agent.process.processIdentifier)]
+        ionice.standardOutput = pipe
+        try ionice.run()
+        ionice.waitUntilExit()
+        #expect(String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).hasPrefix("idle"))
+        _ = agent.wait()
+    }
+}
