@@ -125,3 +125,23 @@ import Testing
         #expect(run.stderr.contains("SIGTERM"))
     }
 }
+
+/// Issue 24 item 9: with stderr going to a log (not a terminal), progress comes as plain lines
+/// now and then, never a silent run; `--json` keeps stdout and stderr free of them.
+@Suite struct ProgressLogCLITests {
+    @Test func aLogGetsPlainProgressLines() throws {
+        let ws = try Workspace()
+        _ = try ws.addSmallSamples(copies: 2)
+        let logged = try CLI.run(["analyze", ws.library, "--store", ws.store, "--analysis-size", "96"],
+                                 environment: ["PHOTODRAIN_PROGRESS_INTERVAL": "0.001"])
+        #expect(logged.status == 0)
+        let lines = logged.stderr.split(separator: "\n").filter { $0.hasPrefix("analysing: ") }
+        #expect(lines.count >= 2, "\(logged.stderr)")
+        #expect(!logged.stderr.contains("\r"), "a terminal's redraw went to a log")
+        let json = try CLI.run(["analyze", ws.library, "--store", ws.store + ".json-run", "--analysis-size", "96", "--json"],
+                               environment: ["PHOTODRAIN_PROGRESS_INTERVAL": "0.001"])
+        #expect(json.status == 0)
+        #expect(json.stdout.contains("\"event\":\"summary\"") || json.stdout.contains("summary"))
+        #expect(!json.stderr.contains("analysing: "))
+    }
+}
