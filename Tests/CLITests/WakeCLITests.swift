@@ -73,20 +73,24 @@ import Testing
         #expect(status.stdout.contains("retries waiting          1 for the server's Retry-After (the first in "), "\(status.stdout)")
     }
 
+    /// A library of one photo whose upload job (made by wake for `url`) failed with a 429 and
+    /// `Retry-After: seconds`, as if the agent had tried it.
+    private static func oneJobWaitingForRetryAfter(_ ws: Workspace, url: String, seconds: Int) throws {
+        try ws.write("one.jpg", bytes: Array(try Data(contentsOf: URL(fileURLWithPath: CLI.sample("chelsea.jpg")))))
+        #expect(try CLI.run(["analyze", ws.library, "--store", ws.store] + Self.fast).status == 0)
+        #expect(try CLI.run(["wake", ws.library, "--store", ws.store, "--to", url] + Self.fast).status == 75)
+        let store = try AssetStore(root: ws.library, path: ws.store)
+        let job = try #require(try store.claimJobsToPerform(limit: 1).first)
+        #expect(try store.finishJob(job, result: .failed(status: 429, headers: ["retry-after": String(seconds)], failure: UploadJob.Failure(
+            domain: "transfer", code: "rate-limited", message: "the server asked to slow down", transient: true))))
+    }
+
     /// Issue 22 item 9: when every open job waits for the server's Retry-After, wake says work
     /// remains (75), not "no agent is running" (1).
     @Test func jobsWaitingForRetryAfterAreWorkRemainingNotAFailure() throws {
         let ws = try Workspace()
-        try ws.write("one.jpg", bytes: Array(try Data(contentsOf: URL(fileURLWithPath: CLI.sample("chelsea.jpg")))))
         let url = "http://127.0.0.1:9/uploads"
-        #expect(try CLI.run(["analyze", ws.library, "--store", ws.store] + Self.fast).status == 0)
-        #expect(try CLI.run(["wake", ws.library, "--store", ws.store, "--to", url] + Self.fast).status == 75)
-        do {
-            let store = try AssetStore(root: ws.library, path: ws.store)
-            let job = try #require(try store.claimJobsToPerform(limit: 1).first)
-            #expect(try store.finishJob(job, result: .failed(status: 503, headers: ["retry-after": "120"], failure: UploadJob.Failure(
-                domain: "transfer", code: "server-error", message: "the server failed to handle the upload", transient: true))))
-        }
+        try Self.oneJobWaitingForRetryAfter(ws, url: url, seconds: 120)
         let wake = try CLI.run(["wake", ws.library, "--store", ws.store, "--to", url] + Self.fast)
         #expect(wake.status == 75, "\(wake.stdout)\(wake.stderr)")
         #expect(wake.stdout.contains("waiting for the server's Retry-After"), "\(wake.stdout)")
@@ -95,16 +99,8 @@ import Testing
     /// Issue 22 item 9: the old server's Retry-After does not hold back a move to another server.
     @Test func anotherDestinationIsNotHeldByTheOldOnesRetryAfter() throws {
         let ws = try Workspace()
-        try ws.write("one.jpg", bytes: Array(try Data(contentsOf: URL(fileURLWithPath: CLI.sample("chelsea.jpg")))))
         let old = "http://127.0.0.1:9/uploads", new = "http://127.0.0.1:7/uploads"
-        #expect(try CLI.run(["analyze", ws.library, "--store", ws.store] + Self.fast).status == 0)
-        #expect(try CLI.run(["wake", ws.library, "--store", ws.store, "--to", old] + Self.fast).status == 75)
-        do {
-            let store = try AssetStore(root: ws.library, path: ws.store)
-            let job = try #require(try store.claimJobsToPerform(limit: 1).first)
-            #expect(try store.finishJob(job, result: .failed(status: 429, headers: ["retry-after": "3600"], failure: UploadJob.Failure(
-                domain: "transfer", code: "rate-limited", message: "the server asked to slow down", transient: true))))
-        }
+        try Self.oneJobWaitingForRetryAfter(ws, url: old, seconds: 3600)
         let moved = try CLI.run(["wake", ws.library, "--store", ws.store, "--to", new, "--json"] + Self.fast)
         let report = try #require(try JSONSerialization.jsonObject(with: Data(moved.stdout.utf8)) as? [String: Any], "\(moved.stdout)\(moved.stderr)")
         #expect(report["retriesDeferred"] as? Int == 0, "\(moved.stdout)")
