@@ -3,7 +3,8 @@
 ///
 /// The limit is the smallest of `--memory-limit`, the cgroup's limit and physical memory; the use
 /// is the cgroup's current usage when the cgroup sets the limit, else this process's resident set.
-/// A photo is admitted only when its estimated cost fits the headroom left after a reserve.
+/// A photo is admitted only when its estimated cost at its analysis scale fits the headroom left
+/// after a reserve; one that does not is left for later, never analysed at a smaller scale.
 public struct MemoryGuard: Sendable {
     /// Where the numbers come from.
     public let probe: MemoryProbe
@@ -69,23 +70,8 @@ public struct MemoryGuard: Sendable {
         return decoded + turned + analysed * max(1, channels) + integrals + coefficients + detectorBytes + (1 << 20)
     }
 
-    /// The scale to decode a photo at: the chosen `denominator` if its cost fits `headroom`, else
-    /// the next smaller scale that fits (down to 1/8); nil when even 1/8 does not fit.
-    /// `detectorBytes` gives the detector's own cost at each denominator tried (BlazeFace's buffers
-    /// depend on the decoded size and on whether it had to step below the wanted scale).
-    public static func admit(width: Int, height: Int, denominator: Int, progressive: Bool = false,
-                             analysisShortSide: Int, headroom: Int, channels: Int = 1,
-                             detectorBytes: (Int) -> Int = { _ in 0 }) -> Int? {
-        var d = max(1, denominator)
-        while d <= 8 {
-            if estimatedCost(width: width, height: height, denominator: d, progressive: progressive,
-                             analysisShortSide: analysisShortSide, channels: channels, detectorBytes: detectorBytes(d)) <= headroom {
-                return d
-            }
-            d *= 2
-        }
-        return nil
-    }
+    /// `bytes` in whole MiB, rounded up (for messages about what a photo needs).
+    public static func mebibytes(_ bytes: Int) -> Int { (bytes + (1 << 20) - 1) >> 20 }
 
     /// How many photos of `typicalCost` to take in the next page: as many as fit the headroom for
     /// `slots` at a time, between 1 and `maximum`; 0 when not even one fits.

@@ -34,8 +34,11 @@ public struct WakeReport: Sendable, Equatable {
     public var cancelled = 0
     public var created = 0
     public var analysed = 0
-    /// Why analysis stopped early, if it did (memory, runtime, signal).
+    /// Why analysis stopped early, if it did (memory, runtime, signal), or why photos of the page
+    /// were left unanalysed (their analysis did not fit the memory headroom).
     public var bailed: String?
+    /// Photos of the page left unanalysed because their analysis did not fit the memory headroom.
+    public var memoryDeferrals = MemoryDeferrals()
     /// Work left: photos not yet uploaded or failed, or jobs not yet acknowledged.
     public var workRemains = false
     /// Jobs the agent holds (registered or pending) at the end.
@@ -179,6 +182,7 @@ public final class WakeRunner: Sendable {
         }
         let claimed = try store.claimUnanalyzed(limit: page)
         var analysed = 0
+        var deferral: String?
         defer { try? store.releaseClaims() }
         for asset in claimed {
             if stopping() { break }
@@ -191,10 +195,16 @@ public final class WakeRunner: Sendable {
             switch analyzer.analyze(path: store.absolutePath(of: asset), memoryBudget: now.headroom) {
             case .verdict(let verdict):
                 if try store.bankVerdict(verdict, for: asset) { analysed += 1 }
-            case .deferred(let reason):
-                report.bailed = reason
-                return analysed
+            case .deferred(let reason, let needs):
+                // Never analysed smaller to fit: left for an invocation with more memory. The rest
+                // of the page may fit.
+                report.memoryDeferrals.record(needs: needs)
+                deferral = reason
             }
+        }
+        if report.bailed == nil, let deferral {
+            let count = report.memoryDeferrals.count
+            report.bailed = "\(count) photo\(count == 1 ? "" : "s") left for later (\(deferral))"
         }
         return analysed
     }

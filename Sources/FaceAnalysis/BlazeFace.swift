@@ -15,7 +15,7 @@ public struct BlazeFaceOptions: Sendable, Equatable {
     /// about 30 MB of activations at 512).
     public var tileSize: Int
     /// The most the finest level may enlarge the image (2: small photos are searched for faces
-    /// down to 8 px; 1 when memory is short and the photo was decoded smaller than wanted).
+    /// down to 8 px).
     public var maxUpscale: Float = 2
     /// Boxes whose score reaches this get second looks (`BlazeFace.secondLooks`, two more network
     /// runs each), which the verdict model weighs; above 1, none do.
