@@ -134,7 +134,8 @@ enum AnalyzeCommand: Command {
             console.err("photodrain analyze: \(message)")
             return .failure
         }
-        if let reason = AnalysisOptions.noProgressPossible(memory, analysed: t.analysed, remaining: remaining) {
+        if let reason = AnalysisOptions.noProgressPossible(memory, analysed: t.analysed, remaining: remaining,
+                                                            deferrals: runner.memoryDeferrals) {
             console.err("photodrain analyze: \(reason)")
             return .failure
         }

@@ -142,6 +142,7 @@ enum DrainCommand: Command {
                 bar.advance(by: 0, status: "analysed \(tally.withLock { $0.analysed })")
             case .deferred(let path, let reason):
                 line = EventLine(event: "deferred", path: path, message: reason)
+                if !json { console.err("\(path): deferred: \(reason)") }
             case .uploaded(let path, let id):
                 tally.withLock { $0.uploaded += 1 }
                 line = EventLine(event: "uploaded", path: path, serverID: id)
@@ -179,7 +180,8 @@ enum DrainCommand: Command {
             console.err(TransferOptions.refusalMessage(message, command: spec.name))
             return .failure
         case .finished, .offline:
-            if let reason = AnalysisOptions.noProgressPossible(memory, analysed: t.analysed, remaining: counts.discovered) {
+            if let reason = AnalysisOptions.noProgressPossible(memory, analysed: t.analysed, remaining: counts.discovered,
+                                                                deferrals: runner.memoryDeferrals) {
                 console.err("photodrain drain: \(reason)")
                 return .failure
             }

@@ -110,6 +110,32 @@ import Testing
         }
     }
 
+    /// Issue 22 item 7: a memory limit that leaves headroom, but less than a photo needs at its
+    /// analysis scale, once made the runners decode it smaller and bank that lesser verdict. Now
+    /// nothing is banked, the photo stays to analyse, and since no rerun under that limit can
+    /// help, `analyze`, `drain` and `wake` exit 1 saying what the photo needs.
+    @Test(arguments: ["analyze", "drain", "wake"])
+    func aPhotoTooLargeForTheLimitIsNeverAnalysedSmaller(command: String) throws {
+        let ws = try Workspace()
+        try ws.addGrayPhoto("large.jpg", width: 6000, height: 4000)
+        var arguments = [command, ws.library, "--store", ws.store, "--memory-limit", "100M"]
+        if command == "drain" { arguments += ["--to", "http://127.0.0.1:9/uploads", "--offline-timeout", "1"] }
+        if command == "wake" { arguments += ["--to", "http://127.0.0.1:9/uploads"] }
+        let result = try CLI.run(arguments)
+        #expect(result.status == 1, "stdout: \(result.stdout) stderr: \(result.stderr)")
+        let said = result.stdout + result.stderr
+        #expect(said.contains("analysing 6000x4000 needs about "), "\(said)")
+        if command != "wake" {
+            #expect(result.stderr.contains("no progress possible: the memory limit (100 MiB, from --memory-limit) leaves "), "\(result.stderr)")
+            #expect(result.stderr.contains("at its analysis scale, and no photo is analysed smaller to fit"), "\(result.stderr)")
+        } else {
+            #expect(result.stdout.contains("no progress possible (stopped early: 1 photo left for later (analysing 6000x4000"), "\(result.stdout)")
+        }
+        let status = try CLI.run(["status", ws.library, "--store", ws.store, "--json"])
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
+        #expect((report["counts"] as? [String: Any])?["discovered"] as? Int == 1, "\(status.stdout)")
+    }
+
     @Test func signalStopsPromptlyWithWorkRemaining() throws {
         let ws = try Workspace()
         try ws.addSmallSamples(shortSide: 400, copies: 3)
