@@ -31,6 +31,7 @@ let package = Package(
         .target(name: "CCrypto", linkerSettings: [.linkedLibrary("crypto")]),
         .systemLibrary(name: "CSQLite"),
         .target(name: "CCPUFeatures"),
+        .target(name: "CMalloc"),
 
         // MARK: Pipeline modules
         .target(name: "PhotoDecoding", dependencies: ["CJPEG", "CPNG", "CHEIF", "CWEBP"], swiftSettings: swiftSettings),
@@ -51,7 +52,7 @@ let package = Package(
         .target(name: "Receiver", dependencies: ["UploadProtocol", "CCrypto"], swiftSettings: swiftSettings),
         .target(
             name: "Drain",
-            dependencies: ["PhotoDecoding", "FaceAnalysis", "AssetStore", "Transfer", "UploadProtocol"],
+            dependencies: ["PhotoDecoding", "FaceAnalysis", "AssetStore", "Transfer", "UploadProtocol", "CMalloc"],
             swiftSettings: swiftSettings
         ),
 

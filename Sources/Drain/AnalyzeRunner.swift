@@ -18,6 +18,13 @@ public protocol PhotoAnalyzing: Sendable {
     /// Analyses the photo at `path` within `memoryBudget` bytes (nil: no limit), or defers it when
     /// its analysis does not fit. The verdict must not depend on the budget.
     func analyze(path: String, memoryBudget: Int?) -> AnalysisResult
+    /// Hands back memory the analyser holds between photos but can do without, before a photo
+    /// that did not fit is tried again alone. The default holds none.
+    func releaseIdleMemory()
+}
+
+extension PhotoAnalyzing {
+    public func releaseIdleMemory() {}
 }
 
 /// Settings of the background analysis runner.
@@ -67,10 +74,10 @@ public enum AnalyzeEvent: Sendable {
 /// claimed from the store a page at a time and bank each verdict the moment it exists, so a kill
 /// costs only the analyses in flight.
 ///
-/// Each analysis may use its slot's share of the memory headroom. A photo that needs more waits,
-/// claimed, until every other photo is done, and is then analysed alone with all the headroom;
-/// one that does not fit even then is left unanalysed (its claim released at the end) and the run
-/// goes on with the others.
+/// Each analysis may use its slot's share of the memory headroom. A photo that needs more is tried
+/// again alone, with all the headroom once the analyser has handed back what it holds idle: at
+/// once with one slot, else (still claimed) once every other photo is done. One that does not fit
+/// even then is left unanalysed (its claim released at the end) and the run goes on.
 public final class AnalyzeRunner: Sendable {
     private let store: AssetStore
     private let analyzer: any PhotoAnalyzing
@@ -92,6 +99,8 @@ public final class AnalyzeRunner: Sendable {
 
     /// What a typical photo (12 MP baseline JPEG at 1/4, analysed at 480) costs, for page sizing.
     static let typicalCost = MemoryGuard.estimatedCost(width: 4000, height: 3000, denominator: 4, analysisShortSide: 480)
+    /// The least headroom a run claims a page with (the typical cost): with less, it stops at once.
+    public static var leastHeadroom: Int { typicalCost }
 
     public init(store: AssetStore, analyzer: any PhotoAnalyzing, options: AnalyzeOptions, memory: MemoryGuard = MemoryGuard()) {
         self.store = store
@@ -109,6 +118,8 @@ public final class AnalyzeRunner: Sendable {
     /// Runs until every photo has a verdict, a stop, or expiry. Blocks the calling thread.
     public func run(events: @escaping @Sendable (AnalyzeEvent) -> Void) -> AnalyzeOutcome {
         shared.withLock { $0.lastBank = .now }
+        // The guard measures use by the resident set: freed buffers must leave it.
+        SystemMemory.returnLargeBuffersWhenFreed()
         let done = DispatchGroup()
         for slot in 0..<options.slots {
             done.enter()
@@ -140,12 +151,19 @@ public final class AnalyzeRunner: Sendable {
 
     private func work(events: @Sendable (AnalyzeEvent) -> Void) {
         while !latch.isCompleted {
-            guard let (asset, alone) = nextAsset() else { return }
+            guard var (asset, alone) = nextAsset() else { return }
             let clock = ContinuousClock()
             let start = clock.now
-            // Each slot may use its share of the headroom; a photo analysed alone, all of it.
-            let headroom = memory.read().headroom
-            let result = analyzer.analyze(path: store.absolutePath(of: asset), memoryBudget: alone ? headroom : headroom / options.slots)
+            var result: AnalysisResult
+            while true {
+                // Each slot may use its share of the headroom; a photo analysed alone, all of it.
+                if alone { analyzer.releaseIdleMemory() }
+                let headroom = memory.read().headroom
+                result = analyzer.analyze(path: store.absolutePath(of: asset), memoryBudget: alone ? headroom : headroom / options.slots)
+                // The only slot is alone already: try again at once, with the idle memory handed back.
+                guard case .deferred = result, !alone, options.slots == 1 else { break }
+                alone = true
+            }
             let elapsed = (clock.now - start)
             let verdict: BankedVerdict
             switch result {

@@ -95,9 +95,10 @@ public enum DrainEvent: Sendable {
 /// and resumes uploading when the destination answers again.
 ///
 /// An analysis may use its slot's share of the memory headroom. A photo that needs more stays
-/// claimed and is analysed alone, with all the headroom, once the analyses in flight are done (no
-/// other analysis starts meanwhile); one that does not fit even then stays unanalysed till the
-/// next run (see `memoryDeferrals`), and the drain goes on with the others.
+/// claimed and is tried again alone once the analyses in flight are done (no other analysis
+/// starts meanwhile), with all the headroom after the analyser has handed back what it holds
+/// idle; one that does not fit even then stays unanalysed till the next run (see
+/// `memoryDeferrals`), and the drain goes on with the others.
 public final class DrainRunner: Sendable {
     private let store: AssetStore
     private let analyzer: any PhotoAnalyzing
@@ -146,6 +147,8 @@ public final class DrainRunner: Sendable {
     }
 
     public func run(events: @escaping @Sendable (DrainEvent) -> Void) async -> DrainOutcome {
+        // The guard measures use by the resident set: freed buffers must leave it.
+        SystemMemory.returnLargeBuffersWhenFreed()
         let task = Task { await self.loop(events: events) }
         worker.withLock { $0 = task }
         if stopFlag.isCompleted { task.cancel() }
@@ -391,6 +394,7 @@ public final class DrainRunner: Sendable {
         return await onOwnThread("photodrain-drain-analysis") { () -> SlotResult in
             do {
                 guard let asset = try alone ?? store.claimUnanalyzed(limit: 1).first else { return .noWork(kind) }
+                if alone != nil { analyzer.releaseIdleMemory() }
                 let headroom = memory.read().headroom
                 switch analyzer.analyze(path: store.absolutePath(of: asset), memoryBudget: alone == nil ? headroom / max(slots, 1) : headroom) {
                 case .verdict(let verdict):
@@ -398,7 +402,7 @@ public final class DrainRunner: Sendable {
                     events(.analysed(path: asset.path, verdict: verdict, banked: banked))
                     return .worked(kind)
                 case .deferred(let reason, let needs):
-                    if alone == nil && slots > 1 { return .needsAlone(asset) }
+                    if alone == nil { return .needsAlone(asset) }
                     self.deferrals.withLock { $0.record(needs: needs) }
                     events(.deferred(path: asset.path, reason: reason))
                     return .worked(kind)

@@ -55,9 +55,11 @@ public struct MemoryGuard: Sendable {
     /// HEIF, decoded at full size (4:2:0 planes in the codec and in libheif) before it is reduced:
     /// pass `ImageHeader.decodesFullFrame` as `progressive`. `channels` is 3 for a colour decode
     /// (BlazeFace) and `detectorBytes` what the detector holds besides the image (BlazeFace's
-    /// activation buffers).
+    /// activation buffers). `integralImages` is for a cascade, which scans integral images of
+    /// its pyramid; BlazeFace makes none.
     public static func estimatedCost(width: Int, height: Int, denominator: Int, progressive: Bool = false,
-                                     analysisShortSide: Int, channels: Int = 1, detectorBytes: Int = 0) -> Int {
+                                     analysisShortSide: Int, channels: Int = 1, integralImages: Bool = true,
+                                     detectorBytes: Int = 0) -> Int {
         let w = (width + denominator - 1) / denominator
         let h = (height + denominator - 1) / denominator
         let decoded = w * h * max(1, channels)    // gray or RGB output
@@ -65,7 +67,7 @@ public struct MemoryGuard: Sendable {
         let short = max(1, min(w, h))
         let scale = min(1.0, Double(analysisShortSide) / Double(short))
         let analysed = Int(Double(w) * scale * Double(h) * scale)
-        let integrals = analysed * (4 + 8) * 2    // sum and squared sum, plus one pyramid level in flight
+        let integrals = integralImages ? analysed * (4 + 8) * 2 : 0  // sum and squared sum, plus one pyramid level in flight
         let coefficients = progressive ? width * height * 3 : w * 16 * 3 * 2  // 4:2:0 = 1.5 comps x 2 bytes
         return decoded + turned + analysed * max(1, channels) + integrals + coefficients + detectorBytes + (1 << 20)
     }

@@ -90,6 +90,8 @@ public final class WakeRunner: Sendable {
 
     /// Runs the invocation. Throws only when the store fails.
     public func run() throws(StoreError) -> WakeReport {
+        // The guard measures use by the resident set: freed buffers must leave it.
+        SystemMemory.returnLargeBuffersWhenFreed()
         let deadline = options.runtimeLimit.map { ContinuousClock.now + $0 }
         var report = WakeReport()
         func stopping() -> Bool {
@@ -192,7 +194,13 @@ public final class WakeRunner: Sendable {
                 report.bailed = "memory headroom dropped to \(now.headroom >> 20) MiB"
                 break
             }
-            switch analyzer.analyze(path: store.absolutePath(of: asset), memoryBudget: now.headroom) {
+            var result = analyzer.analyze(path: store.absolutePath(of: asset), memoryBudget: now.headroom)
+            if case .deferred = result {
+                // Once more, with the memory the analyser holds idle handed back.
+                analyzer.releaseIdleMemory()
+                result = analyzer.analyze(path: store.absolutePath(of: asset), memoryBudget: memory.read().headroom)
+            }
+            switch result {
             case .verdict(let verdict):
                 if try store.bankVerdict(verdict, for: asset) { analysed += 1 }
             case .deferred(let reason, let needs):

@@ -331,6 +331,16 @@ public final class BlazeFace: Sendable {
         return NetworkWorkspace(network: plan)
     }
 
+    /// Drops the idle activation buffers (each up to about 30 MB), so a memory-capped run can
+    /// hand them back before it measures its headroom; the next `detect` allocates afresh.
+    public func releaseIdleBuffers() {
+        let dropped = idle.withLock { pool -> [NetworkWorkspace] in
+            defer { pool.removeAll() }
+            return pool
+        }
+        _ = dropped  // freed here, outside the lock
+    }
+
     func returnWorkspace(_ workspace: NetworkWorkspace) {
         idle.withLock { pool in
             pool.append(workspace)

@@ -32,6 +32,11 @@ public enum FaceDetector: Sendable {
         }
     }
 
+    /// Drops buffers the detector keeps between searches (BlazeFace's idle activation buffers).
+    public func releaseIdleBuffers() {
+        if case let .blazeFace(network, _, _) = self { network.releaseIdleBuffers() }
+    }
+
     /// Whether the detector wants colour (BlazeFace was trained on RGB; cascades read gray).
     public var wantsColour: Bool { kind == .blazeface }
 

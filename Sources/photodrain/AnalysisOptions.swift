@@ -72,18 +72,22 @@ enum AnalysisOptions {
     }
 
     /// Why analysis can never make progress here, or nil. When photos wait, none was analysed,
-    /// and the limit leaves no headroom at all above the process's own footprint (e.g.
-    /// `--memory-limit` below it), or every photo left was tried and needs more than the headroom
-    /// of this process at rest (`deferrals`: photos are never analysed at a smaller scale to fit),
+    /// and the limit leaves less headroom above the process's own footprint than the runner
+    /// starts a photo with (`leastHeadroom`; none at all for `drain`, e.g. `--memory-limit` below
+    /// the footprint), or every photo left was tried and needs more than the headroom of this
+    /// process at rest (`deferrals`: photos are never analysed at a smaller scale to fit),
     /// rerunning cannot help: `wake` exits 1 then, and so do `analyze` and `drain`, rather than
     /// 75 ("run again") forever.
-    static func noProgressPossible(_ memory: MemoryGuard, analysed: Int, remaining: Int,
+    static func noProgressPossible(_ memory: MemoryGuard, analysed: Int, remaining: Int, leastHeadroom: Int = 1,
                                    deferrals: MemoryDeferrals = MemoryDeferrals()) -> String? {
         guard analysed == 0, remaining > 0 else { return nil }
         let reading = memory.read()
         let limit = "the memory limit (\(reading.limit >> 20) MiB, from \(reading.source))"
         if reading.headroom == 0 {
             return "no progress possible: \(limit) leaves no headroom above this process's own footprint (\(reading.used >> 20) MiB) to analyse a photo"
+        }
+        if reading.headroom < leastHeadroom {
+            return "no progress possible: \(limit) leaves \(reading.headroom >> 20) MiB of headroom above this process's own footprint (\(reading.used >> 20) MiB) and its reserve (\(memory.reserve >> 20) MiB), less than the \(MemoryGuard.mebibytes(leastHeadroom)) MiB a photo is started with. Raise the limit"
         }
         if deferrals.count >= remaining, let need = deferrals.smallestNeed, need > reading.headroom {
             let photos = remaining == 1 ? "the photo left needs" : "the least of the \(remaining) photos left needs"

@@ -135,7 +135,7 @@ enum AnalyzeCommand: Command {
             return .failure
         }
         if let reason = AnalysisOptions.noProgressPossible(memory, analysed: t.analysed, remaining: remaining,
-                                                            deferrals: runner.memoryDeferrals) {
+                                                            leastHeadroom: AnalyzeRunner.leastHeadroom, deferrals: runner.memoryDeferrals) {
             console.err("photodrain analyze: \(reason)")
             return .failure
         }

@@ -136,6 +136,31 @@ import Testing
         #expect((report["counts"] as? [String: Any])?["discovered"] as? Int == 1, "\(status.stdout)")
     }
 
+    /// Issue 22 item 7: photos are deferred rather than analysed smaller, so the resident set (the
+    /// guard's measure of use) must fall back after each photo. It did not: glibc kept the freed
+    /// buffers and BlazeFace its idle ones, and under a limit that holds one analysis every photo
+    /// after the first was deferred. Three large photos under such a limit, one slot: all analysed
+    /// at their analysis scale.
+    @Test func aLimitThatHoldsOneAnalysisAnalysesEveryPhotoAtItsScale() throws {
+        let ws = try Workspace()
+        for index in 0..<3 { try ws.addGrayPhoto("large\(index).jpg", width: 2400, height: 1800) }
+        func mebibytes(after text: String, in output: String) throws -> Int {
+            let tail = try #require(output.range(of: text), "no '\(text)' in: \(output)").upperBound
+            return try #require(Int(output[tail...].prefix { $0.isNumber }), "\(output)")
+        }
+        // This binary's footprint at rest, and a photo's need, from runs that cannot analyse.
+        let rest = try CLI.run(["analyze", ws.library, "--store", ws.store, "--memory-limit", "1M"])
+        let footprint = try mebibytes(after: "this process's own footprint (", in: rest.stderr)
+        let short = try CLI.run(["analyze", ws.library, "--store", ws.store, "--memory-limit", "\(footprint + 24 + 12)M", "--slots", "1"])
+        let need = try mebibytes(after: "2400x1800 needs about ", in: short.stderr)
+        let limit = footprint + 24 + need + 8
+        let run = try CLI.run(["analyze", ws.library, "--store", ws.store, "--memory-limit", "\(limit)M", "--slots", "1"])
+        #expect(run.status == 0, "under \(limit)M (footprint \(footprint), need \(need)): \(run.stderr)")
+        let verdicts = try CLI.run(["verdicts", ws.library, "--store", ws.store])
+        #expect(verdicts.lines.count == 3)
+        for line in verdicts.lines { #expect(line.contains("\"analysisSize\":{\"height\":900,\"width\":1200}"), "\(line)") }
+    }
+
     @Test func signalStopsPromptlyWithWorkRemaining() throws {
         let ws = try Workspace()
         try ws.addSmallSamples(shortSide: 400, copies: 3)

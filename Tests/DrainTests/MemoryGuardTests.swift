@@ -83,6 +83,10 @@ struct FakeSystem {
         let cost4 = MemoryGuard.estimatedCost(width: 4000, height: 3000, denominator: 4, analysisShortSide: 1200, channels: 3)
         #expect(cost4 < cost2)
         #expect(cost2 > 2000 * 1500 * 3 * 2)  // the RGB decode and its upright copy
+        // A cascade's integral images (sum and squared sum of the analysed image); BlazeFace makes none.
+        let blazeFace = MemoryGuard.estimatedCost(width: 4000, height: 3000, denominator: 2, analysisShortSide: 1200, channels: 3,
+                                                  integralImages: false)
+        #expect(cost2 - blazeFace == 1600 * 1200 * 24)
         let progressive = MemoryGuard.estimatedCost(width: 4000, height: 3000, denominator: 8, progressive: true, analysisShortSide: 480)
         #expect(progressive > 36_000_000)
         #expect(MemoryGuard.mebibytes(1) == 1 && MemoryGuard.mebibytes(1 << 20) == 1 && MemoryGuard.mebibytes((1 << 20) + 1) == 2)
