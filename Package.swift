@@ -32,6 +32,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite"),
         .target(name: "CCPUFeatures"),
         .target(name: "CProcess"),
+        .target(name: "CMalloc"),
 
         // MARK: Pipeline modules
         .target(name: "PhotoDecoding", dependencies: ["CJPEG", "CPNG", "CHEIF", "CWEBP"], swiftSettings: swiftSettings),
@@ -52,7 +53,7 @@ let package = Package(
         .target(name: "Receiver", dependencies: ["UploadProtocol", "CCrypto"], swiftSettings: swiftSettings),
         .target(
             name: "Drain",
-            dependencies: ["PhotoDecoding", "FaceAnalysis", "AssetStore", "Transfer", "UploadProtocol"],
+            dependencies: ["PhotoDecoding", "FaceAnalysis", "AssetStore", "Transfer", "UploadProtocol", "CMalloc"],
             swiftSettings: swiftSettings
         ),
 

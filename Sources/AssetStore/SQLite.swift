@@ -47,7 +47,18 @@ final class Database {
         handle = db
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
-        try execute("PRAGMA journal_mode = WAL")
+        // Two runners creating one store at once: the switch to WAL needs the file to itself, and
+        // SQLite answers "locked" at once rather than through the busy handler. Wait it out.
+        var attempts = 0
+        while true {
+            do throws(StoreError) {
+                try execute("PRAGMA journal_mode = WAL")
+                break
+            } catch where [SQLITE_BUSY, SQLITE_LOCKED].contains((error.resultCode ?? 0) & 0xff) && attempts < 200 {
+                attempts += 1
+                usleep(50_000)
+            }
+        }
         try execute("PRAGMA synchronous = NORMAL")
         try execute("PRAGMA foreign_keys = ON")
         try registerFnmatch()

@@ -6,16 +6,25 @@ import Synchronization
 public enum AnalysisResult: Sendable, Equatable {
     /// A verdict to bank (for an undecodable photo, a terminal verdict holding its error).
     case verdict(BankedVerdict)
-    /// Not analysed now (its decode would not fit the memory budget even at 1/8): try later.
-    case deferred(reason: String)
+    /// Not analysed now: at the scale the detector wants, its analysis needs about `needs` bytes,
+    /// more than the memory budget. Never analysed at a smaller scale instead (that verdict would
+    /// find fewer faces and be banked as the photo's own): try later, with more memory.
+    case deferred(reason: String, needs: Int)
 }
 
 /// Computes a photo's verdict. Never throws: a photo that cannot be analysed gets a terminal
 /// verdict holding its error, so it is not retried until the file changes.
 public protocol PhotoAnalyzing: Sendable {
-    /// Analyses the photo at `path` within `memoryBudget` bytes (nil: no limit); the DCT scale
-    /// steps down to fit before the photo is deferred.
+    /// Analyses the photo at `path` within `memoryBudget` bytes (nil: no limit), or defers it when
+    /// its analysis does not fit. The verdict must not depend on the budget.
     func analyze(path: String, memoryBudget: Int?) -> AnalysisResult
+    /// Hands back memory the analyser holds between photos but can do without, before a photo
+    /// that did not fit is tried again alone. The default holds none.
+    func releaseIdleMemory()
+}
+
+extension PhotoAnalyzing {
+    public func releaseIdleMemory() {}
 }
 
 /// Settings of the background analysis runner.
@@ -44,7 +53,8 @@ public enum AnalyzeOutcome: Sendable, Equatable {
     case interrupted(signal: Int32)
     /// No verdict was banked for `expireAfter`; work remains.
     case expired
-    /// Memory headroom ran out: even the smallest decode of a photo would not fit; work remains.
+    /// Memory headroom ran out: no page fits, or a photo's analysis did not fit even with no other
+    /// analysis in flight (it is left unanalysed, see `memoryDeferrals`); work remains.
     case memoryExhausted
     /// The store failed.
     case failed(message: String)
@@ -54,7 +64,7 @@ public enum AnalyzeOutcome: Sendable, Equatable {
 public enum AnalyzeEvent: Sendable {
     /// A verdict was banked (or dropped because the file changed meanwhile: `banked` false).
     case verdict(path: String, verdict: BankedVerdict, banked: Bool, milliseconds: Double)
-    /// A photo was left for later (memory).
+    /// A photo was left for later: its analysis did not fit the memory headroom, even alone.
     case deferred(path: String, reason: String)
     /// A stop was requested; in-flight analyses are finishing.
     case stopping(reason: AnalyzeOutcome)
@@ -63,6 +73,11 @@ public enum AnalyzeEvent: Sendable {
 /// The background runner: analysis only, never the network. `slots` threads analyse photos
 /// claimed from the store a page at a time and bank each verdict the moment it exists, so a kill
 /// costs only the analyses in flight.
+///
+/// Each analysis may use its slot's share of the memory headroom. A photo that needs more is tried
+/// again alone, with all the headroom once the analyser has handed back what it holds idle: at
+/// once with one slot, else (still claimed) once every other photo is done. One that does not fit
+/// even then is left unanalysed (its claim released at the end) and the run goes on.
 public final class AnalyzeRunner: Sendable {
     private let store: AssetStore
     private let analyzer: any PhotoAnalyzing
@@ -75,13 +90,17 @@ public final class AnalyzeRunner: Sendable {
         var inFlight = 0
         var lastBank = ContinuousClock.now
         var exhausted = false
-        var deferred = 0
+        /// Claimed photos too big for a slot's share, to analyse alone at the end.
+        var alone: [AssetRecord] = []
+        var deferrals = MemoryDeferrals()
     }
 
     private let shared = Mutex(Shared())
 
     /// What a typical photo (12 MP baseline JPEG at 1/4, analysed at 480) costs, for page sizing.
     static let typicalCost = MemoryGuard.estimatedCost(width: 4000, height: 3000, denominator: 4, analysisShortSide: 480)
+    /// The least headroom a run claims a page with (the typical cost): with less, it stops at once.
+    public static var leastHeadroom: Int { typicalCost }
 
     public init(store: AssetStore, analyzer: any PhotoAnalyzing, options: AnalyzeOptions, memory: MemoryGuard = MemoryGuard()) {
         self.store = store
@@ -90,12 +109,17 @@ public final class AnalyzeRunner: Sendable {
         self.memory = memory
     }
 
+    /// The photos this run left unanalysed for memory (read after `run`).
+    public var memoryDeferrals: MemoryDeferrals { shared.withLock { $0.deferrals } }
+
     /// Asks the run to stop (from a signal handler, say). The first stop or finish wins.
     public func stop(_ reason: AnalyzeOutcome) { latch.complete(reason) }
 
     /// Runs until every photo has a verdict, a stop, or expiry. Blocks the calling thread.
     public func run(events: @escaping @Sendable (AnalyzeEvent) -> Void) -> AnalyzeOutcome {
         shared.withLock { $0.lastBank = .now }
+        // The guard measures use by the resident set: freed buffers must leave it.
+        SystemMemory.returnLargeBuffersWhenFreed()
         let done = DispatchGroup()
         for slot in 0..<options.slots {
             done.enter()
@@ -118,6 +142,7 @@ public final class AnalyzeRunner: Sendable {
             let deadline = DispatchTime.now() + .milliseconds(Int(grace.seconds * 1000 + grace.attoseconds / 1_000_000_000_000_000))
             _ = done.wait(timeout: deadline)
         }
+        if memoryDeferrals.count > 0 { latch.complete(.memoryExhausted) }
         // Claims not finished go back at once, so the next run (or another runner) takes them.
         try? store.releaseClaims()
         latch.complete(.finished)
@@ -126,21 +151,32 @@ public final class AnalyzeRunner: Sendable {
 
     private func work(events: @Sendable (AnalyzeEvent) -> Void) {
         while !latch.isCompleted {
-            guard let asset = nextAsset() else { return }
+            guard var (asset, alone) = nextAsset() else { return }
             let clock = ContinuousClock()
             let start = clock.now
-            // Each slot may use its share of the headroom.
-            let budget = memory.read().headroom / options.slots
-            let result = analyzer.analyze(path: store.absolutePath(of: asset), memoryBudget: budget)
+            var result: AnalysisResult
+            while true {
+                // Each slot may use its share of the headroom; a photo analysed alone, all of it.
+                if alone { analyzer.releaseIdleMemory() }
+                let headroom = memory.read().headroom
+                result = analyzer.analyze(path: store.absolutePath(of: asset), memoryBudget: alone ? headroom : headroom / options.slots)
+                // The only slot is alone already: try again at once, with the idle memory handed back.
+                guard case .deferred = result, !alone, options.slots == 1 else { break }
+                alone = true
+            }
             let elapsed = (clock.now - start)
-            guard case .verdict(let verdict) = result else {
-                if case .deferred(let reason) = result {
-                    events(.deferred(path: asset.path, reason: reason))
-                    shared.withLock { $0.inFlight -= 1; $0.deferred += 1 }
-                    // Nothing fits now: stop with work remaining instead of being killed.
-                    latch.complete(.memoryExhausted)
+            let verdict: BankedVerdict
+            switch result {
+            case .verdict(let banked):
+                verdict = banked
+            case .deferred(let reason, let needs):
+                let tryAlone = !alone && options.slots > 1
+                shared.withLock {
+                    $0.inFlight -= 1
+                    if tryAlone { $0.alone.append(asset) } else { $0.deferrals.record(needs: needs) }
                 }
-                return
+                if !tryAlone { events(.deferred(path: asset.path, reason: reason)) }
+                continue
             }
             let banked: Bool
             do {
@@ -158,10 +194,12 @@ public final class AnalyzeRunner: Sendable {
         }
     }
 
-    /// The next claimed photo, claiming a new page when the queue is empty; nil when none remain.
-    private func nextAsset() -> AssetRecord? {
+    /// The next claimed photo, claiming a new page when the queue is empty; once no page is left,
+    /// a photo to analyse alone (`alone` true) when no other analysis is in flight. Nil when none
+    /// remain for this slot: a photo waiting to be analysed alone is taken by the slot still in flight.
+    private func nextAsset() -> (asset: AssetRecord, alone: Bool)? {
         // One claimer at a time keeps pages whole; the store's own transaction guards other processes.
-        shared.withLock { state -> AssetRecord? in
+        shared.withLock { state -> (asset: AssetRecord, alone: Bool)? in
             if state.queue.isEmpty && !state.exhausted {
                 // Pages shrink with the memory headroom; none fits at all: stop, work remains.
                 let page = MemoryGuard.pageSize(headroom: memory.read().headroom, typicalCost: Self.typicalCost,
@@ -178,9 +216,13 @@ public final class AnalyzeRunner: Sendable {
                 }
                 if state.queue.isEmpty { state.exhausted = true }
             }
-            guard !state.queue.isEmpty else { return nil }
+            if state.queue.isEmpty {
+                guard state.inFlight == 0, !state.alone.isEmpty else { return nil }
+                state.inFlight += 1
+                return (state.alone.removeFirst(), true)
+            }
             state.inFlight += 1
-            return state.queue.removeFirst()
+            return (state.queue.removeFirst(), false)
         }
     }
 }

@@ -96,6 +96,12 @@ public enum DrainEvent: Sendable {
 /// resumed from the server's offset by the next run); analysis takes slots only when nothing waits
 /// for upload or the destination is unreachable. Offline, it keeps analysing, charges no attempts,
 /// and resumes uploading when the destination answers again.
+///
+/// An analysis may use its slot's share of the memory headroom. A photo that needs more stays
+/// claimed and is tried again alone once the analyses in flight are done (no other analysis
+/// starts meanwhile), with all the headroom after the analyser has handed back what it holds
+/// idle; one that does not fit even then stays unanalysed till the next run (see
+/// `memoryDeferrals`), and the drain goes on with the others.
 public final class DrainRunner: Sendable {
     private let store: AssetStore
     private let analyzer: any PhotoAnalyzing
@@ -104,12 +110,17 @@ public final class DrainRunner: Sendable {
     private let uploader: any UploadDestination
     private let stopFlag = OneShotLatch<Int32>()
     private let worker = Mutex<Task<DrainOutcome, Never>?>(nil)
+    private let deferrals = Mutex(MemoryDeferrals())
 
-    private enum Kind: Sendable { case analysis, upload }
+    /// `analysisAlone`: a photo too big for a slot's share, analysed with no other analysis in flight.
+    private enum Kind: Sendable { case analysis, analysisAlone, upload }
 
     private enum SlotResult: Sendable {
         case worked(Kind)
         case noWork(Kind)
+        /// The photo's analysis did not fit the slot's share of the headroom: it stays claimed,
+        /// to be analysed alone.
+        case needsAlone(AssetRecord)
         /// An upload failed and the failure was counted against the photo.
         case uploadCharged
         case offline(String)
@@ -128,6 +139,9 @@ public final class DrainRunner: Sendable {
         self.uploader = options.destination
     }
 
+    /// The photos this run left unanalysed for memory (read after `run`).
+    public var memoryDeferrals: MemoryDeferrals { deferrals.withLock { $0 } }
+
     /// Stops promptly: uploads in flight are cancelled (their jobs stay resumable, uncharged),
     /// analyses in flight finish or are abandoned.
     public func stop(signal: Int32) {
@@ -136,6 +150,8 @@ public final class DrainRunner: Sendable {
     }
 
     public func run(events: @escaping @Sendable (DrainEvent) -> Void) async -> DrainOutcome {
+        // The guard measures use by the resident set: freed buffers must leave it.
+        SystemMemory.returnLargeBuffersWhenFreed()
         let task = Task { await self.loop(events: events) }
         worker.withLock { $0 = task }
         if stopFlag.isCompleted { task.cancel() }
@@ -171,6 +187,7 @@ public final class DrainRunner: Sendable {
         var failuresInARow = 0
         var uploadsPausedUntil = ContinuousClock.now
         var running: [Kind] = []
+        var waitingAlone: [AssetRecord] = []
         var failure: String?
         var refusal: String?
 
@@ -215,13 +232,22 @@ public final class DrainRunner: Sendable {
                                      hasVisionWork: visionAvailable && counts.vision > 0,
                                      hasUploadWork: uploadAvailable && !uploadsPaused && counts.upload > 0, bias: options.bias)
                 let analysisRunning = running.filter { $0 == .analysis }.count
-                let uploadRunning = busy - analysisRunning
+                let aloneRunning = running.contains(.analysisAlone)
+                let uploadRunning = running.filter { $0 == .upload }.count
                 var started = false
                 if busy < options.slots {
                     if uploadRunning < plan.upload {
                         running.append(.upload)
                         group.addTask { await self.uploadSlot(events: events) }
                         started = true
+                    } else if !waitingAlone.isEmpty || aloneRunning {
+                        // No analysis starts beside one that needs all the headroom.
+                        if analysisRunning == 0 && !aloneRunning {
+                            let asset = waitingAlone.removeFirst()
+                            running.append(.analysisAlone)
+                            group.addTask { await self.analysisSlot(alone: asset, events: events) }
+                            started = true
+                        }
                     } else if analysisRunning < plan.analysis {
                         running.append(.analysis)
                         group.addTask { await self.analysisSlot(events: events) }
@@ -300,7 +326,10 @@ public final class DrainRunner: Sendable {
                                                              ceiling: options.maxRetryBackoff)
                 case .noWork(let kind):
                     running.remove(at: running.firstIndex(of: kind) ?? 0)
-                    if kind == .analysis { visionAvailable = false } else { uploadAvailable = false }
+                    if kind == .upload { uploadAvailable = false } else { visionAvailable = false }
+                case .needsAlone(let asset):
+                    running.remove(at: running.firstIndex(of: .analysis) ?? 0)
+                    waitingAlone.append(asset)
                 case .offline(let message):
                     running.remove(at: running.firstIndex(of: .upload) ?? 0)
                     if online {
@@ -360,26 +389,32 @@ public final class DrainRunner: Sendable {
         return min(pause, ceiling)
     }
 
-    private func analysisSlot(events: @escaping @Sendable (DrainEvent) -> Void) async -> SlotResult {
+    /// Analyses one photo: a newly claimed one within the slot's share of the headroom, or the
+    /// `alone` one (already claimed) within all of it. A photo that does not fit is not released:
+    /// its claim keeps the next slot from taking it again in this run (`run` releases it at the end).
+    private func analysisSlot(alone: AssetRecord? = nil, events: @escaping @Sendable (DrainEvent) -> Void) async -> SlotResult {
         let store = self.store, analyzer = self.analyzer, memory = self.memory, slots = options.slots
+        let kind: Kind = alone == nil ? .analysis : .analysisAlone
         return await onOwnThread("photodrain-drain-analysis") { () -> SlotResult in
             do {
-                guard let asset = try store.claimUnanalyzed(limit: 1).first else { return .noWork(.analysis) }
-                let budget = memory.read().headroom / max(slots, 1)
-                switch analyzer.analyze(path: store.absolutePath(of: asset), memoryBudget: budget) {
+                guard let asset = try alone ?? store.claimUnanalyzed(limit: 1).first else { return .noWork(kind) }
+                if alone != nil { analyzer.releaseIdleMemory() }
+                let headroom = memory.read().headroom
+                switch analyzer.analyze(path: store.absolutePath(of: asset), memoryBudget: alone == nil ? headroom / max(slots, 1) : headroom) {
                 case .verdict(let verdict):
                     let banked = try store.bankVerdict(verdict, for: asset)
                     events(.analysed(path: asset.path, verdict: verdict, banked: banked))
-                    return .worked(.analysis)
-                case .deferred(let reason):
-                    try store.releaseClaim(assetID: asset.id)
+                    return .worked(kind)
+                case .deferred(let reason, let needs):
+                    if alone == nil { return .needsAlone(asset) }
+                    self.deferrals.withLock { $0.record(needs: needs) }
                     events(.deferred(path: asset.path, reason: reason))
-                    return .noWork(.analysis)
+                    return .worked(kind)
                 }
             } catch {
                 return .storeFailed("\(error)")
             }
-        } ?? .noWork(.analysis)
+        } ?? .noWork(kind)
     }
 
     private func uploadSlot(events: @escaping @Sendable (DrainEvent) -> Void) async -> SlotResult {

@@ -41,9 +41,11 @@ public struct AnalysisSettings: Sendable {
     }
 }
 
-/// The analysis of one photo: probe, DCT-scaled decode (stepping the scale down to fit the memory
-/// budget), the detector (BlazeFace over a pyramid in colour, or a cascade on gray at the analysis
-/// size), the linear classifier on each box, and the verdict with the file's SHA-256.
+/// The analysis of one photo: probe, DCT-scaled decode at the scale the detector wants, the
+/// detector (BlazeFace over a pyramid in colour, or a cascade on gray at the analysis size), the
+/// linear classifier on each box, and the verdict with the file's SHA-256. A photo whose analysis
+/// does not fit the memory budget is deferred, never analysed at a smaller scale: a verdict does
+/// not depend on how much memory was free.
 public struct FacePipeline: PhotoAnalyzing {
     public let settings: AnalysisSettings
     public let detector: FaceDetector
@@ -67,47 +69,53 @@ public struct FacePipeline: PhotoAnalyzing {
 
     /// The decoded image analysis searches and the faces in it (scored), for `detect`, `bench`
     /// and `analyze` alike. Throws the decoder's and the detector's errors.
-    public func findFaces(in path: String, header: ImageHeader, targetShortSide: Int? = nil,
-                          constrained: Bool = false) throws -> (image: Image, faces: [Verdict.Face]) {
+    public func findFaces(in path: String, header: ImageHeader, targetShortSide: Int? = nil) throws -> (image: Image, faces: [Verdict.Face]) {
         let target = targetShortSide ?? detector.decodeShortSide(for: header, cascadeShortSide: settings.analysisSize)
         let decoded = try PhotoDecoder.decode(path, options: DecodeOptions(output: detector.wantsColour ? .rgb : .gray,
                                                                            targetShortSide: target, maxPixels: settings.maxPixels))
         let image = detector.wantsColour ? decoded : Resize.toAnalysisSize(decoded, shortSide: settings.analysisSize)
         let photoScale = Double(image.width) / Double(max(1, header.uprightSize.width))
-        let regions = try detector.regions(in: image, photoScale: photoScale, constrained: constrained)
+        let regions = try detector.regions(in: image, photoScale: photoScale)
         return (image, try classifier.faces(in: image, regions: regions))
     }
 
+    /// Drops the detector's idle buffers and has malloc return its free pages, so the resident set
+    /// (the memory guard's measure of use) is what is live: after one 12 MP photo it would
+    /// otherwise keep about 40 MB that the next photo reuses but the guard counts as taken.
+    public func releaseIdleMemory() {
+        detector.releaseIdleBuffers()
+        SystemMemory.returnFreePages()
+    }
+
+    /// The estimated peak bytes of analysing a photo with `header`: decoded at the scale the
+    /// detector wants and searched as every photo is. Analysis uses no other scale, so this is
+    /// what a memory budget must hold for the photo to be analysed at all.
+    public func memoryNeed(for header: ImageHeader) -> Int {
+        let natural = detector.decodeShortSide(for: header, cascadeShortSide: settings.analysisSize)
+        let denominator = PhotoDecoder.scaleDenominator(for: header, targetShortSide: natural)
+        return MemoryGuard.estimatedCost(width: header.width, height: header.height, denominator: denominator,
+                                         progressive: header.decodesFullFrame, analysisShortSide: natural,
+                                         channels: detector.wantsColour ? 3 : 1, integralImages: detector.kind == .cascade,
+                                         detectorBytes: detector.memoryEstimate(for: header, decodedShortSide: natural))
+    }
+
+    /// Analyses the photo at `path` at the scale the detector wants, or defers it when that does
+    /// not fit `memoryBudget`. A smaller scale would fit, but it finds fewer faces, and its verdict
+    /// would be banked as if it were the photo's own and never redone (issue 22 item 7).
     public func analyze(path: String, memoryBudget: Int?) -> AnalysisResult {
         let clock = ContinuousClock()
         let start = clock.now
         func elapsed() -> Double { (clock.now - start).milliseconds }
         do {
             let header = try PhotoDecoder.probe(path, maxPixels: settings.maxPixels)
-            let natural = detector.decodeShortSide(for: header, cascadeShortSide: settings.analysisSize)
-            var target = natural
-            var constrained = false
             if let memoryBudget {
-                // The scale the detector wants, else the largest smaller one that fits the headroom;
-                // below the wanted scale BlazeFace searches the image as decoded, in smaller tiles.
-                let wanted = PhotoDecoder.scaleDenominator(for: header, targetShortSide: natural)
-                let short = min(header.width, header.height)
-                let admitted = MemoryGuard.admit(
-                    width: header.width, height: header.height, denominator: wanted, progressive: header.decodesFullFrame,
-                    analysisShortSide: natural, headroom: memoryBudget, channels: detector.wantsColour ? 3 : 1
-                ) { denominator in
-                    let decodedShort = denominator == wanted ? natural : scaledDimension(short, denominator: denominator)
-                    return detector.memoryEstimate(for: header, decodedShortSide: decodedShort, constrained: denominator != wanted)
-                }
-                guard let admitted else {
-                    return .deferred(reason: "decoding \(header.width)x\(header.height) does not fit \(memoryBudget >> 20) MiB of headroom")
-                }
-                if admitted != wanted {
-                    target = scaledDimension(short, denominator: admitted)
-                    constrained = true
+                let needs = memoryNeed(for: header)
+                guard needs <= memoryBudget else {
+                    return .deferred(reason: "analysing \(header.width)x\(header.height) needs about \(MemoryGuard.mebibytes(needs)) MiB, more than the \(memoryBudget >> 20) MiB of headroom",
+                                     needs: needs)
                 }
             }
-            let (image, faces) = try findFaces(in: path, header: header, targetShortSide: target, constrained: constrained)
+            let (image, faces) = try findFaces(in: path, header: header)
             let sha = try FileDigest.sha256Hex(path: path)
             let verdict = Verdict(faces: Self.recorded(faces), model: classifier.model.identifier, detector: detector.identifier,
                                   analysisSize: Verdict.Size(width: image.width, height: image.height), milliseconds: elapsed())

@@ -3,7 +3,8 @@
 ///
 /// The limit is the smallest of `--memory-limit`, the cgroup's limit and physical memory; the use
 /// is the cgroup's current usage when the cgroup sets the limit, else this process's resident set.
-/// A photo is admitted only when its estimated cost fits the headroom left after a reserve.
+/// A photo is admitted only when its estimated cost at its analysis scale fits the headroom left
+/// after a reserve; one that does not is left for later, never analysed at a smaller scale.
 public struct MemoryGuard: Sendable {
     /// Where the numbers come from.
     public let probe: MemoryProbe
@@ -54,9 +55,11 @@ public struct MemoryGuard: Sendable {
     /// HEIF, decoded at full size (4:2:0 planes in the codec and in libheif) before it is reduced:
     /// pass `ImageHeader.decodesFullFrame` as `progressive`. `channels` is 3 for a colour decode
     /// (BlazeFace) and `detectorBytes` what the detector holds besides the image (BlazeFace's
-    /// activation buffers).
+    /// activation buffers). `integralImages` is for a cascade, which scans integral images of
+    /// its pyramid; BlazeFace makes none.
     public static func estimatedCost(width: Int, height: Int, denominator: Int, progressive: Bool = false,
-                                     analysisShortSide: Int, channels: Int = 1, detectorBytes: Int = 0) -> Int {
+                                     analysisShortSide: Int, channels: Int = 1, integralImages: Bool = true,
+                                     detectorBytes: Int = 0) -> Int {
         let w = (width + denominator - 1) / denominator
         let h = (height + denominator - 1) / denominator
         let decoded = w * h * max(1, channels)    // gray or RGB output
@@ -64,28 +67,13 @@ public struct MemoryGuard: Sendable {
         let short = max(1, min(w, h))
         let scale = min(1.0, Double(analysisShortSide) / Double(short))
         let analysed = Int(Double(w) * scale * Double(h) * scale)
-        let integrals = analysed * (4 + 8) * 2    // sum and squared sum, plus one pyramid level in flight
+        let integrals = integralImages ? analysed * (4 + 8) * 2 : 0  // sum and squared sum, plus one pyramid level in flight
         let coefficients = progressive ? width * height * 3 : w * 16 * 3 * 2  // 4:2:0 = 1.5 comps x 2 bytes
         return decoded + turned + analysed * max(1, channels) + integrals + coefficients + detectorBytes + (1 << 20)
     }
 
-    /// The scale to decode a photo at: the chosen `denominator` if its cost fits `headroom`, else
-    /// the next smaller scale that fits (down to 1/8); nil when even 1/8 does not fit.
-    /// `detectorBytes` gives the detector's own cost at each denominator tried (BlazeFace's buffers
-    /// depend on the decoded size and on whether it had to step below the wanted scale).
-    public static func admit(width: Int, height: Int, denominator: Int, progressive: Bool = false,
-                             analysisShortSide: Int, headroom: Int, channels: Int = 1,
-                             detectorBytes: (Int) -> Int = { _ in 0 }) -> Int? {
-        var d = max(1, denominator)
-        while d <= 8 {
-            if estimatedCost(width: width, height: height, denominator: d, progressive: progressive,
-                             analysisShortSide: analysisShortSide, channels: channels, detectorBytes: detectorBytes(d)) <= headroom {
-                return d
-            }
-            d *= 2
-        }
-        return nil
-    }
+    /// `bytes` in whole MiB, rounded up (for messages about what a photo needs).
+    public static func mebibytes(_ bytes: Int) -> Int { (bytes + (1 << 20) - 1) >> 20 }
 
     /// How many photos of `typicalCost` to take in the next page: as many as fit the headroom for
     /// `slots` at a time, between 1 and `maximum`; 0 when not even one fits.

@@ -36,8 +36,11 @@ public struct WakeReport: Sendable, Equatable {
     public var cancelled = 0
     public var created = 0
     public var analysed = 0
-    /// Why analysis stopped early, if it did (memory, runtime, signal).
+    /// Why analysis stopped early, if it did (memory, runtime, signal), or why photos of the page
+    /// were left unanalysed (their analysis did not fit the memory headroom).
     public var bailed: String?
+    /// Photos of the page left unanalysed because their analysis did not fit the memory headroom.
+    public var memoryDeferrals = MemoryDeferrals()
     /// Work left: photos not yet uploaded or failed, or jobs not yet acknowledged.
     public var workRemains = false
     /// Jobs the agent holds (registered or pending) at the end.
@@ -89,6 +92,8 @@ public final class WakeRunner: Sendable {
 
     /// Runs the invocation. Throws only when the store fails.
     public func run() throws(StoreError) -> WakeReport {
+        // The guard measures use by the resident set: freed buffers must leave it.
+        SystemMemory.returnLargeBuffersWhenFreed()
         let deadline = options.runtimeLimit.map { ContinuousClock.now + $0 }
         var report = WakeReport()
         func stopping() -> Bool {
@@ -182,6 +187,7 @@ public final class WakeRunner: Sendable {
         }
         let claimed = try store.claimUnanalyzed(limit: page)
         var analysed = 0
+        var deferral: String?
         defer { try? store.releaseClaims() }
         for asset in claimed {
             if stopping() { break }
@@ -191,13 +197,25 @@ public final class WakeRunner: Sendable {
                 report.bailed = "memory headroom dropped to \(now.headroom >> 20) MiB"
                 break
             }
-            switch analyzer.analyze(path: store.absolutePath(of: asset), memoryBudget: now.headroom) {
+            var result = analyzer.analyze(path: store.absolutePath(of: asset), memoryBudget: now.headroom)
+            if case .deferred = result {
+                // Once more, with the memory the analyser holds idle handed back.
+                analyzer.releaseIdleMemory()
+                result = analyzer.analyze(path: store.absolutePath(of: asset), memoryBudget: memory.read().headroom)
+            }
+            switch result {
             case .verdict(let verdict):
                 if try store.bankVerdict(verdict, for: asset) { analysed += 1 }
-            case .deferred(let reason):
-                report.bailed = reason
-                return analysed
+            case .deferred(let reason, let needs):
+                // Never analysed smaller to fit: left for an invocation with more memory. The rest
+                // of the page may fit.
+                report.memoryDeferrals.record(needs: needs)
+                deferral = reason
             }
+        }
+        if report.bailed == nil, let deferral {
+            let count = report.memoryDeferrals.count
+            report.bailed = "\(count) photo\(count == 1 ? "" : "s") left for later (\(deferral))"
         }
         return analysed
     }

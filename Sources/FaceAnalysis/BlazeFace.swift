@@ -15,7 +15,7 @@ public struct BlazeFaceOptions: Sendable, Equatable {
     /// about 30 MB of activations at 512).
     public var tileSize: Int
     /// The most the finest level may enlarge the image (2: small photos are searched for faces
-    /// down to 8 px; 1 when memory is short and the photo was decoded smaller than wanted).
+    /// down to 8 px).
     public var maxUpscale: Float = 2
     /// Boxes whose score reaches this get second looks (`BlazeFace.secondLooks`, two more network
     /// runs each), which the verdict model weighs; above 1, none do.
@@ -329,6 +329,16 @@ public final class BlazeFace: Sendable {
             return idleWorkspace
         }
         return NetworkWorkspace(network: plan)
+    }
+
+    /// Drops the idle activation buffers (each up to about 30 MB), so a memory-capped run can
+    /// hand them back before it measures its headroom; the next `detect` allocates afresh.
+    public func releaseIdleBuffers() {
+        let dropped = idle.withLock { pool -> [NetworkWorkspace] in
+            defer { pool.removeAll() }
+            return pool
+        }
+        _ = dropped  // freed here, outside the lock
     }
 
     func returnWorkspace(_ workspace: NetworkWorkspace) {

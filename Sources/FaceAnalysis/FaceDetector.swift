@@ -32,6 +32,11 @@ public enum FaceDetector: Sendable {
         }
     }
 
+    /// Drops buffers the detector keeps between searches (BlazeFace's idle activation buffers).
+    public func releaseIdleBuffers() {
+        if case let .blazeFace(network, _, _) = self { network.releaseIdleBuffers() }
+    }
+
     /// Whether the detector wants colour (BlazeFace was trained on RGB; cascades read gray).
     public var wantsColour: Bool { kind == .blazeface }
 
@@ -57,11 +62,10 @@ public enum FaceDetector: Sendable {
     /// The face regions in `image`, strongest first for BlazeFace, in OpenCV's order for a cascade.
     /// `photoScale` is the image's pixels per photo pixel (after DCT scaling), so BlazeFace's
     /// minimum face, given in photo pixels, is searched for at the right size.
-    /// With `constrained` (memory is short), BlazeFace searches the image as decoded, in smaller tiles.
-    public func regions(in image: Image, photoScale: Double = 1, constrained: Bool = false) throws(FaceAnalysisError) -> [FaceRegion] {
+    public func regions(in image: Image, photoScale: Double = 1) throws(FaceAnalysisError) -> [FaceRegion] {
         switch self {
         case let .blazeFace(network, options, _):
-            var scaled = constrained ? Self.constrained(options) : options
+            var scaled = options
             let photoShort = Int((Double(min(image.width, image.height)) / max(photoScale, 1e-6)).rounded())
             let minFace = minFaceSize(photoShortSide: photoShort) ?? options.minFaceSize
             scaled.minFaceSize = max(1, Int((Double(minFace) * photoScale).rounded()))
@@ -88,10 +92,10 @@ extension FaceDetector {
 
     /// What the detector holds besides the decoded photo while it searches a photo with `header`
     /// decoded to `decodedShortSide` (BlazeFace's buffers and pyramid; nothing extra for a cascade,
-    /// whose cost the memory guard already counts).
-    public func memoryEstimate(for header: ImageHeader, decodedShortSide: Int, constrained: Bool = false) -> Int {
-        guard case let .blazeFace(network, defaults, _) = self else { return 0 }
-        let options = constrained ? Self.constrained(defaults) : defaults
+    /// whose cost the memory guard already counts). Analysis searches every photo with the same
+    /// options whatever memory is free, so a verdict never depends on it.
+    public func memoryEstimate(for header: ImageHeader, decodedShortSide: Int) -> Int {
+        guard case let .blazeFace(network, options, _) = self else { return 0 }
         let upright = header.uprightSize
         let short = max(1, min(upright.width, upright.height))
         let scale = Double(decodedShortSide) / Double(short)
@@ -99,15 +103,6 @@ extension FaceDetector {
         return network.memoryEstimate(width: Int((Double(upright.width) * scale).rounded()),
                                       height: Int((Double(upright.height) * scale).rounded()), minFaceSize: minFace,
                                       tileSize: options.tileSize, maxUpscale: options.maxUpscale)
-    }
-
-    /// BlazeFace's options when memory is short: the decoded image is searched as it is (no level
-    /// larger than it) in tiles of 256, about a quarter of the buffers.
-    static func constrained(_ options: BlazeFaceOptions) -> BlazeFaceOptions {
-        var limited = options
-        limited.maxUpscale = 1
-        limited.tileSize = min(options.tileSize, 256)
-        return limited
     }
 
     /// Decodes the photo at `path` as analysis does: upright, RGB at `decodeShortSide` for

@@ -60,15 +60,17 @@ enum ResourceScenarios {
     }
 
     /// `wake` in a memory-capped cgroup (v1 memory controller or v2, whichever is writable here;
-    /// else `--memory-limit`): it must never be killed for memory and must finish across
-    /// invocations while an agent uploads.
+    /// else `--memory-limit`): it must never be killed for memory, must finish across
+    /// invocations while an agent uploads, and must analyse the large photos at the scale it
+    /// would with no cap (issue 22 item 7: never smaller to fit).
     static func memoryCappedWake(_ context: MatrixContext) throws -> ScenarioResult {
         var result = ScenarioResult(name: "memory-capped wake")
         var random = SeededRandom.forScenario(result.name, seed: context.seed)
-        // Under the cap, a 12-megapixel photo decoded at full size (36 MB of RGB, plus libjpeg's own
-        // buffers and the process's) would not fit beside a second one: the guard must scale and
-        // admit work within the headroom.
-        let cap = 64 << 20
+        // Under the cap a 12-megapixel photo fits only at its analysis scale (1/2, about 58 MiB by
+        // the guard's estimate, plus its 24 MiB reserve and the process's own charge), and not
+        // beside a second one: the guard must admit work within the headroom, one photo at a
+        // time. (It was 64 MiB while photos were analysed smaller to fit; they no longer are.)
+        let cap = 128 << 20
         let large = try Sample.large(width: 4000, height: 3000, random: &random)
         for run in 0..<context.runs {
             let rig = try Rig(context: context, name: "memory-wake-\(run)")
@@ -78,8 +80,8 @@ enum ResourceScenarios {
             let agent = try rig.tool.start(["agent", rig.library.folder, "--store", rig.library.store, "--slots", "2"], name: "agent")
             var wake = ["wake", rig.library.folder, "--store", rig.library.store, "--to", rig.url, "--page-size", "6"] + Rig.analysis
             // Without a cgroup the limit counts the whole resident set (about 60 MB for a debug
-            // build, shared libraries included), so the same 64 MiB of working room needs 128M.
-            if group == nil { wake += ["--memory-limit", "128M"] }
+            // build, shared libraries included), so the same working room needs 64M more.
+            if group == nil { wake += ["--memory-limit", "192M"] }
             var statuses: [Int32] = []
             for _ in 0..<80 {
                 let status: Int32
@@ -106,7 +108,14 @@ enum ResourceScenarios {
                 result.notes.append("run \(run): \(group.kind) cap \(cap >> 20) MiB, peak \(group.peak.map { "\($0 >> 20) MiB" } ?? "unknown"), \(statuses.count) wake invocations, OOM kills \(kills)")
                 group.remove()
             } else {
-                result.notes.append("run \(run): no writable cgroup; --memory-limit 128M (the resident set counts); \(statuses.count) wake invocations")
+                result.notes.append("run \(run): no writable cgroup; --memory-limit 192M (the resident set counts); \(statuses.count) wake invocations")
+            }
+            // The large photos' verdicts: analysed at 1/2 (2000x1500), as with no cap.
+            let verdicts = try rig.tool.run(["verdicts", rig.library.folder, "--store", rig.library.store], name: "verdicts").child.stdout
+            let large = verdicts.split(separator: "\n").filter { $0.contains("\"path\":\"large-") }
+            let full = large.filter { $0.contains("\"analysisSize\":{\"height\":1500,\"width\":2000}") }
+            if large.count != 3 || full.count != 3 {
+                result.failures.append("run \(run): \(full.count) of \(large.count) large photos analysed at 2000x1500")
             }
             rig.conclude(&result, photos: context.photos + 3)
         }

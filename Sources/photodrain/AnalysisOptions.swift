@@ -12,7 +12,7 @@ enum AnalysisOptions {
         .option("analysis-size", "PIXELS", "Short side photos are analysed at by a cascade.", default: "\(Defaults.analysisSize)"),
         .option("model", "PATH", "The classifier that decides each box (photodrain train writes one).",
                 default: "Models/\(AnalysisSettings.verdictModelFile) (BlazeFace) or Models/\(AnalysisSettings.cascadeModelFile) (cascade) of this build"),
-        .option("memory-limit", "BYTES", "Stay under this much memory (512M, 2G); the cgroup limit also applies."),
+        .option("memory-limit", "BYTES", "Stay under this much memory (512M, 2G); the cgroup limit also applies. A photo whose analysis does not fit is left for a later run, never analysed at a smaller scale (its verdict would find fewer faces)."),
     ]
 
     /// The detector the options choose: `--detector`, or `cascade` when only `--cascade` is given.
@@ -72,13 +72,27 @@ enum AnalysisOptions {
     }
 
     /// Why analysis can never make progress here, or nil. When photos wait, none was analysed,
-    /// and the limit leaves no headroom at all above the process's own footprint (e.g.
-    /// `--memory-limit` below it), rerunning cannot help: `wake` exits 1 then, and so do
-    /// `analyze` and `drain`, rather than 75 ("run again") forever.
-    static func noProgressPossible(_ memory: MemoryGuard, analysed: Int, remaining: Int) -> String? {
+    /// and the limit leaves less headroom above the process's own footprint than the runner
+    /// starts a photo with (`leastHeadroom`; none at all for `drain`, e.g. `--memory-limit` below
+    /// the footprint), or every photo left was tried and needs more than the headroom of this
+    /// process at rest (`deferrals`: photos are never analysed at a smaller scale to fit),
+    /// rerunning cannot help: `wake` exits 1 then, and so do `analyze` and `drain`, rather than
+    /// 75 ("run again") forever.
+    static func noProgressPossible(_ memory: MemoryGuard, analysed: Int, remaining: Int, leastHeadroom: Int = 1,
+                                   deferrals: MemoryDeferrals = MemoryDeferrals()) -> String? {
         guard analysed == 0, remaining > 0 else { return nil }
         let reading = memory.read()
-        guard reading.headroom == 0 else { return nil }
-        return "no progress possible: the memory limit (\(reading.limit >> 20) MiB, from \(reading.source)) leaves no headroom above this process's own footprint (\(reading.used >> 20) MiB) to analyse a photo"
+        let limit = "the memory limit (\(reading.limit >> 20) MiB, from \(reading.source))"
+        if reading.headroom == 0 {
+            return "no progress possible: \(limit) leaves no headroom above this process's own footprint (\(reading.used >> 20) MiB) to analyse a photo"
+        }
+        if reading.headroom < leastHeadroom {
+            return "no progress possible: \(limit) leaves \(reading.headroom >> 20) MiB of headroom above this process's own footprint (\(reading.used >> 20) MiB) and its reserve (\(memory.reserve >> 20) MiB), less than the \(MemoryGuard.mebibytes(leastHeadroom)) MiB a photo is started with. Raise the limit"
+        }
+        if deferrals.count >= remaining, let need = deferrals.smallestNeed, need > reading.headroom {
+            let photos = remaining == 1 ? "the photo left needs" : "the least of the \(remaining) photos left needs"
+            return "no progress possible: \(limit) leaves \(reading.headroom >> 20) MiB of headroom above this process's own footprint (\(reading.used >> 20) MiB) and its reserve (\(memory.reserve >> 20) MiB); \(photos) about \(MemoryGuard.mebibytes(need)) MiB at its analysis scale, and no photo is analysed smaller to fit. Raise the limit"
+        }
+        return nil
     }
 }

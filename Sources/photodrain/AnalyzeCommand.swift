@@ -138,7 +138,8 @@ enum AnalyzeCommand: Command {
             console.err("photodrain analyze: \(message)")
             return .failure
         }
-        if let reason = AnalysisOptions.noProgressPossible(memory, analysed: t.analysed, remaining: remaining) {
+        if let reason = AnalysisOptions.noProgressPossible(memory, analysed: t.analysed, remaining: remaining,
+                                                            leastHeadroom: AnalyzeRunner.leastHeadroom, deferrals: runner.memoryDeferrals) {
             console.err("photodrain analyze: \(reason)")
             return .failure
         }

@@ -154,6 +154,7 @@ enum DrainCommand: Command {
                 bar.advance(by: 0, status: "analysed \(tally.withLock { $0.analysed })")
             case .deferred(let path, let reason):
                 line = EventLine(event: "deferred", path: path, message: reason)
+                if !json { console.err("\(path): deferred: \(reason)") }
             case .uploaded(let path, let id, let alreadyStored):
                 tally.withLock { $0.uploaded += 1; if alreadyStored { $0.alreadyThere += 1 } }
                 line = EventLine(event: "uploaded", path: path, serverID: id, alreadyStored: alreadyStored ? true : nil)
@@ -211,7 +212,8 @@ enum DrainCommand: Command {
                 let pids = held.processes.map(String.init).joined(separator: ", ")
                 console.err("photodrain drain: \(held.count) photo\(held.count == 1 ? " is" : "s are") held by another runner on this store (pid \(pids)), which goes on with \(held.count == 1 ? "it" : "them"); run again once it is done")
             }
-            if let reason = AnalysisOptions.noProgressPossible(memory, analysed: t.analysed, remaining: counts.discovered) {
+            if let reason = AnalysisOptions.noProgressPossible(memory, analysed: t.analysed, remaining: counts.discovered,
+                                                                deferrals: runner.memoryDeferrals) {
                 console.err("photodrain drain: \(reason)")
                 return .failure
             }

@@ -13,7 +13,8 @@ enum WakeCommand: Command {
         In order: acknowledge finished upload jobs; retry retryable failed ones (acknowledging
         permanent errors instead); cancel jobs made redundant (photo removed, changed, or already
         uploaded); create jobs for analysed photos until --inflight-limit; analyse at most one page
-        of photos, bailing the moment memory headroom runs low. It never sends file bytes: the
+        of photos, bailing the moment memory headroom runs low (a photo whose analysis does not
+        fit is left for a later invocation, never analysed smaller). It never sends file bytes: the
         `agent` does. Run it from a timer; SIGTERM stops it promptly with exit 75.
 
         """ + LibraryOptions.scanDiscussion + "\n" + LibraryOptions.filterDiscussion,
@@ -129,7 +130,7 @@ enum WakeCommand: Command {
             if let next = report.nextRetryAt {
                 line += "; \(report.retriesDeferred) retr\(report.retriesDeferred == 1 ? "y waits" : "ies wait") for the server's Retry-After (until \(next.ISO8601Format()))"
             }
-            if let bailed = report.bailed { line += " (stopped early: \(bailed))" }
+            if let bailed = report.bailed { line += " (stopped early: \(bailed)\(status == .workRemains ? "; more work remains" : ""))" }
             Console.shared.out(line)
         }
         return status

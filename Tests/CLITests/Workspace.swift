@@ -34,6 +34,15 @@ final class Workspace {
         return written
     }
 
+    /// A plain gray JPEG of `width` x `height`: large photos for the memory-limit tests, cheap to
+    /// make and to probe.
+    func addGrayPhoto(_ relative: String, width: Int, height: Int) throws {
+        let image = Image(width: width, height: height, channels: 3) { out in
+            for index in 0..<out.count { out[index] = UInt8(truncatingIfNeeded: 96 + index % 7) }
+        }
+        try write(relative, bytes: try ImageEncoder.jpeg(image, quality: 70))
+    }
+
     func write(_ relative: String, bytes: [UInt8]) throws {
         let url = root.appendingPathComponent("library").appendingPathComponent(relative)
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
