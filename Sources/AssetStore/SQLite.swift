@@ -1,4 +1,5 @@
 import CSQLite
+import Glibc
 
 // Every call into SQLite goes through this file: `Database` owns a connection and `Statement` a
 // prepared statement; both are freed in deinit. Neither is thread-safe: `AssetStore` serialises
