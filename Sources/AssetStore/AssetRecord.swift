@@ -53,10 +53,16 @@ public struct AssetRecord: Sendable, Equatable, Codable {
     /// How the active destination's upload mark was proven: nil when the photo is not uploaded
     /// there or the mark predates proof of receipt (store migration 7).
     public let uploadProof: ReceiptProof?
+    /// For a companion file (a Live Photo's video, an `.AAE`, an `.xmp` of the same name beside a
+    /// photo): the photo's path. It is uploaded after the photo, carrying the photo's verdict.
+    public let companionOf: String?
 
     /// The `label` of a file's verdict when it is not a photo PhotoDrain analyses (a video, a raw
     /// photo, a document): terminal, and kept out of uploads unless a runner is asked to send it.
     public static let unanalysableLabel = "unanalysable"
+
+    /// The `label` of a companion file (see `companionOf`).
+    public static let companionLabel = "companion"
 
     /// True when the verdict is `unanalysable`.
     public var isUnanalysable: Bool { label == Self.unanalysableLabel }
@@ -71,7 +77,7 @@ public struct AssetRecord: Sendable, Equatable, Codable {
     static let columns = """
         id, path, size, mtime_ns, generation, sha256, format, width, height, verdict, label, face_count, \
         score, analysis_error, discovered_at, analyzed_at, last_attempt_at, uploaded_at, attempts, \
-        last_error, server_id, failed, raw_path, upload_proof
+        last_error, server_id, failed, raw_path, upload_proof, companion_of
         """
 
     init(row r: [SQLValue]) {
@@ -99,6 +105,7 @@ public struct AssetRecord: Sendable, Equatable, Codable {
         failed = (r[21].int ?? 0) != 0
         rawPath = r.count > 22 ? r[22].string.flatMap(Hex.bytes(fromHex:)) : nil
         uploadProof = r.count > 23 ? r[23].string.flatMap(ReceiptProof.init(rawValue:)) : nil
+        companionOf = r.count > 24 ? r[24].string : nil
     }
 
 }

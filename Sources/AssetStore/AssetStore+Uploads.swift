@@ -36,6 +36,7 @@ extension AssetStore {
                       AND (a.lease_owner IS NULL OR a.lease_until < ?)
                       AND NOT EXISTS (SELECT 1 FROM upload_jobs j WHERE j.asset_id = a.id)
                       AND (? OR a.\(Self.notUnanalysable)) AND \(filter.sql("a.path")) AND a.size <= ?
+                      AND \(Companions.readySQL("a"))
                     ORDER BY a.last_attempt_at IS NOT NULL, a.last_attempt_at, a.id LIMIT ?
                     """, [.real(now), .integer(includeUnanalysable ? 1 : 0), .integer(maxSize ?? Int64.max), .integer(Int64(limit))]).compactMap { $0.first?.int }
                 var claimed: [AssetRecord] = []
@@ -58,6 +59,7 @@ extension AssetStore {
             try db.query("""
                 SELECT COUNT(*) FROM assets WHERE analyzed_at IS NOT NULL AND uploaded_at IS NULL AND failed = 0
                   AND (? OR \(Self.notUnanalysable)) AND \(filter.sql("path")) AND size <= ?
+                  AND \(Companions.readySQL("assets"))
                 """, [.integer(includeUnanalysable ? 1 : 0), .integer(maxSize ?? Int64.max)]).first?.first?.int ?? 0
         }
     }
@@ -184,6 +186,7 @@ extension AssetStore {
                 WHERE a.analyzed_at IS NOT NULL AND a.uploaded_at IS NULL AND a.failed = 0
                   AND NOT EXISTS (SELECT 1 FROM upload_jobs j WHERE j.asset_id = a.id)
                   AND (? OR a.\(Self.notUnanalysable)) AND \(filter.sql("a.path")) AND a.size <= ?
+                  AND \(Companions.readySQL("a"))
                 ORDER BY a.last_attempt_at IS NOT NULL, a.last_attempt_at, a.id LIMIT ?
                 """, [.integer(includeUnanalysable ? 1 : 0), .integer(maxSize ?? Int64.max), .integer(Int64(limit))]).map(AssetRecord.init(row:))
         }

@@ -302,6 +302,7 @@ public final class AssetStore: Sendable {
                     try db.run("INSERT OR REPLACE INTO scan_problems(path, message, seen_at) VALUES (?, ?, ?)",
                                [.text(problem.path), .text(problem.message), .real(now)])
                 }
+                try Companions.link(db, now: now)
                 let end = try Self.currentSequence(db)
                 try db.run("DELETE FROM changes WHERE seq <= ?", [.integer(end - Int64(historyLimit))])
                 // Before issue 15's table, the list was kept as JSON in `meta`: gone for good.

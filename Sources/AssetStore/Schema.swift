@@ -122,6 +122,9 @@ enum Schema {
         -- Hidden entries (names starting with a dot) each folder held when last read: left out
         -- unless the store includes hidden files, and counted by status either way.
         ALTER TABLE scan_directories ADD COLUMN hidden INTEGER NOT NULL DEFAULT 0;
+        -- A Live Photo's video, an edit list (.AAE) or a sidecar (.xmp) beside its photo: the
+        -- photo's path. Such a file is uploaded after its photo, with its verdict.
+        ALTER TABLE assets ADD COLUMN companion_of TEXT;
         """,
     ]
 

@@ -48,11 +48,12 @@ public final class JobPerformer: Sendable {
         // The file name's own bytes, when they are not UTF-8, go in Content-Disposition's filename*.
         let nameBytes = asset.rawPath.map { raw in Array(raw.split(separator: 0x2F, omittingEmptySubsequences: true).last ?? raw[...]) }
         var metadata: UploadMetadata
+        let verdict = travellingVerdict(of: asset)
         do {
             if let sha = asset.sha256 {
-                metadata = UploadMetadata(filename: name, sha256Hex: sha, verdictJSON: asset.verdictJSON ?? "{}", filenameBytes: nameBytes)
+                metadata = UploadMetadata(filename: name, sha256Hex: sha, verdictJSON: verdict, filenameBytes: nameBytes)
             } else {
-                metadata = try UploadMetadata(file: path, verdictJSON: asset.verdictJSON ?? "{}")
+                metadata = try UploadMetadata(file: path, verdictJSON: verdict)
                 metadata.filename = name
                 metadata.filenameBytes = nameBytes
             }
@@ -90,6 +91,18 @@ public final class JobPerformer: Sendable {
             }
             return finish(job, error: error)
         }
+    }
+
+    /// The verdict a file is uploaded with: its own; for a companion file (a Live Photo's video,
+    /// an `.AAE`, an `.xmp`), its photo's, with `companionOf` naming the photo.
+    private func travellingVerdict(of asset: AssetRecord) -> String {
+        guard let photoPath = asset.companionOf, let photo = try? store.asset(path: photoPath), let json = photo.verdictJSON,
+              let object = (try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [String: Any],
+              let data = try? JSONSerialization.data(withJSONObject: object.merging(["companionOf": photoPath]) { $1 },
+                                                      options: [.sortedKeys, .withoutEscapingSlashes]) else {
+            return asset.verdictJSON ?? "{}"
+        }
+        return String(decoding: data, as: UTF8.self)
     }
 
     private func finish(_ job: UploadJob, error: TransferError) -> PerformOutcome {

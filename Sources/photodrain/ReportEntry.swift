@@ -13,6 +13,8 @@ struct ReportEntry: Sendable {
         case error
         /// Not a photo PhotoDrain analyses (a video, a raw, a document): no error, just not a photo.
         case unanalysable
+        /// A photo's companion file (its Live Photo video, edit list or sidecar).
+        case companion
         /// Not analysed yet.
         case pending
 
@@ -23,6 +25,7 @@ struct ReportEntry: Sendable {
             case .noFaces: "no faces"
             case .error: "error"
             case .unanalysable: "not a photo"
+            case .companion: "companion file"
             case .pending: "not analysed"
             }
         }
@@ -38,7 +41,7 @@ struct ReportEntry: Sendable {
     /// Reads the row's verdict JSON; a verdict that does not parse becomes `verdictProblem`.
     init(record: AssetRecord) {
         self.record = record
-        if let json = record.verdictJSON {
+        if let json = record.verdictJSON, record.label != AssetRecord.companionLabel {
             do {
                 verdict = try Verdict.decode(json: json)
                 verdictProblem = nil
@@ -54,6 +57,7 @@ struct ReportEntry: Sendable {
 
     /// The label filter's value for this photo.
     var label: Label {
+        if record.label == AssetRecord.companionLabel { return .companion }
         if verdictProblem == nil && (record.isUnanalysable || verdict?.label == .unanalysable) { return .unanalysable }
         if verdictProblem != nil || record.analysisError != nil { return .error }
         guard let verdict else { return .pending }

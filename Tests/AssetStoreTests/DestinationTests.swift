@@ -122,3 +122,21 @@ import UploadProtocol
         #expect(held.count == 1 && held.processes == [1])
     }
 }
+
+/// Issue 24 item 8: which photo a companion file belongs to.
+@Suite struct CompanionMatchTests {
+    static let library = ["a/img_0001.heic": "a/IMG_0001.HEIC", "a/img_0002.jpg": "a/IMG_0002.jpg", "b/img_0001.jpeg": "b/IMG_0001.jpeg"]
+
+    @Test(arguments: [
+        ("a/IMG_0001.MOV", "a/IMG_0001.HEIC"), ("a/IMG_0001.aae", "a/IMG_0001.HEIC"), ("a/IMG_0001.HEIC.xmp", "a/IMG_0001.HEIC"),
+        ("a/IMG_0001.xmp", "a/IMG_0001.HEIC"), ("a/IMG_0002.mp4", "a/IMG_0002.jpg"), ("b/IMG_0001.MOV", "b/IMG_0001.jpeg"),
+    ])
+    func aCompanionFindsItsPhotoInItsOwnFolder(companion: String, photo: String) {
+        #expect(Companions.photo(for: companion, in: Self.library) == photo)
+    }
+
+    @Test(arguments: ["a/IMG_0003.MOV", "c/IMG_0001.MOV", "a/IMG_0001.txt.xmp"])
+    func aFileWithoutAPhotoOfItsNameIsNoCompanion(path: String) {
+        #expect(Companions.photo(for: path, in: Self.library) == nil)
+    }
+}

@@ -280,3 +280,38 @@ import Testing
         #expect(wake.stdout.contains("SIGTERM"))
     }
 }
+
+/// Issue 24 item 8: a Live Photo's video, its edit list and its sidecar travel with their photo.
+@Suite struct CompanionFilesCLITests {
+    @Test func companionsAreUploadedAfterTheirPhotoWithItsVerdict() throws {
+        let ws = try Workspace()
+        try ws.write("2021/IMG_0001.JPG", bytes: Array(try Data(contentsOf: URL(fileURLWithPath: CLI.sample("hopper.jpg")))))
+        try ws.write("2021/IMG_0001.MOV", bytes: [0, 0, 0, 0x14] + Array("ftypqt  ".utf8) + [UInt8](repeating: 7, count: 4096))
+        try ws.write("2021/IMG_0001.AAE", bytes: Array("<?xml version=\"1.0\"?><plist/>".utf8))
+        try ws.write("2021/IMG_0001.JPG.xmp", bytes: Array("<x:xmpmeta xmlns:x=\"adobe:ns:meta/\"/>".utf8))
+        try ws.write("2021/lonely.MOV", bytes: [0, 0, 0, 0x14] + Array("ftypqt  ".utf8) + [UInt8](repeating: 9, count: 64))
+        let server = try ServeProcess(directory: ws.root.appendingPathComponent("received").path)
+        let drain = try CLI.run(["drain", ws.library, "--store", ws.store, "--to", server.url, "--analysis-size", "96"])
+        #expect(drain.status == 0, "\(drain.stderr)")
+        let objects = try server.objects()
+        #expect(objects.count == 4, "\(objects.map { $0["filename"] ?? "?" })")
+        let byName = Dictionary(uniqueKeysWithValues: objects.compactMap { object in (object["filename"] as? String).map { ($0, object) } })
+        let photoVerdict = try #require(byName["IMG_0001.JPG"]?["verdict"] as? String)
+        #expect(photoVerdict.contains("\"label\":\"faces\""))
+        for companion in ["IMG_0001.MOV", "IMG_0001.AAE", "IMG_0001.JPG.xmp"] {
+            let verdict = try #require(byName[companion]?["verdict"] as? String, "\(companion) did not arrive")
+            #expect(verdict.contains("\"companionOf\":\"2021/IMG_0001.JPG\""), "\(companion): \(verdict)")
+            #expect(verdict.contains("\"label\":\"faces\""), "\(companion) does not carry the photo's verdict: \(verdict)")
+        }
+        // The photo went first: its object is stored before any companion's.
+        let stored = server.running.stderr.split(separator: "\n").filter { $0.contains("object=") }
+        let ids = byName.mapValues { $0["id"] as? String ?? "" }
+        let order = stored.compactMap { line in ids.first { line.contains("object=\($0.value)") }?.key }
+        #expect(order.first == "IMG_0001.JPG", "stored in the order \(order)")
+        // Not unanalysable: status holds back only the lone video.
+        let status = try CLI.run(["status", ws.library, "--store", ws.store, "--json"])
+        let counts = try #require((try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?["counts"] as? [String: Any])
+        #expect(counts["unanalysable"] as? Int == 1, "\(counts)")
+        #expect(counts["uploaded"] as? Int == 4, "\(counts)")
+    }
+}
