@@ -4,8 +4,9 @@ import Synchronization
 
 /// The reference upload receiver behind `photodrain serve`: an HTTP/1.1 server on POSIX sockets
 /// with one thread per connection (never Swift's cooperative pool), at most
-/// `maxConnections` at once; when all are taken, the one that has waited longest for a request
-/// head is closed to admit a new one.
+/// `maxConnections` at once; when all are taken, of the connections that hold no authorised
+/// request (waiting for a request head, or being refused one) the one that has waited longest
+/// is closed to admit a new one.
 ///
 ///     let server = ReceiverServer(configuration: .loopback(directory: dir))
 ///     let port = try server.start()      // listening; requests are served on background threads
@@ -28,8 +29,10 @@ public final class ReceiverServer: Sendable {
         var stopping = false
         /// Open client connections, so `stop()` can end them.
         var connections: Set<Int32> = []
-        /// Connections waiting for a request head (idle, or with a partial head), and since when.
-        var waitingForHead: [Int32: ContinuousClock.Instant] = [:]
+        /// Connections that may be evicted to make room, and since when they started waiting for
+        /// their request head: idle, with a partial head, or answering a request that was not
+        /// authorised (see `HTTPConnection.evictable`).
+        var evictable: [Int32: ContinuousClock.Instant] = [:]
         /// Connections shut down to make room, whose threads have not finished yet.
         var evicted: Set<Int32> = []
     }
@@ -183,15 +186,16 @@ public final class ReceiverServer: Sendable {
             }
             // When every slot is taken, the connection that has waited longest for a request
             // head makes room: idle connections (a slowloris opening hundreds and sending
-            // nothing, or a trickle of header bytes) must not lock real clients out until they
-            // time out. Connections with a request in progress are never evicted.
+            // nothing, or a trickle of header bytes), and peers being refused without the token,
+            // must not lock real clients out until they time out. Connections with an authorised
+            // request in progress are never evicted.
             var evictedFor: Int32?
             let admitted = state.withLock { state -> Bool in
                 guard !state.stopping else { return false }
                 if state.connections.count - state.evicted.count >= configuration.maxConnections {
-                    guard let oldest = state.waitingForHead.min(by: { $0.value < $1.value })?.key else { return false }
+                    guard let oldest = state.evictable.min(by: { $0.value < $1.value })?.key else { return false }
                     Syscalls.shutdownBoth(oldest)
-                    state.waitingForHead[oldest] = nil
+                    state.evictable[oldest] = nil
                     state.evicted.insert(oldest)
                     evictedFor = oldest
                 }
@@ -215,10 +219,10 @@ public final class ReceiverServer: Sendable {
 
     private func serve(_ fd: Int32, handler: RequestHandler) {
         var connection: HTTPConnection? = HTTPConnection(descriptor: fd, configuration: configuration)
-        connection?.waitingForHead = { [self] waiting in
+        connection?.evictable = { [self] evictable in
             state.withLock { state in
                 guard !state.evicted.contains(fd) else { return }
-                state.waitingForHead[fd] = waiting ? ContinuousClock.now : nil
+                state.evictable[fd] = evictable ? ContinuousClock.now : nil
             }
         }
         while let current = connection {
@@ -237,7 +241,7 @@ public final class ReceiverServer: Sendable {
                 // Forget the descriptor before it is closed, so stop() never shuts a reused number.
                 state.withLock { state in
                     state.connections.remove(fd)
-                    state.waitingForHead[fd] = nil
+                    state.evictable[fd] = nil
                     state.evicted.remove(fd)
                 }
             }

@@ -70,10 +70,13 @@ final class RequestHandler: Sendable {
             return exchange.respond(.text(200, "ok"))
         }
         if let token, !Self.authorized(head["authorization"], token: token) {
+            // Closed after the answer, and never a body drained for it: a peer without the token
+            // gets no slot time beyond a short linger, and stays evictable until then.
             exchange.notes.append("unauthorized")
             return exchange.respond(.text(401, "a valid bearer token is required",
-                                          headers: [("WWW-Authenticate", "Bearer")]))
+                                          headers: [("WWW-Authenticate", "Bearer")]), close: true)
         }
+        exchange.connection.holdAuthorisedRequest()
         switch (head.method, parts.first, parts.count) {
         case ("OPTIONS", _, _) where head.path == "*" || parts.isEmpty || parts == ["uploads"]:
             return options(exchange)
