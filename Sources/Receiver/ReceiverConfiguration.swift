@@ -16,7 +16,8 @@ public struct ReceiverConfiguration: Sendable {
     public var token: String?
     /// The largest object accepted, in bytes (`max-size` in `Upload-Limit`).
     public var maxSize: Int64
-    /// Partial uploads untouched for this long are removed.
+    /// Partial uploads untouched for this long are removed (by a background sweep, see
+    /// `sweepInterval`; a request that finds one expired answers 404 at once).
     public var partialTTL: Double
     /// Connections served at once; more are answered 503 and closed.
     public var maxConnections: Int
@@ -49,6 +50,13 @@ public struct ReceiverConfiguration: Sendable {
     public var now: @Sendable () -> Date
     /// Where finished objects' bytes go (`serve --layout`); see `ObjectLayout`.
     public var layout: ObjectLayout = .id
+    /// How often (seconds) a background thread looks for expired uploads, and never less often
+    /// than `partialTTL`. No request ever does this work.
+    public var sweepInterval: Double = 60
+    /// The most upload records one background pass reads. A pass that stops at this limit is
+    /// followed by the next one a second later (not a `sweepInterval` later), until every record
+    /// has been looked at.
+    public var sweepBatch: Int = 500
     /// Faults to inject on purpose (cut connections, a full disk), for tests of clients against
     /// this receiver; nil in production.
     public var faultInjection: FaultInjection?
@@ -163,6 +171,7 @@ public struct ReceiverConfiguration: Sendable {
         if maxHeaderCount < 1 { throw bad("max header count must be at least 1") }
         if !(headerTimeout > 0 && ioTimeout > 0 && idleTimeout > 0) { throw bad("timeouts must be positive") }
         if !(checkpointInterval >= 0) { throw bad("the checkpoint interval must not be negative") }
+        if !(sweepInterval > 0) || sweepBatch < 1 { throw bad("the expiry sweep needs a positive interval and batch") }
         if let token = effectiveToken, BearerTokenText.usable(token) == nil {
             throw bad("the token holds a space or a control character, which no client sends")
         }

@@ -13,7 +13,8 @@ import Synchronization
 ///     ...
 ///     server.stop()                      // closes the listener and every connection, waits for them
 ///
-/// `run()` starts (if needed) and blocks the calling thread until `stop()` is called.
+/// `run()` starts (if needed) and blocks the calling thread until `stop()` is called. Expired
+/// uploads are removed by an `ExpirySweeper` on a thread of its own, never by a request.
 public final class ReceiverServer: Sendable {
     /// The configuration the server was made with.
     public let configuration: ReceiverConfiguration
@@ -93,12 +94,15 @@ public final class ReceiverServer: Sendable {
         let port: Int
         let wake: (Int32, Int32)
         let handler: RequestHandler
+        let sweeper: ExpirySweeper
         let store: UploadStore
         do {
             port = try Syscalls.boundPort(listener)
             store = try UploadStore(directory: configuration.directory, partialTTL: configuration.partialTTL,
                                     bootID: UploadStore.bootID(at: configuration.bootIDPath), syncMode: configuration.syncMode, layout: configuration.layout)
-            handler = RequestHandler(configuration: configuration, store: store, registry: TransferRegistry())
+            let registry = TransferRegistry()
+            handler = RequestHandler(configuration: configuration, store: store, registry: registry)
+            sweeper = ExpirySweeper(store: store, registry: registry, configuration: configuration)
             wake = try Syscalls.makePipe()
         } catch {
             Syscalls.closeDescriptor(listener)
@@ -115,6 +119,11 @@ public final class ReceiverServer: Sendable {
         threads.enter()
         Thread.detachNewThread { [self] in
             acceptLoop(listener: listener, wake: wake.0, handler: handler)
+            threads.leave()
+        }
+        threads.enter()
+        Thread.detachNewThread { [self] in
+            sweeper.run(until: wake.0)
             threads.leave()
         }
         configuration.log("receiver listening on \(configuration.host):\(port), storing in \(configuration.directory)")
@@ -145,7 +154,8 @@ public final class ReceiverServer: Sendable {
     }
 
     /// Stops accepting, shuts every open connection down (an upload in flight keeps its durable
-    /// prefix), and waits until every connection thread has finished. Safe to call more than once.
+    /// prefix), and waits until every connection thread has finished, and the expiry sweep (after
+    /// the pass it may be in). Safe to call more than once.
     public func stop() {
         let wakeWrite = state.withLock { state -> Int32? in
             guard !state.stopping else { return nil }

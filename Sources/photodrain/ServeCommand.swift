@@ -16,7 +16,8 @@ enum ServeCommand: Command {
         id and stores nothing. GET /objects lists what arrived, each object with its provenance
         (library path, mtime, size, EXIF DateTimeOriginal) when the client sent X-Photo-* headers.
         SIGINT or SIGTERM stops it; partial
-        uploads survive a restart and expire after --partial-ttl.
+        uploads survive a restart and expire after --partial-ttl (a background sweep removes them,
+        at most 500 records read per pass, a pass every minute; no request waits for it).
 
         Durability of partial uploads (--sync): every offset the receiver reports survives a kill of
         the receiver process, whatever the mode. With 'checkpoint' (the default) partial bytes are
