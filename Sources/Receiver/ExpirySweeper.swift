@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 
 /// The receiver's housekeeping of `uploads/`, on a thread of its own (`ReceiverServer` starts it):
-/// removes uploads untouched for longer than the partial TTL.
+/// removes uploads untouched for longer than the partial TTL, and rewrites the record of each
+/// finished upload to say it is complete.
 ///
 /// Each pass reads at most `sweepBatch` records, continuing after the last one the previous pass
 /// read, so no pass takes long however many uploads there are; one directory fsync covers its
@@ -10,6 +11,10 @@ import Synchronization
 /// while a round through the records is unfinished. Expiry used to run inside whichever request
 /// found it due (5,274 expired uploads made one `GET /healthz` take 16 s) and never without
 /// traffic.
+///
+/// A finished upload's record is left as it was by the request that completed it (the hot path
+/// creates files and deletes none, see `UploadRecord.reservedObjectID`) and reads as complete
+/// from then on; the next pass writes it as complete, so the file says what it means too.
 final class ExpirySweeper: Sendable {
     /// What one pass did.
     struct Pass: Sendable {
@@ -17,7 +22,9 @@ final class ExpirySweeper: Sendable {
         var examined = 0
         /// Expired uploads removed (record and partial bytes).
         var removed = 0
-        /// Uploads that could not be removed, and the first error.
+        /// Finished uploads whose record was rewritten as complete.
+        var settled = 0
+        /// Uploads that could not be removed or rewritten, and the first error.
         var failed = 0
         var firstFailure: ReceiverError?
         /// Whether the pass read up to the last record (the next round starts from the first).
@@ -56,15 +63,15 @@ final class ExpirySweeper: Sendable {
             let pass = sweep()
             if pass.removed > 0 { configuration.log("expired \(pass.removed) partial upload(s)") }
             if let failure = pass.firstFailure {
-                configuration.log("expiry sweep: \(pass.failed) upload(s) could not be removed: \(failure)")
+                configuration.log("expiry sweep: \(pass.failed) upload(s) could not be removed or settled: \(failure)")
             }
             delay = pass.reachedEnd ? interval : min(interval, Self.pauseBetweenBatches)
         }
     }
 
-    /// One pass: reads at most `sweepBatch` records after the previous pass's last, and removes
-    /// the expired uploads no request is using. An upload a request holds or waits for is
-    /// skipped until the next round.
+    /// One pass: reads at most `sweepBatch` records after the previous pass's last; removes the
+    /// expired uploads no request is using, and writes finished uploads' records as complete.
+    /// An upload a request holds or waits for is skipped until the next round.
     func sweep() -> Pass {
         var pass = Pass()
         let now = configuration.now()
@@ -89,6 +96,9 @@ final class ExpirySweeper: Sendable {
                 if store.hasExpired(record.current, now: now) {
                     try store.removeUpload(id, syncDirectory: false)
                     pass.removed += 1
+                } else if record.current.complete && !record.onDisk.complete {
+                    try store.save(record.current)
+                    pass.settled += 1
                 }
             } catch {
                 pass.failed += 1

@@ -12,7 +12,8 @@ import UploadProtocol
 ///     uploads/<id>.part     bytes of a resumable upload so far (its length is the upload's offset)
 ///     uploads/<id>.json     its UploadRecord (written at creation and at checkpoints; completing the
 ///                           upload stores the object under the record's reserved id and leaves
-///                           the record as it is, so the hot path creates files and deletes none)
+///                           the record as it is, so the hot path creates files and deletes none;
+///                           the background ExpirySweeper then writes it as complete)
 ///     tmp/                  staging for plain uploads and metadata writes; emptied at start
 ///     files/<library path>  with `--layout path`: objects' bytes by their `X-Photo-Path` (the
 ///                           sidecar, still `objects/<id>.json`, names it in `storedPath`)
