@@ -18,12 +18,8 @@ import Synchronization
 final class ExpirySweeper: Sendable {
     /// What one pass did.
     struct Pass: Sendable {
-        /// Records read.
-        var examined = 0
         /// Expired uploads removed (record and partial bytes).
         var removed = 0
-        /// Finished uploads whose record was rewritten as complete.
-        var settled = 0
         /// Uploads that could not be removed or rewritten, and the first error.
         var failed = 0
         var firstFailure: ReceiverError?
@@ -88,7 +84,6 @@ final class ExpirySweeper: Sendable {
         let batch = ids[start...].prefix(configuration.sweepBatch)
         pass.reachedEnd = batch.endIndex == ids.endIndex
         for id in batch {
-            pass.examined += 1
             guard registry.acquireIfIdle(id) else { continue }
             defer { registry.release(id) }
             guard let record = store.storedRecord(id) else { continue }
@@ -98,7 +93,6 @@ final class ExpirySweeper: Sendable {
                     pass.removed += 1
                 } else if record.current.complete && !record.onDisk.complete {
                     try store.save(record.current)
-                    pass.settled += 1
                 }
             } catch {
                 pass.failed += 1

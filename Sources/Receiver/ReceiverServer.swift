@@ -121,6 +121,7 @@ public final class ReceiverServer: Sendable {
             acceptLoop(listener: listener, wake: wake.0, handler: handler)
             threads.leave()
         }
+        // The accept loop's wake pipe: neither reads it, so stop()'s one byte wakes both.
         threads.enter()
         Thread.detachNewThread { [self] in
             sweeper.run(until: wake.0)
