@@ -14,10 +14,12 @@ final class HTTPConnection {
 
     let descriptor: Int32
     private let configuration: ReceiverConfiguration
-    /// Told `true` when the connection starts waiting for a request head and `false` when it
-    /// stops (a head arrived, was refused, or the peer went): the server may evict a connection
-    /// that is waiting for a head to make room for a new one.
-    var waitingForHead: ((Bool) -> Void)?
+    /// Told `true` when the connection starts waiting for a request head, and `false` (by the
+    /// request handler, through `holdAuthorisedRequest()`) once a request on it is authorised.
+    /// In between (waiting for a head, or answering a request that was refused before it was
+    /// authorised) the server may evict the connection to make room for a new one; a peer
+    /// without the token must never hold a slot that an authorised client needs.
+    var evictable: ((Bool) -> Void)?
     /// Bytes received but not yet consumed (the tail of a head read is the start of the body).
     private var pending: [UInt8] = []
     private let chunk: UnsafeMutableRawBufferPointer
@@ -46,8 +48,7 @@ final class HTTPConnection {
     /// Reads the next request head: waits up to the idle timeout for its first byte, then allows the
     /// header timeout for the rest (so a slow-header client cannot hold a slot).
     func readHead() -> HeadResult {
-        waitingForHead?(true)
-        defer { waitingForHead?(false) }
+        evictable?(true)
         var deadline: ContinuousClock.Instant?
         var scanned = 0
         var emptyLines = 0
@@ -180,13 +181,27 @@ final class HTTPConnection {
         }
     }
 
+    /// Marks the connection as carrying an authorised request, which the server must finish:
+    /// it is not evicted to make room until it waits for its next head.
+    func holdAuthorisedRequest() {
+        evictable?(false)
+    }
+
+    /// The longest a connection lingers before it is closed (`lingerBeforeClose()`).
+    static let lingerLimit: Duration = .seconds(1)
+
     /// Half-closes the connection and discards what the client still sends, for a short while
-    /// (at most 1 s of silence and 8 MiB), so that a response sent before the end of a body is read.
+    /// (`lingerLimit` in all, and at most 8 MiB), so that a response sent before the end of a
+    /// body is read rather than lost to a reset. Never longer: a peer trickling bytes must not
+    /// keep its slot (it used to, for as long as it sent a byte within every second).
     func lingerBeforeClose() {
         Syscalls.shutdownWrite(descriptor)
+        let deadline = ContinuousClock.now + Self.lingerLimit
         var discarded = 0
         while discarded < 8 << 20 {
-            guard let ready = try? Syscalls.waitReadable(descriptor, timeoutMilliseconds: 1_000), ready,
+            let left = deadline - ContinuousClock.now
+            guard left > .zero,
+                  let ready = try? Syscalls.waitReadable(descriptor, timeoutMilliseconds: Self.milliseconds(left)), ready,
                   let n = try? Syscalls.receive(descriptor, into: chunk),
                   n > 0 else { return }
             discarded += n
@@ -210,5 +225,9 @@ final class HTTPConnection {
 
     private static func milliseconds(_ seconds: Double) -> Int32 {
         Int32(clamping: Int((seconds * 1000).rounded(.up)))
+    }
+
+    private static func milliseconds(_ duration: Duration) -> Int32 {
+        milliseconds(Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
     }
 }

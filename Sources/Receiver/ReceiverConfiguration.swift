@@ -1,4 +1,5 @@
 import Foundation
+import UploadProtocol
 
 /// Everything `photodrain serve` can set, with defaults suited to a LAN receiver.
 /// All sizes are bytes and all durations seconds.
@@ -10,11 +11,13 @@ public struct ReceiverConfiguration: Sendable {
     /// The TCP port; 0 picks a free one (see `ReceiverServer.start()`).
     public var port: Int
     /// The bearer token every request but `GET /healthz` must carry, or nil for none. Surrounding
-    /// whitespace (a token file's trailing newline) is ignored.
+    /// spaces, tabs and line breaks (a token file's trailing newline) are ignored; a space or a
+    /// control character inside is refused by `start()`, as every client refuses to send it.
     public var token: String?
     /// The largest object accepted, in bytes (`max-size` in `Upload-Limit`).
     public var maxSize: Int64
-    /// Partial uploads untouched for this long are removed.
+    /// Partial uploads untouched for this long are removed (by a background sweep, see
+    /// `sweepInterval`; a request that finds one expired answers 404 at once).
     public var partialTTL: Double
     /// Connections served at once; more are answered 503 and closed.
     public var maxConnections: Int
@@ -47,6 +50,13 @@ public struct ReceiverConfiguration: Sendable {
     public var now: @Sendable () -> Date
     /// Where finished objects' bytes go (`serve --layout`); see `ObjectLayout`.
     public var layout: ObjectLayout = .id
+    /// How often (seconds) a background thread looks for expired uploads, and never less often
+    /// than `partialTTL`. No request ever does this work.
+    public var sweepInterval: Double = 60
+    /// The most upload records one background pass reads. A pass that stops at this limit is
+    /// followed by the next one a second later (not a `sweepInterval` later), until every record
+    /// has been looked at.
+    public var sweepBatch: Int = 500
     /// Faults to inject on purpose (cut connections, a full disk), for tests of clients against
     /// this receiver; nil in production.
     public var faultInjection: FaultInjection?
@@ -121,8 +131,9 @@ public struct ReceiverConfiguration: Sendable {
     }
 
     /// Reads a bearer token from a file (`--token-file`): its content without surrounding
-    /// whitespace. Throws `.invalidConfiguration` when the file cannot be read or is empty; the
-    /// message names the file, never its content.
+    /// whitespace. Throws `.invalidConfiguration` when the file cannot be read, is empty, or holds
+    /// a space or a control character inside the token (`BearerTokenText`: no client would send
+    /// it, so every upload would be refused); the message names the file, never its content.
     public static func token(fromFile path: String) throws(ReceiverError) -> String {
         let bytes: [UInt8]
         do {
@@ -131,15 +142,18 @@ public struct ReceiverConfiguration: Sendable {
             throw ReceiverError(code: .invalidConfiguration, message: "cannot read token file \(path): \(error.message)",
                                 systemErrno: error.systemErrno)
         }
-        let token = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        if token.isEmpty { throw ReceiverError(code: .invalidConfiguration, message: "token file \(path) is empty") }
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard let token = BearerTokenText.usable(text) else {
+            let problem = BearerTokenText.trimmed(text).isEmpty ? "is empty" : "holds a space or a control character inside the token, which no client sends"
+            throw ReceiverError(code: .invalidConfiguration, message: "token file \(path) \(problem)")
+        }
         return token
     }
 
-    /// The token with surrounding whitespace removed; nil when absent or empty.
+    /// The token with surrounding spaces, tabs and line breaks removed; nil when absent or empty.
     var effectiveToken: String? {
         guard let token else { return nil }
-        let trimmed = token.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = BearerTokenText.trimmed(token)
         return trimmed.isEmpty ? nil : trimmed
     }
 
@@ -157,5 +171,9 @@ public struct ReceiverConfiguration: Sendable {
         if maxHeaderCount < 1 { throw bad("max header count must be at least 1") }
         if !(headerTimeout > 0 && ioTimeout > 0 && idleTimeout > 0) { throw bad("timeouts must be positive") }
         if !(checkpointInterval >= 0) { throw bad("the checkpoint interval must not be negative") }
+        if !(sweepInterval > 0) || sweepBatch < 1 { throw bad("the expiry sweep needs a positive interval and batch") }
+        if let token = effectiveToken, BearerTokenText.usable(token) == nil {
+            throw bad("the token holds a space or a control character, which no client sends")
+        }
     }
 }

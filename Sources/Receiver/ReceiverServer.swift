@@ -4,15 +4,17 @@ import Synchronization
 
 /// The reference upload receiver behind `photodrain serve`: an HTTP/1.1 server on POSIX sockets
 /// with one thread per connection (never Swift's cooperative pool), at most
-/// `maxConnections` at once; when all are taken, the one that has waited longest for a request
-/// head is closed to admit a new one.
+/// `maxConnections` at once; when all are taken, of the connections that hold no authorised
+/// request (waiting for a request head, or being refused one) the one that has waited longest
+/// is closed to admit a new one.
 ///
 ///     let server = ReceiverServer(configuration: .loopback(directory: dir))
 ///     let port = try server.start()      // listening; requests are served on background threads
 ///     ...
 ///     server.stop()                      // closes the listener and every connection, waits for them
 ///
-/// `run()` starts (if needed) and blocks the calling thread until `stop()` is called.
+/// `run()` starts (if needed) and blocks the calling thread until `stop()` is called. Expired
+/// uploads are removed by an `ExpirySweeper` on a thread of its own, never by a request.
 public final class ReceiverServer: Sendable {
     /// The configuration the server was made with.
     public let configuration: ReceiverConfiguration
@@ -28,8 +30,10 @@ public final class ReceiverServer: Sendable {
         var stopping = false
         /// Open client connections, so `stop()` can end them.
         var connections: Set<Int32> = []
-        /// Connections waiting for a request head (idle, or with a partial head), and since when.
-        var waitingForHead: [Int32: ContinuousClock.Instant] = [:]
+        /// Connections that may be evicted to make room, and since when they started waiting for
+        /// their request head: idle, with a partial head, or answering a request that was not
+        /// authorised (see `HTTPConnection.evictable`).
+        var evictable: [Int32: ContinuousClock.Instant] = [:]
         /// Connections shut down to make room, whose threads have not finished yet.
         var evicted: Set<Int32> = []
     }
@@ -90,12 +94,15 @@ public final class ReceiverServer: Sendable {
         let port: Int
         let wake: (Int32, Int32)
         let handler: RequestHandler
+        let sweeper: ExpirySweeper
         let store: UploadStore
         do {
             port = try Syscalls.boundPort(listener)
             store = try UploadStore(directory: configuration.directory, partialTTL: configuration.partialTTL,
                                     bootID: UploadStore.bootID(at: configuration.bootIDPath), syncMode: configuration.syncMode, layout: configuration.layout)
-            handler = RequestHandler(configuration: configuration, store: store, registry: TransferRegistry())
+            let registry = TransferRegistry()
+            handler = RequestHandler(configuration: configuration, store: store, registry: registry)
+            sweeper = ExpirySweeper(store: store, registry: registry, configuration: configuration)
             wake = try Syscalls.makePipe()
         } catch {
             Syscalls.closeDescriptor(listener)
@@ -112,6 +119,12 @@ public final class ReceiverServer: Sendable {
         threads.enter()
         Thread.detachNewThread { [self] in
             acceptLoop(listener: listener, wake: wake.0, handler: handler)
+            threads.leave()
+        }
+        // The accept loop's wake pipe: neither reads it, so stop()'s one byte wakes both.
+        threads.enter()
+        Thread.detachNewThread { [self] in
+            sweeper.run(until: wake.0)
             threads.leave()
         }
         configuration.log("receiver listening on \(configuration.host):\(port), storing in \(configuration.directory)")
@@ -142,7 +155,8 @@ public final class ReceiverServer: Sendable {
     }
 
     /// Stops accepting, shuts every open connection down (an upload in flight keeps its durable
-    /// prefix), and waits until every connection thread has finished. Safe to call more than once.
+    /// prefix), and waits until every connection thread has finished, and the expiry sweep (after
+    /// the pass it may be in). Safe to call more than once.
     public func stop() {
         let wakeWrite = state.withLock { state -> Int32? in
             guard !state.stopping else { return nil }
@@ -183,15 +197,16 @@ public final class ReceiverServer: Sendable {
             }
             // When every slot is taken, the connection that has waited longest for a request
             // head makes room: idle connections (a slowloris opening hundreds and sending
-            // nothing, or a trickle of header bytes) must not lock real clients out until they
-            // time out. Connections with a request in progress are never evicted.
+            // nothing, or a trickle of header bytes), and peers being refused without the token,
+            // must not lock real clients out until they time out. Connections with an authorised
+            // request in progress are never evicted.
             var evictedFor: Int32?
             let admitted = state.withLock { state -> Bool in
                 guard !state.stopping else { return false }
                 if state.connections.count - state.evicted.count >= configuration.maxConnections {
-                    guard let oldest = state.waitingForHead.min(by: { $0.value < $1.value })?.key else { return false }
+                    guard let oldest = state.evictable.min(by: { $0.value < $1.value })?.key else { return false }
                     Syscalls.shutdownBoth(oldest)
-                    state.waitingForHead[oldest] = nil
+                    state.evictable[oldest] = nil
                     state.evicted.insert(oldest)
                     evictedFor = oldest
                 }
@@ -215,10 +230,10 @@ public final class ReceiverServer: Sendable {
 
     private func serve(_ fd: Int32, handler: RequestHandler) {
         var connection: HTTPConnection? = HTTPConnection(descriptor: fd, configuration: configuration)
-        connection?.waitingForHead = { [self] waiting in
+        connection?.evictable = { [self] evictable in
             state.withLock { state in
                 guard !state.evicted.contains(fd) else { return }
-                state.waitingForHead[fd] = waiting ? ContinuousClock.now : nil
+                state.evictable[fd] = evictable ? ContinuousClock.now : nil
             }
         }
         while let current = connection {
@@ -237,7 +252,7 @@ public final class ReceiverServer: Sendable {
                 // Forget the descriptor before it is closed, so stop() never shuts a reused number.
                 state.withLock { state in
                     state.connections.remove(fd)
-                    state.waitingForHead[fd] = nil
+                    state.evictable[fd] = nil
                     state.evicted.remove(fd)
                 }
             }

@@ -1,9 +1,9 @@
 import Foundation
-import Synchronization
 import UploadProtocol
 
-/// Routes each request, checks the bearer token, sweeps expired uploads now and then, and writes
-/// one log line per request (method, path, status, notes, time; never the token or a query).
+/// Routes each request, checks the bearer token, and writes one log line per request (method,
+/// path, status, notes, time; never the token or a query). Expired uploads are removed by
+/// `ExpirySweeper`, never here.
 ///
 ///     GET     /healthz                     200 "ok" (no token needed)
 ///     OPTIONS /uploads, /, *               200 + Upload-Limit
@@ -19,18 +19,14 @@ import UploadProtocol
 final class RequestHandler: Sendable {
     private let configuration: ReceiverConfiguration
     private let store: UploadStore
-    private let registry: TransferRegistry
     private let uploads: UploadEndpoint
     private let token: [UInt8]?
-    private let lastSweep: Mutex<Date>
 
     init(configuration: ReceiverConfiguration, store: UploadStore, registry: TransferRegistry) {
         self.configuration = configuration
         self.store = store
-        self.registry = registry
         uploads = UploadEndpoint(configuration: configuration, store: store, registry: registry)
         token = configuration.effectiveToken.map { Array($0.utf8) }
-        lastSweep = Mutex(configuration.now())
     }
 
     /// Answers one request; returns whether the connection may carry another.
@@ -41,7 +37,6 @@ final class RequestHandler: Sendable {
         do throws(HTTPRequestHead.ParseError) {
             let length = try head.contentLength() ?? 0
             exchange = Exchange(head: head, connection: connection, bodyLength: length)
-            sweepIfDue()
             outcome = route(exchange)
         } catch {
             // A bad framing header: the body boundary is unknown, so answer and close.
@@ -70,10 +65,13 @@ final class RequestHandler: Sendable {
             return exchange.respond(.text(200, "ok"))
         }
         if let token, !Self.authorized(head["authorization"], token: token) {
+            // Closed after the answer, and never a body drained for it: a peer without the token
+            // gets no slot time beyond a short linger, and stays evictable until then.
             exchange.notes.append("unauthorized")
             return exchange.respond(.text(401, "a valid bearer token is required",
-                                          headers: [("WWW-Authenticate", "Bearer")]))
+                                          headers: [("WWW-Authenticate", "Bearer")]), close: true)
         }
+        exchange.connection.holdAuthorisedRequest()
         switch (head.method, parts.first, parts.count) {
         case ("OPTIONS", _, _) where head.path == "*" || parts.isEmpty || parts == ["uploads"]:
             return options(exchange)
@@ -147,24 +145,6 @@ final class RequestHandler: Sendable {
     private func json(_ value: some Encodable) -> HTTPResponse {
         HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")],
                      body: UploadStore.json(value))
-    }
-
-    /// Removes expired partial uploads at most once per minute (or per TTL, when shorter).
-    private func sweepIfDue() {
-        let now = configuration.now()
-        let due = lastSweep.withLock { last -> Bool in
-            guard now.timeIntervalSince(last) >= min(60, configuration.partialTTL) else { return false }
-            last = now
-            return true
-        }
-        guard due else { return }
-        do throws(ReceiverError) {
-            let removed = try store.removeExpiredUploads(now: now, claim: { registry.acquireIfIdle($0) },
-                                                         unclaim: { registry.release($0) })
-            if removed > 0 { configuration.log("expired \(removed) partial upload(s)") }
-        } catch {
-            configuration.log("expiry sweep failed: \(error)")
-        }
     }
 
     /// Compares `Authorization: Bearer <token>` with the configured token in constant time (for

@@ -18,7 +18,8 @@ struct UploadRecord: Codable, Sendable, Equatable {
     var durableOffset: Int64
     /// The announced total length (`Upload-Length`, or the size of a completing request), if known.
     var length: Int64?
-    /// True once the last byte arrived and the object was stored.
+    /// True once the last byte arrived and the object was stored. The completing request leaves
+    /// it false (see `reservedObjectID`): `ExpirySweeper` writes it true at its next pass.
     var complete: Bool
     /// The stored object, once complete.
     var objectID: String?
@@ -26,7 +27,8 @@ struct UploadRecord: Codable, Sendable, Equatable {
     /// creation. Completing stores the object under it and leaves the record as it is: a record
     /// whose reserved object has a sidecar is complete (`UploadStore` settles it when read).
     /// Rewriting the record would replace its file, and on ext4 every file deleted in the last
-    /// seconds makes each new file's inode allocation slower (measured in BENCHMARKS.md).
+    /// seconds makes each new file's inode allocation slower (measured in BENCHMARKS.md); so the
+    /// background `ExpirySweeper` rewrites it as complete later, off the requests' path.
     var reservedObjectID: String?
     var createdAt: Date
     /// The last time bytes arrived or the record changed; expiry counts from here.

@@ -12,7 +12,8 @@ import UploadProtocol
 ///     uploads/<id>.part     bytes of a resumable upload so far (its length is the upload's offset)
 ///     uploads/<id>.json     its UploadRecord (written at creation and at checkpoints; completing the
 ///                           upload stores the object under the record's reserved id and leaves
-///                           the record as it is, so the hot path creates files and deletes none)
+///                           the record as it is, so the hot path creates files and deletes none;
+///                           the background ExpirySweeper then writes it as complete)
 ///     tmp/                  staging for plain uploads and metadata writes; emptied at start
 ///     files/<library path>  with `--layout path`: objects' bytes by their `X-Photo-Path` (the
 ///                           sidecar, still `objects/<id>.json`, names it in `storedPath`)
@@ -237,15 +238,21 @@ final class UploadStore: Sendable {
         } catch {
             throw ReceiverError(code: .corruptMetadata, message: "upload record \(id) is unreadable")
         }
-        if now.timeIntervalSince(record.updatedAt) > partialTTL {
+        if hasExpired(record, now: now) {
             try removeUpload(id)
             return nil
         }
         return record
     }
 
+    /// Whether `record` (settled) has been untouched for longer than the partial TTL at `now`.
+    func hasExpired(_ record: UploadRecord, now: Date) -> Bool {
+        now.timeIntervalSince(record.updatedAt) > partialTTL
+    }
+
     /// `record` as it stands: complete when its reserved object was stored (completion does not
-    /// rewrite the record, see `UploadRecord.reservedObjectID`), counting its age from then.
+    /// rewrite the record, see `UploadRecord.reservedObjectID`; `ExpirySweeper` does, later),
+    /// counting its age from then.
     private func settled(_ record: UploadRecord) -> UploadRecord {
         guard !record.complete, let reserved = record.reservedObjectID, Self.isValidID(reserved),
               !Syscalls.exists(partPath(record.id)), let object = object(reserved) else { return record }
@@ -267,30 +274,36 @@ final class UploadStore: Sendable {
                             durable: durable || syncsEveryWrite)
     }
 
-    /// Removes an upload's record and partial bytes (the object, if one was stored, stays).
-    func removeUpload(_ id: String) throws(ReceiverError) {
+    /// Removes an upload's record and partial bytes (the object, if one was stored, stays), and
+    /// syncs the directory unless `syncDirectory` is false (the expiry sweep syncs once per pass).
+    func removeUpload(_ id: String, syncDirectory: Bool = true) throws(ReceiverError) {
         guard Self.isValidID(id) else { return }
         try Syscalls.unlinkIfPresent(recordPath(id))
         try Syscalls.unlinkIfPresent(partPath(id))
+        if syncDirectory { try syncUploadsDirectory() }
+    }
+
+    /// fsyncs `uploads/`, making the removals before it durable.
+    func syncUploadsDirectory() throws(ReceiverError) {
         try Syscalls.fsyncDirectory(uploadsDirectory)
     }
 
-    /// Removes uploads untouched for longer than the partial TTL. `claim` is asked for each
-    /// candidate and must return true only if no request is using it; `unclaim` follows the removal.
-    /// Returns how many were removed.
-    @discardableResult
-    func removeExpiredUploads(now: Date, claim: (String) -> Bool, unclaim: (String) -> Void) throws(ReceiverError) -> Int {
-        var removed = 0
-        for name in try Syscalls.listDirectory(uploadsDirectory) where name.hasSuffix(".json") {
+    // MARK: For the expiry sweep
+
+    /// The id of every upload that has a record, sorted.
+    func uploadIDs() throws(ReceiverError) -> [String] {
+        try Syscalls.listDirectory(uploadsDirectory).compactMap { name -> String? in
+            guard name.hasSuffix(".json") else { return nil }
             let id = String(name.dropLast(5))
-            guard Self.isValidID(id), claim(id) else { continue }
-            defer { unclaim(id) }
-            guard let record = (try? Self.decode(UploadRecord.self, at: recordPath(id))).map(settled),
-                  now.timeIntervalSince(record.updatedAt) > partialTTL else { continue }
-            try removeUpload(id)
-            removed += 1
-        }
-        return removed
+            return Self.isValidID(id) ? id : nil
+        }.sorted()
+    }
+
+    /// An upload's record as it is on disk and as it stands (`settled`: complete once its object
+    /// was stored), or nil when it is gone or unreadable. Hold the upload's slot.
+    func storedRecord(_ id: String) -> (onDisk: UploadRecord, current: UploadRecord)? {
+        guard Self.isValidID(id), let onDisk = try? Self.decode(UploadRecord.self, at: recordPath(id)) else { return nil }
+        return (onDisk, settled(onDisk))
     }
 
     // MARK: Objects

@@ -1,3 +1,5 @@
+import UploadProtocol
+
 /// A bearer token for the `Authorization` header. Its description is redacted, so printing a
 /// configuration, an error or a log line can never reveal it.
 public struct BearerToken: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
@@ -5,13 +7,11 @@ public struct BearerToken: Sendable, Equatable, CustomStringConvertible, CustomD
     let secret: String
 
     /// Wraps a token, trimming surrounding whitespace and newlines (token files end with one).
-    /// Returns nil when the token is empty or contains control characters or spaces.
+    /// Returns nil when the token is empty or contains control characters or spaces
+    /// (`BearerTokenText.usable`, the rule `serve` checks its token file with too).
     public init?(_ token: String) {
-        let trimmed = token.trimmingCharacters(in: " \t\r\n")
-        guard !trimmed.isEmpty, trimmed.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F }) else {
-            return nil
-        }
-        secret = trimmed
+        guard let usable = BearerTokenText.usable(token) else { return nil }
+        secret = usable
     }
 
     /// The `Authorization` header value.
@@ -21,14 +21,4 @@ public struct BearerToken: Sendable, Equatable, CustomStringConvertible, CustomD
     public var description: String { "BearerToken(redacted)" }
     /// Always `BearerToken(redacted)`.
     public var debugDescription: String { description }
-}
-
-private extension String {
-    func trimmingCharacters(in set: String) -> String {
-        let skip = Set(set.unicodeScalars)
-        var scalars = Substring(self).unicodeScalars[...]
-        while let first = scalars.first, skip.contains(first) { scalars = scalars.dropFirst() }
-        while let last = scalars.last, skip.contains(last) { scalars = scalars.dropLast() }
-        return String(String.UnicodeScalarView(scalars))
-    }
 }

@@ -16,7 +16,8 @@ enum ServeCommand: Command {
         id and stores nothing. GET /objects lists what arrived, each object with its provenance
         (library path, mtime, size, EXIF DateTimeOriginal) when the client sent X-Photo-* headers.
         SIGINT or SIGTERM stops it; partial
-        uploads survive a restart and expire after --partial-ttl.
+        uploads survive a restart and expire after --partial-ttl (a background sweep removes them,
+        at most 500 records read per pass, a pass every minute; no request waits for it).
 
         Durability of partial uploads (--sync): every offset the receiver reports survives a kill of
         the receiver process, whatever the mode. With 'checkpoint' (the default) partial bytes are
@@ -50,7 +51,7 @@ enum ServeCommand: Command {
             ("photodrain serve --dir /srv/photos --layout path", "objects mirror the library's folders under /srv/photos/files"),
             ("photodrain serve --dir /srv/photos --host 0.0.0.0 --port 9000 --token-file /etc/photodrain/token", "on the network, with a token"),
         ],
-        exitCodes: [(0, "stopped by a signal"), (1, "could not start (port busy, directory unwritable)"), (64, "usage error")]
+        exitCodes: [(0, "stopped by a signal"), (1, "could not start (port busy, directory unwritable)"), (64, "usage error, or a --token-file that is unreadable, empty, or holds a space or control character")]
     )
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
@@ -75,7 +76,12 @@ enum ServeCommand: Command {
         configuration.layout = objectLayout
         configuration.checkpointInterval = try arguments.double("checkpoint-interval", default: 5, range: 0...86_400)
         if let tokenFile = arguments.string("token-file") {
-            configuration.token = try ReceiverConfiguration.token(fromFile: tokenFile)
+            // An unusable token file is refused before anything starts, as the clients refuse it.
+            do {
+                configuration.token = try ReceiverConfiguration.token(fromFile: tokenFile)
+            } catch {
+                throw UsageError(error.message, command: spec.name)
+            }
         }
         // Test-only and undocumented: the reliability matrix's stand-in for a full disk where it cannot
         // mount a small filesystem. Every body write after this many bytes fails as ENOSPC would.

@@ -51,4 +51,26 @@ import Testing
             #expect(!text.contains(Self.token), "the token leaked in output \(index)")
         }
     }
+
+    /// Issue 22 item 5: `serve` started with a token file that holds a space or a control
+    /// character inside the token, which every client refuses to send, so every upload was refused.
+    /// Now it refuses to start, as the clients do, naming the file and never the token.
+    @Test(arguments: ["\(token) trailing-word\n", "\(token)\tafter-a-tab", "\(token)\nsecond-line\n", "\(token)\u{7F}"])
+    func serveRefusesATokenFileNoClientWouldSend(content: String) throws {
+        let ws = try Workspace()
+        let tokenFile = ws.root.appendingPathComponent("token").path
+        try Data(content.utf8).write(to: URL(fileURLWithPath: tokenFile))
+        let storage = ws.root.appendingPathComponent("received").path
+        let serve = try Running(["serve", "--dir", storage, "--port", "0", "--token-file", tokenFile])
+        let started = serve.waitForOutput(containing: "/uploads")
+        if started { serve.signal(SIGTERM) }
+        let status = serve.wait()
+        #expect(!started, "serve started with the token file")
+        #expect(status == 64, "\(serve.stderr)")
+        #expect(serve.stderr.contains("token file \(tokenFile)"), "\(serve.stderr)")
+        #expect(!serve.stderr.contains(Self.token) && !serve.stdout.contains(Self.token))
+        #expect(!FileManager.default.fileExists(atPath: storage), "serve started")
+        let upload = try CLI.run(["upload", CLI.sample("hopper.jpg"), "--to", "http://127.0.0.1:9/uploads", "--token-file", tokenFile])
+        #expect(upload.status == 64, "the client refuses the same file: \(upload.stderr)")
+    }
 }

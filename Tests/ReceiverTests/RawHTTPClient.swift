@@ -47,6 +47,12 @@ final class RawHTTPClient {
 
     deinit { close(fd) }
 
+    /// Makes reads give up after `seconds` instead of 20 s (a test that wants an answer "at once").
+    func setReadTimeout(seconds: Double) {
+        var timeout = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - seconds.rounded(.down)) * 1_000_000))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
     /// Sends raw bytes; false if the server has gone.
     @discardableResult
     func send(_ bytes: [UInt8]) -> Bool {

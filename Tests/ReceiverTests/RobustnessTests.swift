@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import Synchronization
 import Receiver
@@ -137,6 +140,59 @@ import UploadProtocol
         withExtendedLifetime(idle) {}
         receiver.stop()  // waits for the connection threads, so every log line is written
         #expect(receiver.log.lines.contains { $0.contains("evicted the connection idle longest") })
+    }
+
+    /// Issue 22 item 2: peers without the token sent a POST head announcing a body, were answered
+    /// 401 with `Connection: close`, and kept their slots by trickling body bytes: the receiver
+    /// went on reading them (lingering for as long as a byte came within every second after a
+    /// large body, draining a small one with a 30 s timeout per silence, before even answering),
+    /// and an authorised client was turned away (503) meanwhile. Now the 401 goes out at once,
+    /// the connection closes after at most a short linger (1 s), and until then it can be evicted.
+    @Test(arguments: [100_000_000, 1_000])
+    func peersWithoutTheTokenCannotLockAnAuthorisedClientOut(announcedLength: Int) throws {
+        let receiver = try TestReceiver { $0.token = "t0k"; $0.maxConnections = 4 }
+        defer { receiver.stop(); receiver.removeDirectory() }
+        var attackers: [RawHTTPClient] = []
+        for _ in 0..<4 {  // every slot
+            let attacker = try receiver.client()
+            attacker.setReadTimeout(seconds: 3)
+            attacker.send("POST /uploads HTTP/1.1\r\nHost: x\r\nContent-Length: \(announcedLength)\r\n\r\n")
+            attackers.append(attacker)
+        }
+        for attacker in attackers {
+            let answer = try attacker.readResponse()
+            #expect(answer.status == 401)
+            #expect(answer["connection"] == "close")
+        }
+        // A body byte from each every 0.2 s until the receiver has closed them all (a send fails
+        // once the connection is gone), for at most 8 s (the linger is 1 s; slack for a busy machine).
+        let descriptors = attackers.map(\.fd)
+        let closedAfter = Mutex<[Int32: Duration]>([:])
+        let trickleEnded = DispatchSemaphore(value: 0)
+        let started = ContinuousClock.now
+        Thread.detachNewThread {
+            while ContinuousClock.now - started < .seconds(8) {
+                for fd in descriptors where closedAfter.withLock({ $0[fd] == nil }) {
+                    var byte: UInt8 = 0x7A
+                    if Glibc.send(fd, &byte, 1, Int32(MSG_NOSIGNAL)) != 1 {
+                        closedAfter.withLock { $0[fd] = ContinuousClock.now - started }
+                    }
+                }
+                if closedAfter.withLock({ $0.count }) == descriptors.count { break }
+                usleep(200_000)
+            }
+            trickleEnded.signal()
+        }
+        let client = try receiver.client()
+        client.setReadTimeout(seconds: 3)
+        let upload = try client.request("POST", "/uploads", headers: [("Authorization", "Bearer t0k")],
+                                        body: TestReceiver.bytes(2_000))
+        #expect(upload.status == 201, "the authorised client was turned away")
+        #expect(ContinuousClock.now - started < .seconds(5))
+        trickleEnded.wait()
+        withExtendedLifetime(attackers) {}
+        let closed = closedAfter.withLock { $0 }
+        #expect(closed.count == descriptors.count, "connections still open after 8 s of trickling: \(descriptors.count - closed.count)")
     }
 
     @Test func slowHeadersAreCutOff() throws {

@@ -68,6 +68,25 @@ import UploadProtocol
         }
     }
 
+    /// Issue 22 item 5: a token with a space or a control character inside is one no client sends
+    /// (`BearerTokenText`), so a receiver holding it would refuse every upload: refused at start,
+    /// the file named and the token never shown.
+    @Test(arguments: ["tok3n-value more\n", "tok3n-value\tmore", "tok3n-value\r\nmore\n", "tok3n-value\u{7F}", " tok3n-value\u{0}more "])
+    func aTokenNoClientSendsIsRefused(content: String) throws {
+        let directory = TestReceiver.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/token"
+        try Data(content.utf8).write(to: URL(fileURLWithPath: path))
+        #expect { try ReceiverConfiguration.token(fromFile: path) } throws: { error in
+            guard let error = error as? ReceiverError else { return false }
+            return error.code == .invalidConfiguration && error.message.contains(path) && !error.message.contains("tok3n-value")
+        }
+        let server = ReceiverServer(configuration: .loopback(directory: directory + "/store", token: content))
+        defer { server.stop() }
+        #expect { try server.start() } throws: { ($0 as? ReceiverError)?.code == .invalidConfiguration }
+        #expect(!FileManager.default.fileExists(atPath: directory + "/store"))
+    }
+
     @Test func startRecoversFromACrash() throws {
         let directory = TestReceiver.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
