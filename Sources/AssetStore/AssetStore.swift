@@ -332,6 +332,29 @@ public final class AssetStore: Sendable {
         }
     }
 
+    /// Makes the next scan read these folders (relative to the library, as bytes, `/`-separated;
+    /// empty for the library folder itself) whatever their times say: the folders a watcher saw
+    /// change, which include files rewritten in place, invisible in their folder's times.
+    /// Folders the store has no record of are read by the next scan anyway.
+    public func invalidateFolders(_ folders: some Collection<[UInt8]>) throws(StoreError) {
+        guard !folders.isEmpty else { return }
+        let mark = -max(2, Int64(FileTree.now() * 1000))
+        try withDatabase { (db) throws(StoreError) in
+            try db.transaction { () throws(StoreError) in
+                for folder in folders {
+                    // As the walk shows it: each name that is not UTF-8 escaped on its own.
+                    let shown = folder.split(separator: 0x2F, omittingEmptySubsequences: false)
+                        .map { FileTree.shown(Array($0)) }.joined(separator: "/")
+                    _ = try db.run("UPDATE scan_directories SET mtime_ns = ? WHERE path = ?", [.integer(mark), .text(shown)])
+                }
+            }
+        }
+    }
+
+    /// The store's own files and folder (the database, its SQLite sidecars, the agent's lock file,
+    /// the alias folder), absolute: what a scan never counts as photos, and a watcher ignores.
+    public var ownPaths: Set<String> { ownFiles }
+
     /// When the library was last scanned and last walked in full, and the token that scan
     /// recorded; all nil before the first scan.
     public func scanState() throws(StoreError) -> ScanState {

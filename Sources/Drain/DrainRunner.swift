@@ -44,6 +44,24 @@ public struct DrainOptions: Sendable {
     public var retryAfterLimit: Duration = .seconds(60)
     /// Files larger than this wait (a metered network's `--metered-file-limit`); nil: any size.
     public var maxUploadSize: Int64?
+    /// Keep running once nothing is left (`drain --watch`): watch every folder of the library
+    /// (`LibraryWatcher`) and scan the folders that change, with the rescans every
+    /// `rescanInterval` as a safety net, so a photo copied in is analysed and uploaded once it has
+    /// settled (`quietPeriod`). Only a stop, a store failure or the destination's refusal ends
+    /// such a run: offline it waits for the destination however long (`offlineGiveUp` does not
+    /// apply), a `Retry-After` of any length is waited out, a file that never settles is looked
+    /// at again every `rescanInterval`, and a library folder that goes away (unmounted, removed)
+    /// is waited for, then walked in full. Where the library cannot be watched (no inotify, the
+    /// watch limit), the rescans find what the watcher does not, every `rescanInterval` (10 s if nil).
+    public var watch = false
+    /// While watching, how often a library folder that went away is looked for.
+    public var libraryPollInterval: Duration = .seconds(1)
+    /// While watching, the least time between two scans of changed folders: the changes of a
+    /// copy in progress are taken in batches, not one scan per file.
+    public var watchBatchDelay: Duration = .milliseconds(500)
+    /// While watching, at most this many folders are watched (tests of the fallback); nil: as
+    /// many as the kernel allows.
+    public var watchLimit: Int?
 
     /// Options uploading to `destination`.
     public init(destination: any UploadDestination) { self.destination = destination }
@@ -89,6 +107,17 @@ public enum DrainEvent: Sendable {
     case uploadFailed(path: String, message: String, terminal: Bool)
     case offline(message: String)
     case online
+    /// Watching (`DrainOptions.watch`), nothing is left: the drain waits for the library to
+    /// change. `folders` are watched; `limited` says why not every folder is (the rescans find
+    /// the rest), or why none is.
+    case watching(folders: Int, limited: String?)
+    /// Watching: what the watcher saw in `folders` folders, and the scan of them (a full walk
+    /// when events were lost or the library came back).
+    case changed(folders: Int, report: ScanReport)
+    /// Watching: the library folder went away (unmounted, removed); work on it waits.
+    case libraryAway
+    /// Watching: the library folder is back; a full walk follows.
+    case libraryBack
 }
 
 /// The foreground runner: `slots` concurrent slots split by `planSlots` on every freed slot,
@@ -162,6 +191,21 @@ public final class DrainRunner: Sendable {
     }
 
     private func loop(events: @escaping @Sendable (DrainEvent) -> Void) async -> DrainOutcome {
+        // Watching starts before the first scan: nothing added between the two goes unseen.
+        let watcher: LibraryWatcher?
+        var watchLimited: String?
+        do throws(WatchError) {
+            watcher = options.watch
+                ? try LibraryWatcher(root: store.root, includeHidden: (try? store.includesHidden()) ?? false, excluding: store.ownPaths,
+                                     watchLimit: options.watchLimit, rootPollInterval: options.libraryPollInterval)
+                : nil
+            watchLimited = watcher?.limitReached
+        } catch {
+            watcher = nil
+            watchLimited = error.message
+        }
+        // Where the watcher does not see everything, the rescans must.
+        var rescanEvery = options.rescanInterval ?? (options.watch && watchLimited != nil ? .seconds(10) : nil)
         do {
             events(.scanned(try store.scan(full: options.fullScan)))
         } catch {
@@ -176,8 +220,15 @@ public final class DrainRunner: Sendable {
         } catch {
             return .failed(message: error.description)
         }
-        var nextRescan = options.rescanInterval.map { ContinuousClock.now + $0 }
+        var nextRescan = rescanEvery.map { ContinuousClock.now + $0 }
         var settlingSince: ContinuousClock.Instant?  // since when the drain has only waited for files to settle
+        // Watching: changes not yet scanned, when the next batch may be, when to look again at
+        // files still being written, whether the library is away, and whether "watching" was said.
+        var pendingChanges = LibraryChanges()
+        var nextBatch = ContinuousClock.now
+        var settleCheckAt: ContinuousClock.Instant?
+        var libraryAway = false
+        var announcedIdle = false
         var online = true
         var offlineSince: ContinuousClock.Instant?
         var nextProbe = ContinuousClock.now
@@ -193,15 +244,72 @@ public final class DrainRunner: Sendable {
 
         return await withTaskGroup(of: SlotResult.self) { group -> DrainOutcome in
             while !Task.isCancelled {
-                // Photos added (or changed) while the drain works join this run.
-                if let due = nextRescan, let interval = options.rescanInterval, ContinuousClock.now >= due {
-                    nextRescan = .now + interval
-                    switch await rescan(events: events) {
-                    case .failure(let error): failure = error.description
-                    case .success(let found) where found.newWork:
-                        visionAvailable = true
-                        uploadAvailable = true
-                    case .success: break
+                // Watching: what the watcher saw since the last look.
+                if let watcher {
+                    pendingChanges.merge(watcher.takeChanges())
+                    if watchLimited == nil, let reason = watcher.limitReached {
+                        watchLimited = reason
+                        rescanEvery = rescanEvery ?? .seconds(10)
+                        nextRescan = nextRescan ?? .now + .seconds(10)
+                    }
+                }
+                if pendingChanges.wentAway {
+                    pendingChanges.wentAway = false
+                    if !libraryAway { events(.libraryAway) }
+                    libraryAway = true
+                }
+                if pendingChanges.cameBack {
+                    pendingChanges.cameBack = false
+                    libraryAway = false
+                    events(.libraryBack)
+                }
+                // Photos added (or changed) while the drain works join this run: the folders the
+                // watcher saw change, files still being written once they may have settled, and
+                // everything every `rescanEvery`.
+                var scan: (folders: Set<[UInt8]>, full: Bool, batch: Int?)?
+                if options.watch && !libraryAway {
+                    if !pendingChanges.isEmpty && ContinuousClock.now >= nextBatch {
+                        scan = (pendingChanges.folders, pendingChanges.fullScan, pendingChanges.folders.count)
+                        pendingChanges = LibraryChanges()
+                        nextBatch = .now + options.watchBatchDelay
+                    } else if let due = settleCheckAt, ContinuousClock.now >= due {
+                        scan = ([], false, nil)
+                    }
+                }
+                // A library away is not scanned while the watcher waits for it: it would look empty.
+                if scan == nil, let due = nextRescan, ContinuousClock.now >= due, !(libraryAway && watcher != nil) {
+                    scan = ([], false, nil)
+                }
+                if let scan {
+                    nextRescan = rescanEvery.map { .now + $0 }
+                    switch await rescan(events: events, invalidating: scan.folders, full: scan.full, batch: scan.batch) {
+                    case .failure(let error) where options.watch && error.code == .unreadableRoot:
+                        if !libraryAway { events(.libraryAway) }
+                        libraryAway = true
+                    case .failure(let error):
+                        failure = error.description
+                    case .success(let found):
+                        if libraryAway {
+                            // Only without a watcher: a scan that works says the library is back.
+                            libraryAway = false
+                            events(.libraryBack)
+                        }
+                        if found.newWork {
+                            visionAvailable = true
+                            uploadAvailable = true
+                        }
+                        if options.watch {
+                            // Files still being written: look again once they may have settled,
+                            // soon at first, then (one that never settles) only now and then.
+                            if found.settling.isEmpty {
+                                (settlingSince, settleCheckAt) = (nil, nil)
+                            } else {
+                                let since = settlingSince ?? .now
+                                settlingSince = since
+                                let soon = max(min(options.quietPeriod, .milliseconds(500)), .milliseconds(100))
+                                settleCheckAt = .now + (ContinuousClock.now - since < options.settleLimit ? soon : rescanEvery ?? .seconds(10))
+                            }
+                        }
                     }
                     if failure != nil { break }
                 }
@@ -229,8 +337,8 @@ public final class DrainRunner: Sendable {
                 let busy = running.count
                 let uploadsPaused = ContinuousClock.now < uploadsPausedUntil || serverWaitUntil.map { Date() < $0 } == true
                 let plan = planSlots(budget: options.slots, online: online,
-                                     hasVisionWork: visionAvailable && counts.vision > 0,
-                                     hasUploadWork: uploadAvailable && !uploadsPaused && counts.upload > 0, bias: options.bias)
+                                     hasVisionWork: !libraryAway && visionAvailable && counts.vision > 0,
+                                     hasUploadWork: !libraryAway && uploadAvailable && !uploadsPaused && counts.upload > 0, bias: options.bias)
                 let analysisRunning = running.filter { $0 == .analysis }.count
                 let aloneRunning = running.contains(.analysisAlone)
                 let uploadRunning = running.filter { $0 == .upload }.count
@@ -255,6 +363,44 @@ public final class DrainRunner: Sendable {
                     }
                 }
                 if started { continue }
+                if running.isEmpty && options.watch {
+                    // Watching, nothing can start now: wait for a change, the next rescan, or
+                    // whatever holds the work that remains (never end the run for it).
+                    switch settleLeftovers(events: events) {
+                    case .storeFailed(let message)?: failure = message
+                    case .some: continue
+                    case nil: break
+                    }
+                    if failure != nil { break }
+                    var wakeAt = [settleCheckAt, nextRescan].compactMap { $0 }.min()
+                    func wake(by instant: ContinuousClock.Instant) { wakeAt = min(wakeAt ?? instant, instant) }
+                    if libraryAway {
+                        // The watcher looks for it (without one, the rescans do): nothing else to do.
+                        wakeAt = watcher == nil ? nextRescan : nil
+                    } else if counts.vision == 0 && counts.upload == 0 {
+                        if !announcedIdle { events(.watching(folders: watcher?.folderCount ?? 0, limited: watchLimited)) }
+                        announcedIdle = true
+                    } else {
+                        if let until = serverWaitUntil {
+                            if until <= Date() { serverWaitUntil = nil }
+                            wake(by: .now + .milliseconds(max(0, Int(until.timeIntervalSinceNow * 1000))))
+                        }
+                        if !online { wake(by: nextProbe) }
+                        if uploadsPausedUntil > .now { wake(by: uploadsPausedUntil) }
+                        // Held by another runner, deferred for memory: try again in a while.
+                        wake(by: .now + (rescanEvery ?? .seconds(10)))
+                    }
+                    while !Task.isCancelled {
+                        if let watcher { pendingChanges.merge(watcher.takeChanges()) }
+                        if pendingChanges.wentAway || pendingChanges.cameBack { break }
+                        if !pendingChanges.isEmpty && !libraryAway && ContinuousClock.now >= nextBatch { break }
+                        if let wakeAt, ContinuousClock.now >= wakeAt { break }
+                        try? await Task.sleep(for: .milliseconds(100))
+                    }
+                    visionAvailable = true
+                    uploadAvailable = true
+                    continue
+                }
                 if running.isEmpty {
                     if counts.vision == 0 && counts.upload == 0 {
                         // Before finishing, look once more: a photo added since the last scan goes too.
@@ -314,11 +460,13 @@ public final class DrainRunner: Sendable {
                 switch result {
                 case .worked(let kind):
                     running.remove(at: running.firstIndex(of: kind) ?? 0)
+                    announcedIdle = false
                     visionAvailable = true
                     uploadAvailable = true
                     if kind == .upload { failuresInARow = 0 }
                 case .uploadCharged:
                     running.remove(at: running.firstIndex(of: .upload) ?? 0)
+                    announcedIdle = false
                     visionAvailable = true
                     uploadAvailable = true
                     failuresInARow += 1
@@ -475,8 +623,11 @@ public final class DrainRunner: Sendable {
                 try release()
                 events(.uploadFailed(path: path, message: reason, terminal: false))
                 // The photo changed or vanished on disk: rescan, so its row is reset (and it is
-                // analysed again) instead of being claimed for upload again and again.
-                events(.scanned(try store.scan(quietPeriod: options.quietPeriod.milliseconds / 1000)))
+                // analysed again) instead of being claimed for upload again and again. A library
+                // that went away is the watcher's to wait for.
+                do throws(StoreError) {
+                    events(.scanned(try store.scan(quietPeriod: options.quietPeriod.milliseconds / 1000)))
+                } catch where options.watch && error.code == .unreadableRoot {}
                 return .worked(.upload)
             case .deferred:
                 try release()
@@ -541,16 +692,24 @@ public final class DrainRunner: Sendable {
         var settling: [String] = []
     }
 
-    /// Scans the library again (incrementally, with the quiet period) on a thread of its own and
-    /// reports it. A scan that is stopped (the runner was) found nothing.
-    private func rescan(events: @escaping @Sendable (DrainEvent) -> Void) async -> Result<Rescan, StoreError> {
+    /// Scans the library again (incrementally, with the quiet period; in full with `full`) on a
+    /// thread of its own, first marking `folders` to be read whatever their times say, and
+    /// reports it: as the scan of a watcher's batch of changes in that many folders when `batch`
+    /// is given. A scan that is stopped (the runner was) found nothing.
+    private func rescan(events: @escaping @Sendable (DrainEvent) -> Void, invalidating folders: Set<[UInt8]> = [], full: Bool = false,
+                        batch: Int? = nil) async -> Result<Rescan, StoreError> {
         let store = self.store, quiet = options.quietPeriod.milliseconds / 1000
         let result = await onOwnThread("photodrain-drain-scan") { () -> Result<ScanReport, StoreError> in
-            do throws(StoreError) { return .success(try store.scan(quietPeriod: quiet)) } catch { return .failure(error) }
+            do throws(StoreError) {
+                try store.invalidateFolders(folders)
+                return .success(try store.scan(full: full, quietPeriod: quiet))
+            } catch {
+                return .failure(error)
+            }
         }
         switch result {
         case .success(let report)?:
-            events(.rescanned(report))
+            events(batch.map { .changed(folders: $0, report: report) } ?? .rescanned(report))
             return .success(Rescan(newWork: !report.changes.added.isEmpty || !report.changes.modified.isEmpty,
                                    settling: report.settling))
         case .failure(let error)?:

@@ -18,11 +18,19 @@ enum AgentCommand: Command {
         back, uncharged, and the agent waits before the next job: 1 s, doubling up to 30 s while the
         destination stays away. SIGTERM cancels uploads in flight (they stay resumable) and exits 0.
         Run it as a service; --exit-when-idle makes it stop on its own.
+
+        The agent never reads the library: `wake`, run from a timer, finds new photos, analyses
+        them and creates the jobs the agent performs, so the two are the service pair (the
+        installed photodrain-wake.timer and photodrain-agent.service). --watch only says what the
+        agent does anyway, run until signalled, for symmetry with `drain --watch`; for one process
+        that notices new photos itself (inotify) and analyses and uploads them, run
+        `photodrain drain DIR --to URL --watch` instead.
         """,
         options: [LibraryOptions.store, TransferOptions.tokenFile, TransferOptions.caFile, TransferOptions.interopVersion] + TransferOptions.s3 + [TransferOptions.acceptUnverified, TransferOptions.bwlimit,
                   .option("slots", "N", "Uploads at once.", default: "3"),
                   .option("exit-when-idle", "SECONDS", "Exit when no job has been seen for this long (default: run until signalled)."),
                   RunConditionOptions.network, RunConditionOptions.onBattery, RunConditionOptions.priority,
+                  .flag("watch", "Run until signalled (the default), never --exit-when-idle. New jobs come from wake; drain --watch watches the library itself."),
                   .flag("json", "JSON lines, one per finished job.")],
         positionals: (1, 1),
         examples: [("photodrain agent ~/Pictures --token-file ~/.config/photodrain/token", "as a systemd service runs it")],
@@ -41,6 +49,9 @@ enum AgentCommand: Command {
         let settings = try TransferOptions.settings(arguments)
         var options = AgentOptions(slots: try arguments.int("slots", default: 3, range: 1...64)) { (destination: String) throws(TransferError) -> any UploadDestination in
             try UploadDestinations.make(for: destination, settings: settings)
+        }
+        if arguments.flag("watch") && arguments.string("exit-when-idle") != nil {
+            throw UsageError("--watch runs until signalled; it cannot be combined with --exit-when-idle", command: spec.name)
         }
         if arguments.string("exit-when-idle") != nil {
             options.exitWhenIdleFor = .seconds(try arguments.double("exit-when-idle", default: 0, range: 0...86_400))

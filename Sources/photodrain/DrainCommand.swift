@@ -28,6 +28,20 @@ enum DrainCommand: Command {
         and drain does not finish while one waits; a file still changing after a minute more ends
         the run with exit 75 (run again once it is complete).
 
+        With --watch, drain does not finish when nothing is left: it watches every folder of DIR
+        (inotify; folders created later too, hidden ones not) and scans the folders where something
+        changed, so a photo copied in is analysed and uploaded once it has not changed for 2 s. It
+        says "watching N folders for new photos" each time it goes idle, and one line per batch of
+        changes. The rescans every --rescan-interval go on as a safety net; where the library
+        cannot be watched in full (the kernel's fs.inotify.max_user_watches is reached, or no
+        inotify) they find what the watches do not, and when the kernel drops events (too many at
+        once) the whole library is read again. An unreachable destination, a long Retry-After or a
+        file that never settles do not end a watching run: it waits (--offline-timeout and
+        --retry-after-limit do not apply). If DIR goes away (unmounted, removed), drain waits for it
+        to come back (for a mount point, for something to be mounted on it again), then reads it
+        in full. SIGTERM or SIGINT ends it with the usual summary: exit 0 when nothing is left, 75
+        when work remains (uploads in flight stay resumable; verdicts are kept).
+
         """ + LibraryOptions.scanDiscussion + "\n" + LibraryOptions.filterDiscussion,
         options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun, LibraryOptions.rescan, LibraryOptions.includeHidden] + TransferOptions.all + [TransferOptions.newDestination,
             .option("slots", "N", "Concurrent uploads and analyses.", default: "3"),
@@ -35,9 +49,10 @@ enum DrainCommand: Command {
             .option("max-attempts", "N", "Counted failures before a photo is failed.", default: "5"),
             .flag("retry-failed", "Give photos that failed for good another chance (after fixing the destination or token)."),
             .flag("upload-unanalysable", "Upload files that are not photos PhotoDrain analyses (videos, raws, documents) as they are, with their 'unanalysable' verdict; without it they stay put and count as done."),
-            .option("offline-timeout", "SECONDS", "With only uploads left and the destination unreachable this long, stop (exit 75).", default: "120"),
-            .option("rescan-interval", "SECONDS", "Scan the library again this often while draining, and once before finishing, so photos added meanwhile go in this run; 0: only the scan at the start.", default: "10"),
-            .option("retry-after-limit", "SECONDS", "Wait at most this long when the destination answers 429/503 with Retry-After; a longer ask stops the drain (exit 75) with the retry due then.", default: "60"),
+            .flag("watch", "Keep running: watch the library for new photos and analyse and upload each once it has settled, until SIGTERM or SIGINT."),
+            .option("offline-timeout", "SECONDS", "With only uploads left and the destination unreachable this long, stop (exit 75). Not with --watch, which waits for the destination however long.", default: "120"),
+            .option("rescan-interval", "SECONDS", "Scan the library again this often while draining, and once before finishing, so photos added meanwhile go in this run; 0: only the scan at the start. With --watch, a safety net beside the watches (0 there: none, or 10 s where the library cannot be watched in full).", default: "10"),
+            .option("retry-after-limit", "SECONDS", "Wait at most this long when the destination answers 429/503 with Retry-After; a longer ask stops the drain (exit 75) with the retry due then; with --watch it waits however long.", default: "60"),
         ] + RunConditionOptions.uploading + AnalysisOptions.all + [.flag("json", "JSON lines: one per event, then a summary.")],
         positionals: (1, 1),
         examples: [
@@ -46,8 +61,9 @@ enum DrainCommand: Command {
             ("photodrain drain ~/Pictures --to s3://photos/library", "to S3 (AWS credentials from the environment)"),
             ("photodrain drain ~/Pictures --to URL --dry-run --json | jq -r 'select(.event == \"would-upload\") .path'", "what would be sent"),
             ("photodrain drain ~/Pictures --to URL --rescan", "after photos were edited in place: read every folder, not only changed ones"),
+            ("photodrain drain ~/Pictures --to URL --watch --rescan-interval 600", "as a service: upload new photos as they arrive"),
         ] + LibraryOptions.filterExamples("drain"),
-        exitCodes: [(0, "every photo uploaded or terminally failed"), (1, "failure (store, cascade, model), the destination refused the upload (token, URL, certificate), or no progress possible (memory too small)"),
+        exitCodes: [(0, "every photo uploaded or terminally failed (with --watch: so when a signal stopped it)"), (1, "failure (store, cascade, model), the destination refused the upload (token, URL, certificate), or no progress possible (memory too small)"),
                     (64, "usage error"), (75, "interrupted, the destination stayed unreachable, or it asked (Retry-After) to wait longer than --retry-after-limit: run again")]
     )
 
@@ -61,6 +77,8 @@ enum DrainCommand: Command {
         var terminal: Bool?
         /// For `uploaded`: the destination had the content already; nothing was sent.
         var alreadyStored: Bool?
+        /// For `watching` and `changed`: how many folders.
+        var folders: Int?
     }
 
     struct Summary: Encodable {
@@ -92,6 +110,7 @@ enum DrainCommand: Command {
         options.rescanInterval = rescanInterval > 0 ? .seconds(rescanInterval) : nil
         options.fullScan = arguments.flag("rescan")
         options.retryAfterLimit = .seconds(try arguments.double("retry-after-limit", default: 60, range: 0...86_400))
+        options.watch = arguments.flag("watch")
         if arguments.flag("dry-run") {
             let store = try LibraryOptions.open(arguments, dryRun: true)
             let plan = DryRunOutput.refine(try store.dryRun(includeUnanalysable: options.uploadUnanalysable),
@@ -117,6 +136,7 @@ enum DrainCommand: Command {
         let json = arguments.flag("json")
         let console = Console.shared
         let endpoint = options.destination.endpoint, offlineSeconds = Int(options.offlineGiveUp.components.seconds)
+        let watching = options.watch, safetyNet = rescanInterval > 0 ? rescanInterval : 10
         let runner = DrainRunner(store: store, analyzer: pipeline, options: options, memory: memory)
         signals.attach { signal in runner.stop(signal: signal) }
 
@@ -166,11 +186,39 @@ enum DrainCommand: Command {
             case .offline(let message):
                 line = EventLine(event: "offline", message: message)
                 if !json {
-                    console.err("\(endpoint) is unreachable (\(message)); analysing meanwhile. Uploads resume when it answers; with only uploads left, the run stops after \(offlineSeconds) s (--offline-timeout)")
+                    let giveUp = watching ? "watching, the run waits for it however long" : "with only uploads left, the run stops after \(offlineSeconds) s (--offline-timeout)"
+                    console.err("\(endpoint) is unreachable (\(message)); analysing meanwhile. Uploads resume when it answers; \(giveUp)")
                 }
             case .online:
                 line = EventLine(event: "online")
                 if !json { console.err("destination reachable again") }
+            case .watching(let folders, let limited):
+                line = EventLine(event: "watching", message: limited, folders: folders)
+                if !json {
+                    if folders == 0 {
+                        console.err("cannot watch \(store.root) (\(limited ?? "?")); scanning it every \(Int(safetyNet)) s for new photos")
+                    } else {
+                        let partly = limited.map { " (not all of them: \($0); the library is scanned every \(Int(safetyNet)) s for the rest)" } ?? ""
+                        console.err("watching \(folders) folder\(folders == 1 ? "" : "s") for new photos\(partly)")
+                    }
+                }
+            case .changed(let folders, let report):
+                if let counts = try? store.counts() { bar.setTotal(counts.total - counts.uploaded - counts.failed + tally.withLock { $0.uploaded + $0.failed }) }
+                let settling = report.settling.isEmpty ? "" : "; \(report.settling.count) still being written, taken once they settle"
+                let summary = "\(report.changes.added.count) new, \(report.changes.modified.count) changed, \(report.changes.removed.count) removed\(settling)"
+                lastRescan.withLock { $0 = summary }
+                line = EventLine(event: "changed", message: summary, folders: folders)
+                if !json {
+                    let seen = report.fullWalk ? "read the whole library (events were lost, or it came back)"
+                        : "\(folders) folder\(folders == 1 ? "" : "s") changed"
+                    console.err("\(seen): \(summary)")
+                }
+            case .libraryAway:
+                line = EventLine(event: "library-away", message: store.root)
+                if !json { console.err("\(store.root) is gone (unmounted or removed); waiting for it to come back") }
+            case .libraryBack:
+                line = EventLine(event: "library-back", message: store.root)
+                if !json { console.err("\(store.root) is back; reading it in full") }
             }
             if json, let line { console.json(line) }
         }
@@ -182,13 +230,16 @@ enum DrainCommand: Command {
         let left = counts.discovered + counts.analyzed + (options.uploadUnanalysable ? counts.unanalysable : 0)
         let t = tally.withLock { $0 }
         let seconds = (clock.now - start).seconds
+        var said = describe(outcome)
+        // Watching, a signal is the normal end.
+        if watching, case .interrupted(let signal) = outcome { said = "watch ended by \(SignalWatcher.name(signal))" }
         let summary = Summary(analysed: t.analysed, uploaded: t.uploaded, alreadyOnTheServer: t.alreadyThere, failed: t.failed, counts: counts,
-                              seconds: (seconds * 100).rounded() / 100, outcome: describe(outcome))
+                              seconds: (seconds * 100).rounded() / 100, outcome: said)
         if json {
             console.json(summary)
         } else {
             let already = t.alreadyThere > 0 ? " (\(t.alreadyThere == t.uploaded ? "all" : String(t.alreadyThere)) already on the server: nothing sent)" : ""
-            console.out("uploaded \(t.uploaded)\(already), analysed \(t.analysed), failed \(t.failed) in \(String(format: "%.1f", seconds)) s; library: \(counts.uploaded)/\(counts.total) uploaded, \(counts.failed) failed, \(left) left (\(describe(outcome)))")
+            console.out("uploaded \(t.uploaded)\(already), analysed \(t.analysed), failed \(t.failed) in \(String(format: "%.1f", seconds)) s; library: \(counts.uploaded)/\(counts.total) uploaded, \(counts.failed) failed, \(left) left (\(said))")
         }
         switch outcome {
         case .failed(let message):

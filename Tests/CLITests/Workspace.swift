@@ -134,10 +134,19 @@ final class Running: @unchecked Sendable {
 
     /// Waits until stdout holds a line containing `text`, up to `seconds`.
     func waitForOutput(containing text: String, seconds: Double = 20) -> Bool {
+        waitFor(text, in: { $0.stdout }, seconds: seconds)
+    }
+
+    /// Waits until stderr holds a line containing `text`, up to `seconds`.
+    func waitForError(containing text: String, seconds: Double = 20) -> Bool {
+        waitFor(text, in: { $0.stderr }, seconds: seconds)
+    }
+
+    private func waitFor(_ text: String, in stream: (Running) -> String, seconds: Double) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
-            if stdout.contains(text) { return true }
-            if !process.isRunning { return stdout.contains(text) }
+            if stream(self).contains(text) { return true }
+            if !process.isRunning { return stream(self).contains(text) }
             usleep(20_000)
         }
         return false
