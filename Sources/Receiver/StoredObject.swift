@@ -26,6 +26,10 @@ public struct StoredObject: Codable, Sendable, Equatable {
     /// (`files/<library path>`, a `~suffix` before the extension when that path was taken), its
     /// bytes percent-encoded as `ObjectProvenance.pathEncoded`. nil: at `objects/<id>`.
     public var storedPath: String?
+    /// With `serve --layout path`: why the bytes are at `objects/<id>` after all (a name over 255
+    /// bytes, a path over 64 folders deep, no usable `X-Photo-Path`); nil when they are where the
+    /// layout says.
+    public var layoutNote: String?
 
     /// Makes a record (tests and tools decode these from the listing).
     public init(id: String, size: Int64, sha256: String, idempotencyKey: String?, filename: String?,

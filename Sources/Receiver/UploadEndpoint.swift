@@ -448,6 +448,7 @@ struct UploadEndpoint: Sendable {
         case .stored(let stored):
             object = stored
             status = 201
+            if stored.layoutNote != nil { exchange.notes.append("layout-fallback") }
         case .deduplicated(let existing):
             object = existing
             status = 200

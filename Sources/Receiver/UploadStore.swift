@@ -364,6 +364,11 @@ final class UploadStore: Sendable {
                     placed = stored
                     object.storedPath = Provenance.percentEncode(stored)
                 } else {
+                    if layout == .path {
+                        // Said in the sidecar (and the request's log line): never silently elsewhere.
+                        object.layoutNote = "stored as objects/\(id): " + (metadata.provenance?.pathBytes.map(Self.pathLayoutProblem)
+                            ?? "the upload named no library path (X-Photo-Path)")
+                    }
                     try Syscalls.rename(stagedPath, objectPath(id))
                 }
                 try writeAtomically(try Self.encode(object), to: sidecarPath(id), directory: objectsDirectory, durable: true)
@@ -391,6 +396,16 @@ final class UploadStore: Sendable {
     /// object goes to `objects/<id>`. The name is never replaced: a link that finds the name taken
     /// tries `~<12 hex of the SHA-256>`, then `~<id>`, before the extension. Throws for other
     /// file-system failures.
+    /// Why `--layout path` cannot place a library path, in words.
+    static func pathLayoutProblem(_ libraryPath: [UInt8]) -> String {
+        let components = libraryPath.split(separator: 0x2F, omittingEmptySubsequences: true).filter { $0.elementsEqual([0x2E]) == false }
+        if components.isEmpty { return "the library path names no file" }
+        if components.count > 64 { return "the library path is \(components.count) folders deep (at most 64)" }
+        if components.contains(where: { $0.contains(0) }) { return "the library path holds a NUL byte" }
+        if components.contains(where: { $0.count + 1 + 64 > 255 }) { return "a name in the library path is too long for a file name (over 190 bytes)" }
+        return "the library path cannot be made under files/"
+    }
+
     private func placeByPath(_ stagedPath: String, libraryPath: [UInt8], sha256Hex: String, id: String) throws(ReceiverError) -> [UInt8]? {
         var components: [[UInt8]] = []
         for part in libraryPath.split(separator: 0x2F, omittingEmptySubsequences: true) {

@@ -157,6 +157,27 @@ import UploadProtocol
         #expect(try receiver.content(of: id) == body)
     }
 
+    /// Issue 22 item 9: a path `--layout path` cannot make (a name too long for a file name, a
+    /// path too deep, only `.`) is stored at `objects/<id>` and says so in its sidecar and the log.
+    @Test(arguments: [(String(repeating: "n", count: 230) + ".jpg", "too long"),
+                      (Array(repeating: "d", count: 70).joined(separator: "/") + "/deep.jpg", "folders deep"),
+                      (".", "names no file")])
+    func aPathTheLayoutCannotMakeIsStoredByIDAndSaysSo(path: String, reason: String) throws {
+        let receiver = try TestReceiver { $0.layout = .path }
+        defer { receiver.stop(); receiver.removeDirectory() }
+        let body = TestReceiver.bytes(500, seed: 19)
+        let stored = try receiver.client().request("PUT", "/uploads", headers: Self.provenanceHeaders(path: path, size: 500), body: body)
+        #expect(stored.status == 201)
+        let id = try #require(stored["x-server-resource-id"])
+        let sidecar = try Self.sidecar(receiver, id: id)
+        #expect(sidecar.storedPath == nil)
+        #expect(sidecar.layoutNote?.contains("stored as objects/\(id)") == true, "\(sidecar.layoutNote ?? "no note")")
+        #expect(sidecar.layoutNote?.contains(reason) == true, "\(sidecar.layoutNote ?? "no note")")
+        #expect(try receiver.content(of: id) == body)
+        receiver.stop()
+        #expect(receiver.log.lines.contains { $0.contains("layout-fallback") }, "\(receiver.log.lines)")
+    }
+
     /// Two different contents at the same library path both survive; the same content with the
     /// same key is one object.
     @Test func pathLayoutKeepsBothContentsAtOnePath() throws {
