@@ -74,7 +74,7 @@ enum ReportPage {
         var stats: [(value: String, caption: String)] = [
             ("\(summary.photos)", "photos"),
             ("\(summary.byState[.discovered] ?? 0)", "waiting for analysis"),
-            ("\(summary.byState[.analyzed] ?? 0)", "analysed, not uploaded"),
+            ("\(summary.analysedNotUploaded)", "analysed, not uploaded"),
             ("\(summary.byState[.uploaded] ?? 0)", "uploaded"),
             ("\(summary.byState[.failed] ?? 0)", "upload failed"),
             ("\(summary.byLabel[.error] ?? 0)", "undecodable"),
