@@ -184,20 +184,29 @@ import Testing
             #expect(html.contains("<a rel=\"index\" href=\"../report.html\""))
         }
         #expect(!library.exists("report-pages/page-0004.html"))
+
+        // Back under the page size, report.html is one file again and the pages' folder goes.
+        let again = try library.report("report.html", [])
+        #expect(again.status == 0, "stderr: \(again.stderr)")
+        #expect(again.stdout.contains("and the 3 pages an earlier report wrote there"), "\(again.stdout)")
+        #expect(ReportCLITests.occurrences(of: "<article class=\"card\"", in: try library.read("report.html")) == 12)
+        #expect(!library.exists("report-pages"))
     }
 
-    @Test func aSmallerReportRemovesTheStalePagesAndNothingElse() throws {
+    @Test func aSmallerReportRemovesItsStalePagesAndNothingElse() throws {
         let library = try Library()
         #expect(try library.report("out/", ["--page-size", "2"]).status == 0)
         #expect(library.exists("out/page-0006.html"))
         try Data("mine".utf8).write(to: library.ws.root.appendingPathComponent("out/notes.txt"))
         try Data("mine".utf8).write(to: library.ws.root.appendingPathComponent("out/page-9.html"))
+        try Data("<!DOCTYPE html><p>mine</p>".utf8).write(to: library.ws.root.appendingPathComponent("out/page-0007.html"))
         let again = try library.report("out", ["--page-size", "5"])
         #expect(again.status == 0, "stderr: \(again.stderr)")
         #expect(again.stdout.contains("removed 3 pages of an earlier report past page 3"), "\(again.stdout)")
         for page in 1...3 { #expect(library.exists("out/page-000\(page).html")) }
         for page in 4...6 { #expect(!library.exists("out/page-000\(page).html")) }
-        #expect(library.exists("out/notes.txt") && library.exists("out/page-9.html"))
+        // A file of the pages' name that PhotoDrain did not write stays.
+        #expect(library.exists("out/notes.txt") && library.exists("out/page-9.html") && library.exists("out/page-0007.html"))
         // No temporary file is left behind.
         let names = try FileManager.default.contentsOfDirectory(atPath: library.ws.root.appendingPathComponent("out").path)
         #expect(!names.contains { $0.hasSuffix(".partial") }, "\(names)")

@@ -71,15 +71,26 @@ enum PagedReport {
     }
 
     /// Removes `page-NNNN.html` files numbered above `count` from `folder`: pages of an earlier
-    /// report of more photos, which no link of the new index reaches. Other files are left alone.
+    /// report of more photos, which no link of the new index reaches. Only files PhotoDrain wrote
+    /// (their `<meta name="generator">` says so) are removed; anything else is left alone.
     /// Returns how many it removed.
     static func removePages(after count: Int, in folder: String) -> Int {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         var removed = 0
         for name in names {
             guard let number = ReportLayout.pageNumber(inFileName: name), number > count else { continue }
-            if unlink(folder + "/" + name) == 0 { removed += 1 }
+            let path = folder + "/" + name
+            guard isReportPage(path), unlink(path) == 0 else { continue }
+            removed += 1
         }
         return removed
+    }
+
+    /// Whether the file at `path` starts as `ReportPage.head` writes a page.
+    static func isReportPage(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        let start = (try? handle.read(upToCount: 1024)) ?? Data()
+        return String(decoding: start, as: UTF8.self).contains("<meta name=\"generator\" content=\"photodrain ")
     }
 }

@@ -36,8 +36,9 @@ enum ReportCommand: Command {
         searches every photo, shows which pages hold matches and lists the matching photos as
         links that open their page filtered the same way, at the photo's card. Each page is
         self-contained too, links to the index and its neighbours, and keeps the filter as you
-        move. Every file is written to a temporary file and renamed into place, the index last;
-        pages of an earlier, bigger report are removed, other files left alone.
+        move. Every file is written to a temporary file and renamed into place, the index last.
+        Pages an earlier report wrote that the new one does not reach (it has fewer pages, or is
+        one file again) are removed; nothing else in the folder is touched.
         Undecodable photos are shown, not failed on: they do not change the exit status.
         """ + LibraryOptions.scanDiscussion,
         options: [
@@ -108,6 +109,15 @@ enum ReportCommand: Command {
         switch layout.shape {
         case .singleFile:
             console.out("wrote \(out): \(photos), \(megabytes(outcome.bytes))")
+            if let folder = layout.earlierPagesFolder {
+                let removed = PagedReport.removePages(after: 0, in: folder)
+                // The folder goes too when the pages were all it held.
+                if removed > 0 && rmdir(folder) == 0 {
+                    console.out("removed \(folder)/ and the \(removed) page\(removed == 1 ? "" : "s") an earlier report wrote there")
+                } else if removed > 0 {
+                    console.out("removed the \(removed) page\(removed == 1 ? "" : "s") an earlier report wrote in \(folder)/")
+                }
+            }
         case .paged:
             let pages = "\(layout.pageCount) page\(layout.pageCount == 1 ? "" : "s")"
             console.out("wrote \(layout.indexPath) and \(pages) of up to \(layout.pageSize) photos in \(layout.pagesFolder ?? ".")/: \(photos), " +

@@ -43,18 +43,20 @@ struct ReportLayout: Equatable, Sendable {
                 return ReportLayout(shape: .paged, indexPath: folder + "/index.html", pagesFolder: folder, createsPagesFolder: true,
                                     pagesHrefFromIndex: "", indexHrefFromPage: "index.html", pageSize: pageSize, photos: photos)
             }
-            if singleFile || photos <= pageSize {
-                return ReportLayout(shape: .singleFile, indexPath: out, pagesFolder: nil, createsPagesFolder: false,
-                                    pagesHrefFromIndex: "", indexHrefFromPage: "", pageSize: pageSize, photos: photos)
-            }
             // report.html -> report-pages/ beside it; the index keeps the name the user gave.
             let url = URL(fileURLWithPath: out)
             let name = url.lastPathComponent
             let stem = ["html", "htm"].contains(url.pathExtension.lowercased()) ? url.deletingPathExtension().lastPathComponent : name
             let folderName = stem + "-pages"
             let parent = (out as NSString).deletingLastPathComponent
-            return ReportLayout(shape: .paged, indexPath: out, pagesFolder: parent.isEmpty ? folderName : parent + "/" + folderName,
-                                createsPagesFolder: true, pagesHrefFromIndex: ReportLayout.href(folderName) + "/",
+            let folder = parent.isEmpty ? folderName : parent + "/" + folderName
+            if singleFile || photos <= pageSize {
+                return ReportLayout(shape: .singleFile, indexPath: out, pagesFolder: nil, createsPagesFolder: false,
+                                    pagesHrefFromIndex: "", indexHrefFromPage: "", pageSize: pageSize, photos: photos,
+                                    earlierPagesFolder: folder)
+            }
+            return ReportLayout(shape: .paged, indexPath: out, pagesFolder: folder, createsPagesFolder: true,
+                                pagesHrefFromIndex: ReportLayout.href(folderName) + "/",
                                 indexHrefFromPage: "../" + ReportLayout.href(name), pageSize: pageSize, photos: photos)
         }
     }
@@ -82,6 +84,9 @@ struct ReportLayout: Equatable, Sendable {
     let pageSize: Int
     /// Photos in the library.
     let photos: Int
+    /// For a single file: the folder an earlier paged report of the same `--out` put its pages
+    /// in, whose pages now lead nowhere and are removed.
+    var earlierPagesFolder: String? = nil
 
     /// Pages after the index: 0 for a single file or an empty library.
     var pageCount: Int { shape == .paged ? (photos + pageSize - 1) / pageSize : 0 }
