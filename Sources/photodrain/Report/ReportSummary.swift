@@ -8,6 +8,9 @@ struct ReportSummary: Sendable, Equatable {
     var byState: [AssetRecord.State: Int] = [:]
     /// Photos by the label filter's value.
     var byLabel: [ReportEntry.Label: Int] = [:]
+    /// Files analysed as not photos and neither uploaded nor failed: held back from upload, and
+    /// counted apart from "analysed, not uploaded" as `photodrain status` counts them.
+    var unanalysableHeldBack = 0
     /// Photos with a verdict (an undecodable photo's verdict included).
     var analysed = 0
     /// Boxes the classifier confirmed, over all photos.
@@ -21,6 +24,10 @@ struct ReportSummary: Sendable, Equatable {
     /// The models and cascades the verdicts name, sorted.
     var models: [String] = []
 
+    /// Photos analysed and waiting for upload, as `photodrain status` counts them: not the files
+    /// held back as not photos.
+    var analysedNotUploaded: Int { (byState[.analyzed] ?? 0) - unanalysableHeldBack }
+
     /// Counts `entries`.
     init(entries: [ReportEntry]) {
         var models = Set<String>()
@@ -28,6 +35,7 @@ struct ReportSummary: Sendable, Equatable {
             photos += 1
             byState[entry.record.state, default: 0] += 1
             byLabel[entry.label, default: 0] += 1
+            if entry.record.state == .analyzed && entry.record.isUnanalysable { unanalysableHeldBack += 1 }
             guard let verdict = entry.verdict else { continue }
             analysed += 1
             confirmedFaces += entry.confirmedFaces

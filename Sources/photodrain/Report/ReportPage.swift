@@ -3,11 +3,13 @@ import FaceAnalysis
 import Foundation
 import PhotoDecoding
 
-/// The HTML of `photodrain report`: one self-contained page (inline CSS, a few lines of inline
-/// script, thumbnails as `data:` URIs), written in pieces so a big library streams to disk.
+/// The HTML of a page of cards: the single file of a small library, or one page of a paged
+/// report. Self-contained (inline CSS and script, thumbnails as `data:` URIs) and written in
+/// pieces, so a page streams to disk one batch of thumbnails at a time.
 ///
-/// Order: `head`, `summary`, then one `card` per photo, then `foot`. Every text that comes from a
-/// file name, the store or a verdict goes through `escape`.
+/// Order: `head`, then `summary` (the single file) or `pageHeader` (a page), then one `card` per
+/// photo, then `foot`. Every text that comes from a file name, the store or a verdict goes
+/// through `escape`.
 enum ReportPage {
     /// Escapes text for HTML element content and double- or single-quoted attribute values.
     static func escape(_ text: String) -> String {
@@ -37,59 +39,42 @@ enum ReportPage {
         <meta name="generator" content="photodrain \(PhotoDrainCLI.version)">
         <title>\(escape(title))</title>
         <style>
-        :root { --thumb: \(thumbnailSize)px; --ok: #168a34; --bad: #d9480f; --muted: #5f6470; --line: #dcdfe5; }
-        * { box-sizing: border-box; }
-        body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; color: #1d1f23; background: #f3f4f6; }
-        header { padding: 16px 24px 12px; background: #fff; border-bottom: 1px solid var(--line); }
-        h1 { font-size: 20px; margin: 0 0 2px; }
-        .where { color: var(--muted); margin: 0 0 12px; overflow-wrap: anywhere; }
-        .stats { display: flex; flex-wrap: wrap; gap: 8px; margin: 0; padding: 0; list-style: none; }
-        .stats li { background: #f3f4f6; border: 1px solid var(--line); border-radius: 6px; padding: 5px 10px; }
-        .stats b { display: block; font-size: 18px; }
-        .stats small { color: var(--muted); font-size: 12px; white-space: nowrap; }
-        .controls { display: flex; flex-wrap: wrap; gap: 8px 20px; align-items: center; margin-top: 12px; }
-        .controls select { font: inherit; padding: 2px 4px; }
-        .legend span { display: inline-block; width: 14px; height: 10px; margin: 0 4px 0 10px; vertical-align: middle; }
-        .legend .confirmed { border: 2px solid var(--ok); }
-        .legend .rejected { border: 2px dashed var(--bad); }
-        main { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, calc(var(--thumb) + 20px)), 1fr)); gap: 12px; padding: 16px 24px; }
-        .card { display: flex; flex-direction: column; background: #fff; border: 1px solid var(--line); border-radius: 8px; overflow: hidden; }
-        .card[hidden] { display: none; }
-        .frame { display: flex; align-items: center; justify-content: center; min-height: calc(var(--thumb) + 20px); padding: 10px; background: #26282d; }
-        .photo { position: relative; max-width: 100%; }
-        .photo img { display: block; max-width: 100%; height: auto; }
-        .box { position: absolute; border: 2px solid var(--ok); box-shadow: 0 0 0 1px rgba(0, 0, 0, .55); }
-        .box.rejected { border: 2px dashed var(--bad); box-shadow: none; }
-        .box span { position: absolute; left: -2px; top: 100%; padding: 0 3px; font-size: 11px; line-height: 15px; color: #fff; background: var(--ok); white-space: nowrap; }
-        .box.rejected span { background: var(--bad); }
-        .placeholder { max-width: 90%; padding: 16px; border: 2px dashed #6b6f78; border-radius: 6px; color: #e9eaee; text-align: center; overflow-wrap: anywhere; }
-        .placeholder strong { display: block; font-size: 16px; margin-bottom: 4px; }
-        .meta { padding: 8px 10px 10px; }
-        .name { margin: 0 0 4px; font-size: 13px; overflow-wrap: anywhere; }
-        .meta p { margin: 2px 0; }
-        .tag { display: inline-block; padding: 0 6px; border-radius: 4px; font-size: 12px; background: #e6e8ec; }
-        .tag.faces, .tag.uploaded { background: #d4f3dc; color: #0c5a21; }
-        .tag.uploaded-unverified { background: #fff1c2; color: #6b4e00; }
-        .tag.error, .tag.failed { background: #ffe1d4; color: #8a2a00; }
-        .tag.analyzed { background: #dde9ff; color: #1f3f80; }
-        .tag.unanalysable { background: #ececec; color: #444; }
-        .muted { color: var(--muted); }
-        .problem { color: #8a2a00; overflow-wrap: anywhere; }
-        code { font-size: 12px; overflow-wrap: anywhere; }
-        .empty { grid-column: 1 / -1; color: var(--muted); }
-        </style>
+        \(ReportStyle.css(thumbnailSize: thumbnailSize))</style>
         </head>
         <body data-check="pending">
 
         """
     }
 
-    /// The header: where the library is, the totals, and the two filters with their counts.
+    /// The single file's header: where the library is, the totals, and the filters with their
+    /// counts; then the start of the cards' grid.
     static func summary(_ summary: ReportSummary, library: String, store: String, generatedAt: String) -> String {
+        var html = "<header>\n<h1>PhotoDrain report</h1>\n"
+        html += whereLine(summary, library: library, store: store, generatedAt: generatedAt)
+        html += stats(summary)
+        html += controls(summary, shown: "<span>showing <b id=\"shown\">\(summary.photos)</b> of \(summary.photos)</span>\n", legend: true)
+        html += "</header>\n<main id=\"cards\">\n"
+        if summary.photos == 0 {
+            html += "<p class=\"empty\">No photos in this library yet.</p>\n"
+        }
+        return html
+    }
+
+    /// The line under the title: the library, the store, when, and the models the verdicts name.
+    static func whereLine(_ summary: ReportSummary, library: String, store: String, generatedAt: String) -> String {
+        var html = "<p class=\"where\"><code>\(escape(library))</code> · store <code>\(escape(store))</code> · \(escape(generatedAt))"
+        if !summary.models.isEmpty {
+            html += " · " + summary.models.map { "<code>\(escape($0))</code>" }.joined(separator: ", ")
+        }
+        return html + "</p>\n"
+    }
+
+    /// The totals: photos by state, undecodable, faces, rejected boxes, time spent analysing.
+    static func stats(_ summary: ReportSummary) -> String {
         var stats: [(value: String, caption: String)] = [
             ("\(summary.photos)", "photos"),
             ("\(summary.byState[.discovered] ?? 0)", "waiting for analysis"),
-            ("\(summary.byState[.analyzed] ?? 0)", "analysed, not uploaded"),
+            ("\(summary.analysedNotUploaded)", "analysed, not uploaded"),
             ("\(summary.byState[.uploaded] ?? 0)", "uploaded"),
             ("\(summary.byState[.failed] ?? 0)", "upload failed"),
             ("\(summary.byLabel[.error] ?? 0)", "undecodable"),
@@ -107,16 +92,17 @@ enum ReportPage {
         if let rate = summary.photosPerSecond, let mean = summary.meanMilliseconds {
             stats.append((String(format: "%.1f/s", rate), String(format: "per slot (%.0f ms a photo)", mean)))
         }
-        var html = "<header>\n<h1>PhotoDrain report</h1>\n"
-        html += "<p class=\"where\"><code>\(escape(library))</code> · store <code>\(escape(store))</code> · \(escape(generatedAt))"
-        if !summary.models.isEmpty {
-            html += " · " + summary.models.map { "<code>\(escape($0))</code>" }.joined(separator: ", ")
-        }
-        html += "</p>\n<ul class=\"stats\" id=\"summary\">\n"
+        var html = "<ul class=\"stats\" id=\"summary\">\n"
         for stat in stats {
             html += "<li><b>\(escape(stat.value))</b><small>\(escape(stat.caption))</small></li>\n"
         }
-        html += "</ul>\n<div class=\"controls\">\n"
+        return html + "</ul>\n"
+    }
+
+    /// The filters: label and state (each option with its count in `summary`) and a search on
+    /// the path; then `shown` (which holds `<b id="shown">`) and, for pages of cards, the legend.
+    static func controls(_ summary: ReportSummary, shown: String, legend: Bool) -> String {
+        var html = "<div class=\"controls\">\n"
         html += "<label>Label <select id=\"filter-label\"><option value=\"\">all (\(summary.photos))</option>"
         for label in ReportEntry.Label.allCases {
             html += "<option value=\"\(label.rawValue)\">\(label.title) (\(summary.byLabel[label] ?? 0))</option>"
@@ -127,22 +113,45 @@ enum ReportPage {
             html += "<option value=\"\(state.rawValue)\">\(stateTitle(state)) (\(summary.byState[state] ?? 0))</option>"
         }
         html += "</select></label>\n"
-        html += "<span>showing <b id=\"shown\">\(summary.photos)</b> of \(summary.photos)</span>\n"
-        html += "<span class=\"legend\"><span class=\"confirmed\"></span>confirmed face<span class=\"rejected\"></span>rejected box</span>\n"
-        html += "</div>\n</header>\n<main id=\"cards\">\n"
-        if summary.photos == 0 {
-            html += "<p class=\"empty\">No photos in this library yet.</p>\n"
+        html += "<label>Path <input type=\"search\" id=\"filter-text\" placeholder=\"contains...\" autocomplete=\"off\"></label>\n"
+        html += shown
+        if legend {
+            html += "<span class=\"legend\"><span class=\"confirmed\"></span>confirmed face<span class=\"rejected\"></span>rejected box</span>\n"
         }
-        return html
+        return html + "</div>\n"
+    }
+
+    /// The header of page `number` of a paged report: where it sits among the pages, links to the
+    /// index and its neighbours (which carry the filter along), this page's totals and filters;
+    /// then the start of its cards' grid.
+    static func pageHeader(number: Int, layout: ReportLayout, summary: ReportSummary, library: String) -> String {
+        let range = layout.photoRange(ofPage: number)
+        var html = "<header>\n<h1>PhotoDrain report: page \(number) of \(layout.pageCount)</h1>\n"
+        html += "<p class=\"where\"><code>\(escape(library))</code> · photos \(range.lowerBound + 1)–\(range.upperBound) of \(layout.photos), by path</p>\n"
+        html += "<nav class=\"pages\">" + navLink(layout.indexHrefFromPage, "index: every page, filters across the library", rel: "index")
+        if number > 1 { html += navLink(ReportLayout.pageFileName(number - 1), "← page \(number - 1)", rel: "prev") }
+        html += "<span class=\"here\">page \(number)</span>"
+        if number < layout.pageCount { html += navLink(ReportLayout.pageFileName(number + 1), "page \(number + 1) →", rel: "next") }
+        html += "</nav>\n"
+        html += stats(summary)
+        html += controls(summary, shown: "<span>showing <b id=\"shown\">\(summary.photos)</b> of \(summary.photos) on this page</span>\n", legend: true)
+        return html + "</header>\n<main id=\"cards\">\n"
+    }
+
+    /// A link whose script keeps the page's filter in its fragment (`data-href` is the bare target).
+    static func navLink(_ href: String, _ text: String, rel: String) -> String {
+        "<a rel=\"\(rel)\" href=\"\(escape(href))\" data-href=\"\(escape(href))\">\(escape(text))</a>"
     }
 
     /// One photo's card: the thumbnail with its boxes (or a placeholder with the error), the
-    /// label and score, the upload state and server id, and every error the photo has.
-    static func card(_ entry: ReportEntry, thumbnail: Result<Thumbnail, DecodeError>) -> String {
+    /// label and score, the upload state and server id, and every error the photo has. `number` is the
+    /// photo's place in the library (1-based, by path): the card's id is `photo-<number>`, which
+    /// links from the index aim at (`page-0003.html#photo=612`).
+    static func card(_ entry: ReportEntry, number: Int, thumbnail: Result<Thumbnail, DecodeError>) -> String {
         let record = entry.record
         let label = entry.label
         let state = record.state
-        var html = "<article class=\"card\" data-label=\"\(label.rawValue)\" data-state=\"\(state.rawValue)\" data-path=\"\(escape(record.path))\">\n"
+        var html = "<article class=\"card\" data-label=\"\(label.rawValue)\" data-state=\"\(state.rawValue)\" data-path=\"\(escape(record.path))\" id=\"photo-\(number)\">\n"
         html += "<div class=\"frame\">"
         var problems: [String] = []
         if let problem = entry.analysisProblem { problems.append(problem) }
@@ -202,67 +211,11 @@ enum ReportPage {
         return "<div class=\"box \(kind)\" style=\"\(style)\" title=\"\(title)\"><span>\(probability)</span></div>"
     }
 
-    /// The document's end: the filter script, and the load handler that records on `<body>` what
-    /// the browser saw (cards, boxes, thumbnails that decoded) for `Scripts/check-report`.
+    /// The end of a page of cards (the single file or one page of a paged report): the filter
+    /// script, and the load handler that records on `<body>` what the browser saw (cards, boxes,
+    /// thumbnails that decoded) for `Scripts/check-report`.
     static func foot() -> String {
-        """
-        </main>
-        <script>
-        (function () {
-          var cards = Array.prototype.slice.call(document.querySelectorAll("article.card"));
-          var label = document.getElementById("filter-label");
-          var state = document.getElementById("filter-state");
-          var shown = document.getElementById("shown");
-          function apply() {
-            var count = 0;
-            cards.forEach(function (card) {
-              var visible = (label.value === "" || card.dataset.label === label.value) &&
-                            (state.value === "" || card.dataset.state === state.value);
-              card.hidden = !visible;
-              if (visible) { count += 1; }
-            });
-            shown.textContent = String(count);
-            document.body.dataset.shown = String(count);
-          }
-          function remember() {
-            var parts = [];
-            if (label.value !== "") { parts.push("label=" + encodeURIComponent(label.value)); }
-            if (state.value !== "") { parts.push("state=" + encodeURIComponent(state.value)); }
-            history.replaceState(null, "", parts.length ? "#" + parts.join("&") : location.pathname + location.search);
-            apply();
-          }
-          // A link can open the page filtered: report.html#label=faces&state=analyzed
-          location.hash.replace(/^#/, "").split("&").forEach(function (pair) {
-            var kv = pair.split("=");
-            var select = kv[0] === "label" ? label : kv[0] === "state" ? state : null;
-            var value = decodeURIComponent(kv[1] || "");
-            if (select && Array.prototype.some.call(select.options, function (o) { return o.value === value; })) {
-              select.value = value;
-            }
-          });
-          label.addEventListener("change", remember);
-          state.addEventListener("change", remember);
-          apply();
-          window.addEventListener("load", function () {
-            var thumbs = document.querySelectorAll("img.thumb");
-            var decoded = 0;
-            for (var i = 0; i < thumbs.length; i += 1) {
-              if (thumbs[i].complete && thumbs[i].naturalWidth > 0) { decoded += 1; }
-            }
-            var body = document.body;
-            body.dataset.cards = String(cards.length);
-            body.dataset.boxes = String(document.querySelectorAll("main .box").length);
-            body.dataset.confirmedBoxes = String(document.querySelectorAll("main .box.confirmed").length);
-            body.dataset.thumbnails = String(thumbs.length);
-            body.dataset.thumbnailsLoaded = String(decoded);
-            body.dataset.check = "loaded";
-          });
-        })();
-        </script>
-        </body>
-        </html>
-
-        """
+        "</main>\n<script>\n" + ReportScript.cards + "</script>\n</body>\n</html>\n"
     }
 
     /// The words the page uses for an upload state.
