@@ -6,9 +6,47 @@
 /// the browser saw when the load event fired (`data-check="loaded"`, counts, `data-load-ms`), so
 /// `Scripts/check-report` and `Scripts/bench-report` can read it from a dumped DOM.
 enum ReportScript {
+    /// What both scripts share, in the scope of their `label`, `state` and `text` controls and
+    /// their `apply()`: `query()`, the filter in its fragment form; `remember()`, which writes it
+    /// to the URL as the controls change; and `readFragment(other)`, which sets the controls from
+    /// the URL at load and hands any other `key=value` pair to `other`.
+    static let filterFragment = """
+          function query() {
+            var parts = [];
+            if (label.value !== "") { parts.push("label=" + encodeURIComponent(label.value)); }
+            if (state.value !== "") { parts.push("state=" + encodeURIComponent(state.value)); }
+            if (text.value !== "") { parts.push("q=" + encodeURIComponent(text.value)); }
+            return parts.join("&");
+          }
+          function remember() {
+            var q = query();
+            history.replaceState(null, "", q ? "#" + q : location.pathname + location.search);
+            apply();
+          }
+          function readFragment(other) {
+            location.hash.replace(/^#/, "").split("&").forEach(function (pair) {
+              var at = pair.indexOf("=");
+              if (at < 0) { return; }
+              var key = pair.slice(0, at), value;
+              try { value = decodeURIComponent(pair.slice(at + 1)); } catch (e) { return; }
+              var select = key === "label" ? label : key === "state" ? state : null;
+              if (select && Array.prototype.some.call(select.options, function (o) { return o.value === value; })) {
+                select.value = value;
+              } else if (key === "q") {
+                text.value = value;
+              } else if (other) {
+                other(key, value);
+              }
+            });
+          }
+          label.addEventListener("change", remember);
+          state.addEventListener("change", remember);
+          text.addEventListener("input", remember);
+        """
+
     /// The filter of a page of cards (label, state, path search), the links that carry it to the
     /// index and the neighbouring pages, and the landing on `photo=N`.
-    static let cards = """
+    static let cards: String = """
         (function () {
           var cards = Array.prototype.slice.call(document.querySelectorAll("article.card"));
           var label = document.getElementById("filter-label");
@@ -17,13 +55,6 @@ enum ReportScript {
           var shown = document.getElementById("shown");
           var links = Array.prototype.slice.call(document.querySelectorAll("a[data-href]"));
           var target = null;
-          function query() {
-            var parts = [];
-            if (label.value !== "") { parts.push("label=" + encodeURIComponent(label.value)); }
-            if (state.value !== "") { parts.push("state=" + encodeURIComponent(state.value)); }
-            if (text.value !== "") { parts.push("q=" + encodeURIComponent(text.value)); }
-            return parts.join("&");
-          }
           function apply() {
             var needle = text.value.trim().toLowerCase();
             var count = 0;
@@ -39,29 +70,11 @@ enum ReportScript {
             var q = query();
             links.forEach(function (link) { link.setAttribute("href", link.dataset.href + (q ? "#" + q : "")); });
           }
-          function remember() {
-            var q = query();
-            history.replaceState(null, "", q ? "#" + q : location.pathname + location.search);
-            apply();
-          }
+          \(filterFragment)
           // A link can open the page filtered, and aimed at one card: page-0003.html#label=faces&photo=612
-          location.hash.replace(/^#/, "").split("&").forEach(function (pair) {
-            var at = pair.indexOf("=");
-            if (at < 0) { return; }
-            var key = pair.slice(0, at), value;
-            try { value = decodeURIComponent(pair.slice(at + 1)); } catch (e) { return; }
-            var select = key === "label" ? label : key === "state" ? state : null;
-            if (select && Array.prototype.some.call(select.options, function (o) { return o.value === value; })) {
-              select.value = value;
-            } else if (key === "q") {
-              text.value = value;
-            } else if (key === "photo") {
-              target = document.getElementById("photo-" + value);
-            }
+          readFragment(function (key, value) {
+            if (key === "photo") { target = document.getElementById("photo-" + value); }
           });
-          label.addEventListener("change", remember);
-          state.addEventListener("change", remember);
-          text.addEventListener("input", remember);
           apply();
           if (target) {
             target.classList.add("target");
@@ -90,7 +103,7 @@ enum ReportScript {
     /// The index's filter: applies label, state and path search to the manifest of every photo,
     /// counts the matches on each page, lists the first `listLimit` matches as links to their
     /// cards, and carries the filter on the links to the pages.
-    static let index = """
+    static let index: String = """
         (function () {
           var manifest = JSON.parse(document.getElementById("manifest").textContent);
           var photos = manifest.photos;
@@ -103,13 +116,6 @@ enum ReportScript {
           var list = document.getElementById("matches");
           var more = document.getElementById("more");
           var rows = Array.prototype.slice.call(document.querySelectorAll("#pages tbody tr"));
-          function query() {
-            var parts = [];
-            if (label.value !== "") { parts.push("label=" + encodeURIComponent(label.value)); }
-            if (state.value !== "") { parts.push("state=" + encodeURIComponent(state.value)); }
-            if (text.value !== "") { parts.push("q=" + encodeURIComponent(text.value)); }
-            return parts.join("&");
-          }
           function tag(kind, words) {
             var span = document.createElement("span");
             span.className = "tag " + kind;
@@ -166,26 +172,8 @@ enum ReportScript {
             body.dataset.pagesWithMatches = String(pagesWithMatches);
             body.dataset.firstMatch = first;
           }
-          function remember() {
-            var q = query();
-            history.replaceState(null, "", q ? "#" + q : location.pathname + location.search);
-            apply();
-          }
-          location.hash.replace(/^#/, "").split("&").forEach(function (pair) {
-            var at = pair.indexOf("=");
-            if (at < 0) { return; }
-            var key = pair.slice(0, at), value;
-            try { value = decodeURIComponent(pair.slice(at + 1)); } catch (e) { return; }
-            var select = key === "label" ? label : key === "state" ? state : null;
-            if (select && Array.prototype.some.call(select.options, function (o) { return o.value === value; })) {
-              select.value = value;
-            } else if (key === "q") {
-              text.value = value;
-            }
-          });
-          label.addEventListener("change", remember);
-          state.addEventListener("change", remember);
-          text.addEventListener("input", remember);
+          \(filterFragment)
+          readFragment(null);
           apply();
           window.addEventListener("load", function () {
             var body = document.body;
