@@ -522,12 +522,6 @@ public final class DrainRunner: Sendable {
         }
     }
 
-    /// What to tell the user about a refusal: the fix for a wrong token or URL; other refusals'
-    /// messages say it themselves.
-    public static func refusalAdvice(code: String) -> String {
-        code == TransferError.Code.unauthorized.rawValue || code == TransferError.Code.notFound.rawValue
-            ? " Check --to and --token-file." : ""
-    }
 
     /// The pause after `failures` counted upload failures in a row: `base`, doubling, at most `ceiling`.
     static func backoff(after failures: Int, base: Duration, ceiling: Duration) -> Duration {

@@ -1,5 +1,4 @@
 import AssetStore
-import Drain
 import Foundation
 import Transfer
 import UploadProtocol
@@ -71,10 +70,12 @@ enum TransferOptions {
         let uncharged = "No photo was charged an attempt."
         let tls = TransferError.Code.tlsFailure.rawValue + ": "
         guard refusal.hasPrefix(tls) else {
-            var advice = DrainRunner.refusalAdvice(code: String(refusal.prefix { $0 != ":" }))
-            if let owner, !advice.isEmpty {
+            // A wrong token or URL gets the options to check; other refusals' messages say the fix.
+            let code = String(refusal.prefix { $0 != ":" })
+            var advice = ""
+            if code == TransferError.Code.unauthorized.rawValue || code == TransferError.Code.notFound.rawValue {
                 // wake names the destination; the token is the agent's, which sends the bytes.
-                advice = " Check --to, and the --token-file given to `photodrain \(owner)`."
+                advice = owner.map { " Check --to, and the --token-file given to `photodrain \($0)`." } ?? " Check --to and --token-file."
             }
             return "photodrain \(command): the destination refused the upload (\(refusal)).\(advice) \(uncharged)"
         }
