@@ -29,26 +29,27 @@ enum UploadEndpoint {
     /// segment, then `objects/by-digest/<sha256Hex>` (query and fragment dropped); nil unless the
     /// endpoint is an absolute http(s) URL.
     static func digestLookup(for endpoint: String, sha256Hex: String) -> String? {
-        guard origin(of: endpoint) != nil, var components = URLComponents(string: endpoint) else { return nil }
-        // The path stays percent-encoded: decoded, a `%20` or a non-ASCII letter would make an
-        // invalid encoded path, which Foundation traps on.
-        var segments = components.percentEncodedPath.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-        if segments.last == "uploads" { segments.removeLast() }
-        segments += ["objects", "by-digest", sha256Hex.lowercased()]
-        components.percentEncodedPath = "/" + segments.joined(separator: "/")
-        components.percentEncodedQuery = nil
-        components.percentEncodedFragment = nil
-        return components.string
+        receiverURL(for: endpoint, objectPath: ["by-digest", sha256Hex.lowercased()])
     }
 
     /// The receiver's object listing entry for `endpoint`: its path without a trailing `uploads`
     /// segment, then `objects/<id>` (the id percent-encoded); nil unless absolute http(s).
     static func objectLookup(for endpoint: String, id: String) -> String? {
-        guard origin(of: endpoint) != nil, var components = URLComponents(string: endpoint),
-              let encoded = id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) else { return nil }
+        guard let encoded = id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) else {
+            return nil
+        }
+        return receiverURL(for: endpoint, objectPath: [encoded])
+    }
+
+    /// `endpoint`'s path without a trailing `uploads` segment, then `objects/` and `objectPath`
+    /// (segments already percent-encoded), without query or fragment; nil unless absolute http(s).
+    private static func receiverURL(for endpoint: String, objectPath: [String]) -> String? {
+        guard origin(of: endpoint) != nil, var components = URLComponents(string: endpoint) else { return nil }
+        // The path stays percent-encoded: decoded, a `%20` or a non-ASCII letter would make an
+        // invalid encoded path, which Foundation traps on.
         var segments = components.percentEncodedPath.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         if segments.last == "uploads" { segments.removeLast() }
-        segments += ["objects", encoded]
+        segments += ["objects"] + objectPath
         components.percentEncodedPath = "/" + segments.joined(separator: "/")
         components.percentEncodedQuery = nil
         components.percentEncodedFragment = nil
