@@ -302,7 +302,13 @@ public final class AssetStore: Sendable {
                     try db.run("INSERT OR REPLACE INTO scan_problems(path, message, seen_at) VALUES (?, ?, ?)",
                                [.text(problem.path), .text(problem.message), .real(now)])
                 }
-                try Companions.link(db, now: now)
+                // Links change only with the files: a scan that found nothing new leaves them (drain
+                // rescans every few seconds, and linking reads every row).
+                let neverLinked = try db.query("SELECT 1 FROM meta WHERE key = 'companions_linked'").isEmpty
+                if neverLinked || !changes.added.isEmpty || !changes.modified.isEmpty || !changes.removed.isEmpty {
+                    try Companions.link(db, now: now)
+                    try db.run("INSERT OR REPLACE INTO meta(key, value) VALUES ('companions_linked', '1')")
+                }
                 let end = try Self.currentSequence(db)
                 try db.run("DELETE FROM changes WHERE seq <= ?", [.integer(end - Int64(historyLimit))])
                 // Before issue 15's table, the list was kept as JSON in `meta`: gone for good.
