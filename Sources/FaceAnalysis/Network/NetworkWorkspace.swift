@@ -1,0 +1,205 @@
+import CNNKernels
+import CNNKernelsAVX2
+
+/// One thread's activation buffers for a `ConvolutionalNetwork`. Used by one caller at a time (it
+/// may pass between threads, as `BlazeFace`'s pool hands it on), and reused for every image.
+public final class NetworkWorkspace: @unchecked Sendable {
+    /// Which compiled kernels run the network.
+    public enum Kernels: String, Sendable, CaseIterable {
+        /// The baseline x86-64 build: runs on any processor.
+        case portable
+        /// AVX2 + FMA: about twice as fast; only where the processor has them.
+        case avx2
+        /// `avx2` where supported, else `portable`.
+        public static var best: Kernels { AVX2Kernels.isSupported ? .avx2 : .portable }
+        /// Whether this processor can run these kernels.
+        public var isSupported: Bool { self == .portable || AVX2Kernels.isSupported }
+    }
+
+    /// The plan the buffers are laid out for (see `use(_:)`).
+    public private(set) var network: ConvolutionalNetwork
+    /// The kernels this workspace runs (never one the processor lacks).
+    public let kernels: Kernels
+    /// One allocation holds every slot, back to back; a plan for another input size reuses it
+    /// (growing it when that plan needs more), so one workspace serves every tile size.
+    private var arena: UnsafeMutablePointer<Float>
+    private var capacity: Int
+    private var slots: [UnsafeMutablePointer<Float>] = []
+    private var patch: UnsafeMutablePointer<Float>
+    private var patchCapacity: Int
+
+    /// Buffers for `network` (a few megabytes for BlazeFace), run with `kernels` (the fastest this
+    /// processor supports by default; an unsupported choice falls back to `portable`).
+    public init(network: ConvolutionalNetwork, kernels: Kernels = .best) {
+        self.network = network
+        self.kernels = kernels.isSupported ? kernels : .portable
+        capacity = max(network.arenaFloats, 8)
+        arena = Self.allocateArena(capacity)
+        patchCapacity = max(network.patchLength, 8)
+        patch = .allocate(capacity: patchCapacity)
+        patch.initialize(repeating: 0, count: patchCapacity)
+        layOut()
+    }
+
+    deinit {
+        UnsafeMutableRawPointer(arena).deallocate()
+        patch.deallocate()
+    }
+
+    /// Zeroed floats starting on a cache line. Every slot is a whole number of cache lines, so a
+    /// tensor's 8-float vectors never straddle two lines: on the 16-byte boundary `allocate` gives,
+    /// a quarter of a 32-channel row's loads did, and the depthwise steps ran 25-35% slower.
+    private static func allocateArena(_ floats: Int) -> UnsafeMutablePointer<Float> {
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: floats * MemoryLayout<Float>.stride, alignment: 64)
+        return raw.initializeMemory(as: Float.self, repeating: 0, count: floats)
+    }
+
+    /// Lays the buffers out for `plan` (another input size of the same network, say), growing them
+    /// if it needs more than they hold.
+    public func use(_ plan: ConvolutionalNetwork) {
+        let needed = max(plan.arenaFloats, 8)
+        if needed > capacity {
+            UnsafeMutableRawPointer(arena).deallocate()
+            capacity = needed
+            arena = Self.allocateArena(capacity)
+        }
+        if plan.patchLength > patchCapacity {
+            patch.deallocate()
+            patchCapacity = plan.patchLength
+            patch = .allocate(capacity: patchCapacity)
+            patch.initialize(repeating: 0, count: patchCapacity)
+        }
+        network = plan
+        layOut()
+    }
+
+    /// The floats this workspace holds.
+    public var floats: Int { capacity + patchCapacity }
+
+    private func layOut() {
+        var offset = 0
+        slots = network.slotSizes.map { size in
+            defer { offset += (size + 15) / 16 * 16 }
+            return arena + offset
+        }
+    }
+
+    /// The input tensor to fill before `run()`: height x width x channels floats, unpadded.
+    public var input: UnsafeMutableBufferPointer<Float> {
+        let layout = network.layouts[network.inputTensor]!
+        return UnsafeMutableBufferPointer(start: slots[layout.slot], count: layout.floats)
+    }
+
+    /// Runs every step on the current input.
+    public func run() {
+        switch kernels {
+        case .portable: for step in network.steps { execute(step, with: PortableKernels.self) }
+        case .avx2: for step in network.steps { execute(step, with: AVX2Kernels.self) }
+        }
+    }
+
+    /// Runs every step on the current input and returns each step's kind, output size and
+    /// nanoseconds (monotonic clock), for `photodrain bench` and kernel work.
+    public func profile() -> [(step: String, nanoseconds: UInt64)] {
+        var result: [(String, UInt64)] = []
+        for step in network.steps {
+            let start = SystemCalls.monotonicNanoseconds()
+            switch kernels {
+            case .portable: execute(step, with: PortableKernels.self)
+            case .avx2: execute(step, with: AVX2Kernels.self)
+            }
+            result.append((describe(step), SystemCalls.monotonicNanoseconds() - start))
+        }
+        return result
+    }
+
+    private func describe(_ step: ConvolutionalNetwork.Step) -> String {
+        func shape(_ id: Int) -> String {
+            let l = network.layouts[id]!
+            return "\(l.height)x\(l.width)x\(l.channels)"
+        }
+        switch step {
+        case let .pointwise(input, output, _, _, _, residual, _):
+            return "pointwise \(shape(input))->\(shape(output))" + (residual == nil ? "" : " +add")
+        case let .depthwise(input, output, _, _, _, _, _, _): return "depthwise \(shape(input))->\(shape(output))"
+        case let .convolution(input, output, _, _, _, _, _, _, _): return "conv \(shape(input))->\(shape(output))"
+        case let .maxPool(input, output): return "maxpool \(shape(input))->\(shape(output))"
+        case let .resize(input, output): return "resize \(shape(input))->\(shape(output))"
+        case let .add(a, _, output, _): return "add \(shape(a))->\(shape(output))"
+        case let .padChannels(input, output, _): return "pad \(shape(input))->\(shape(output))"
+        }
+    }
+
+    /// The output of `role` (`regressors`, `classificators`) after `run()`: `count` rows of
+    /// `values` floats, `stride` apart.
+    public func output(_ role: String) -> (pointer: UnsafePointer<Float>, count: Int, values: Int, stride: Int)? {
+        guard let id = network.outputs[role], let layout = network.layouts[id] else { return nil }
+        return (UnsafePointer(slots[layout.slot]), layout.pixels, layout.channels, layout.stride)
+    }
+
+    private func tensor(_ id: Int) -> (UnsafeMutablePointer<Float>, ConvolutionalNetwork.TensorLayout) {
+        let layout = network.layouts[id]!
+        return (slots[layout.slot], layout)
+    }
+
+    private func execute<K: NetworkKernelSet>(_ step: ConvolutionalNetwork.Step, with _: K.Type) {
+        switch step {
+        case let .pointwise(input, output, weights, bias, reluBeforeAdd, residual, reluAfterAdd):
+            let (x, xl) = tensor(input)
+            let (y, yl) = tensor(output)
+            var epilogue = NetworkKernels.Epilogue(reluBeforeAdd: reluBeforeAdd, residual: nil, residualStride: 0, reluAfterAdd: reluAfterAdd)
+            if let residual {
+                let (r, rl) = tensor(residual)
+                epilogue.residual = UnsafePointer(r)
+                epilogue.residualStride = rl.stride
+            }
+            weights.withUnsafeBufferPointer { w in
+                bias.withUnsafeBufferPointer { b in
+                    K.pointwise(input: x, inStride: xl.stride, pixels: xl.pixels, weights: w.baseAddress!,
+                                             bias: b.baseAddress!, output: y, outStride: yl.stride, epilogue: epilogue)
+                }
+            }
+        case let .depthwise(input, output, weights, bias, stride, padTop, padLeft, relu):
+            let (x, xl) = tensor(input)
+            let (y, yl) = tensor(output)
+            weights.withUnsafeBufferPointer { w in
+                bias.withUnsafeBufferPointer { b in
+                    K.depthwise3x3(input: x, height: xl.height, width: xl.width, channels: xl.stride,
+                                                stride: stride, padTop: padTop, padLeft: padLeft, weights: w.baseAddress!,
+                                                bias: b.baseAddress!, output: y, outHeight: yl.height, outWidth: yl.width, relu: relu)
+                }
+            }
+        case let .convolution(input, output, weights, bias, kernel, stride, padTop, padLeft, relu):
+            let (x, xl) = tensor(input)
+            let (y, yl) = tensor(output)
+            weights.withUnsafeBufferPointer { w in
+                bias.withUnsafeBufferPointer { b in
+                    K.convolution(input: x, height: xl.height, width: xl.width, inChannels: xl.stride,
+                                               kernel: kernel, stride: stride, padTop: padTop, padLeft: padLeft,
+                                               weights: w.baseAddress!, bias: b.baseAddress!, output: y,
+                                               outHeight: yl.height, outWidth: yl.width, outStride: yl.stride,
+                                               relu: relu, patch: patch)
+                }
+            }
+        case let .maxPool(input, output):
+            let (x, xl) = tensor(input)
+            let (y, yl) = tensor(output)
+            K.maxPool2x2(input: x, height: xl.height, width: xl.width, channels: xl.stride,
+                                      output: y, outHeight: yl.height, outWidth: yl.width)
+        case let .resize(input, output):
+            let (x, xl) = tensor(input)
+            let (y, yl) = tensor(output)
+            K.resizeBilinear(input: x, height: xl.height, width: xl.width, channels: xl.stride,
+                                          output: y, outHeight: yl.height, outWidth: yl.width)
+        case let .add(a, b, output, relu):
+            let (x, xl) = tensor(a)
+            let (z, zl) = tensor(b)
+            let (y, _) = tensor(output)
+            K.add(x, aStride: xl.stride, z, bStride: zl.stride, pixels: xl.pixels, output: y, relu: relu)
+        case let .padChannels(input, output, before):
+            let (x, xl) = tensor(input)
+            let (y, yl) = tensor(output)
+            NetworkKernels.padChannels(x, inStride: xl.stride, pixels: xl.pixels, before: before, output: y, outStride: yl.stride)
+        }
+    }
+}
