@@ -34,6 +34,9 @@ let package = Package(
         .target(name: "CProcess"),
         .target(name: "CMalloc"),
 
+        // MARK: What every module shares: the one libc file reader and the one SHA-256 type
+        .target(name: "SystemSupport", dependencies: ["CCrypto"], swiftSettings: swiftSettings),
+
         // MARK: Pipeline modules
         .target(name: "PhotoDecoding", dependencies: ["CJPEG", "CPNG", "CHEIF", "CWEBP"], swiftSettings: swiftSettings),
         // The CNN's kernels, once for the baseline target and once compiled for AVX2 + FMA (picked
@@ -81,6 +84,7 @@ let package = Package(
         ),
 
         // MARK: Tests (one target per module, plus CLI tests that run the built binary)
+        .testTarget(name: "SystemSupportTests", dependencies: ["SystemSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "PhotoDecodingTests", dependencies: ["PhotoDecoding"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(name: "FaceAnalysisTests", dependencies: ["FaceAnalysis", "PhotoDecoding", "CNNKernels", "CNNKernelsAVX2"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(name: "AssetStoreTests", dependencies: ["AssetStore"], swiftSettings: swiftSettings),
