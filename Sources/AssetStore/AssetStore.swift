@@ -216,7 +216,7 @@ public final class AssetStore: Sendable {
                         }
                         try db.run("""
                             UPDATE assets SET size = ?, mtime_ns = ?, generation = generation + 1, sha256 = NULL,
-                              format = NULL, width = NULL, height = NULL, verdict = NULL, label = NULL,
+                              format = NULL, width = NULL, height = NULL, capture_date = NULL, verdict = NULL, label = NULL,
                               face_count = NULL, score = NULL, analysis_error = NULL, analyzed_at = NULL,
                               last_attempt_at = NULL, uploaded_at = NULL, attempts = 0, last_error = NULL,
                               server_id = NULL, upload_proof = NULL, failed = 0, lease_owner = NULL, lease_until = NULL

@@ -126,6 +126,14 @@ enum Schema {
         -- photo's path. Such a file is uploaded after its photo, with its verdict.
         ALTER TABLE assets ADD COLUMN companion_of TEXT;
         """,
+        // 8: the capture date is banked by analysis, so an upload sends it without opening the
+        // photo again. Rows analysed before this migration keep NULL ("not read"): their date is
+        // read once, by the upload that first needs it, and banked. A companion file (a video or
+        // a sidecar) has no date PhotoDrain reads: '' at once.
+        """
+        ALTER TABLE assets ADD COLUMN capture_date TEXT;  -- EXIF DateTimeOriginal as written; '': the file has none; NULL: not read yet
+        UPDATE assets SET capture_date = '' WHERE companion_of IS NOT NULL;
+        """,
     ]
 
     static var currentVersion: Int { migrations.count }
