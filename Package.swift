@@ -50,13 +50,17 @@ let package = Package(
         ),
         .target(name: "FaceAnalysis", dependencies: ["PhotoDecoding", "CCrypto", "CNNKernels", "CNNKernelsAVX2"],
                 swiftSettings: swiftSettings + kernelSettings),
+        // The analysis stage: one file in, one typed result out (verdict, digest, format, upright
+        // size, capture date). Apart from FaceAnalysis, which stays the detector library FaceBench
+        // and the fuzzer use, so hashing files, memory budgets and malloc stay out of it.
+        .target(name: "PhotoAnalysis", dependencies: ["PhotoDecoding", "FaceAnalysis", "SystemSupport", "CMalloc"], swiftSettings: swiftSettings),
         .target(name: "AssetStore", dependencies: ["CSQLite", "UploadProtocol"], swiftSettings: swiftSettings),
         .target(name: "UploadProtocol", swiftSettings: swiftSettings),
         .target(name: "Transfer", dependencies: ["CCurl", "CCrypto", "UploadProtocol"], swiftSettings: swiftSettings),
         .target(name: "Receiver", dependencies: ["UploadProtocol", "CCrypto"], swiftSettings: swiftSettings),
         .target(
             name: "Drain",
-            dependencies: ["PhotoDecoding", "FaceAnalysis", "AssetStore", "Transfer", "UploadProtocol", "CMalloc"],
+            dependencies: ["FaceAnalysis", "PhotoAnalysis", "AssetStore", "Transfer", "UploadProtocol"],
             swiftSettings: swiftSettings
         ),
 
@@ -66,7 +70,7 @@ let package = Package(
         // MARK: The command-line tool
         .executableTarget(
             name: "photodrain",
-            dependencies: ["PhotoDecoding", "FaceAnalysis", "AssetStore", "Drain", "Transfer", "UploadProtocol", "Receiver", "CProcess"],
+            dependencies: ["PhotoDecoding", "FaceAnalysis", "PhotoAnalysis", "AssetStore", "Drain", "Transfer", "UploadProtocol", "Receiver", "CProcess"],
             swiftSettings: swiftSettings
         ),
 
@@ -91,7 +95,7 @@ let package = Package(
         .testTarget(name: "UploadProtocolTests", dependencies: ["UploadProtocol"], swiftSettings: swiftSettings),
         .testTarget(name: "TransferTests", dependencies: ["Transfer", "UploadProtocol"], swiftSettings: swiftSettings),
         .testTarget(name: "ReceiverTests", dependencies: ["Receiver", "UploadProtocol", "CCrypto"], swiftSettings: swiftSettings),
-        .testTarget(name: "DrainTests", dependencies: ["Drain", "AssetStore", "Transfer"], swiftSettings: swiftSettings),
+        .testTarget(name: "DrainTests", dependencies: ["Drain", "PhotoAnalysis", "FaceAnalysis", "AssetStore", "Transfer"], swiftSettings: swiftSettings),
         .testTarget(name: "FaultProxyTests", dependencies: ["FaultProxy"], swiftSettings: swiftSettings),
         .testTarget(name: "InteropTests", dependencies: ["Transfer", "Receiver", "FaultProxy", "UploadProtocol"], swiftSettings: swiftSettings),
         .testTarget(name: "CLITests", dependencies: ["photodrain", "PhotoDecoding", "FaceAnalysis", "AssetStore", "FaultProxy"], swiftSettings: swiftSettings),

@@ -1,5 +1,6 @@
 import AssetStore
 import Foundation
+import PhotoAnalysis
 import Synchronization
 import Transfer
 
@@ -20,7 +21,7 @@ extension DrainRunner {
                 switch analyzer.analyze(path: store.absolutePath(of: asset), memoryBudget: alone == nil ? headroom / max(slots, 1) : headroom) {
                 case .verdict(let verdict):
                     let banked = try store.bankVerdict(verdict, for: asset)
-                    events(.analysed(path: asset.path, verdict: verdict, banked: banked))
+                    events(.analysed(path: asset.path, analysed: verdict, banked: banked))
                     return .worked(kind)
                 case .deferred(let reason, let needs):
                     if alone == nil { return .needsAlone(asset) }

@@ -1,5 +1,6 @@
 import AssetStore
 import Foundation
+import PhotoAnalysis
 import Synchronization
 import Transfer
 /// The foreground runner: `slots` concurrent slots split by `planSlots` on every freed slot,

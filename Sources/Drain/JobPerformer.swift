@@ -1,6 +1,6 @@
 import AssetStore
 import Foundation
-import PhotoDecoding
+import PhotoAnalysis
 import Transfer
 import UploadProtocol
 
@@ -58,9 +58,9 @@ public final class JobPerformer: Sendable {
                 metadata.filenameBytes = nameBytes
             }
             // The row's size and mtime are the version its verdict describes (`fileMatches` just
-            // checked the file still has them); the capture date is read from the file now.
+            // checked the file still has them); the capture date is the one analysis banked.
             metadata.provenance = Provenance(path: asset.libraryPath, mtimeNanoseconds: asset.mtimeNanoseconds,
-                                             size: Int64(asset.size), dateTimeOriginal: CaptureDate.dateTimeOriginal(path: path))
+                                             size: Int64(asset.size), dateTimeOriginal: captureDate(of: asset, at: path))
         } catch {
             return store.fileMatches(asset) ? finish(job, error: error) : await cancel(job, reason: "the photo was removed or changed", asset: asset)
         }
@@ -103,6 +103,16 @@ public final class JobPerformer: Sendable {
             return asset.verdictJSON ?? "{}"
         }
         return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The capture date analysis banked on the row. A row analysed before capture dates were
+    /// banked has none yet: its date is read from the file's metadata this once and banked, so
+    /// no later upload of it opens the file for it again.
+    private func captureDate(of asset: AssetRecord, at path: String) -> String? {
+        if asset.captureDateBanked { return asset.captureDate }
+        let date = AnalysedPhoto.captureDate(ofFile: path)
+        _ = try? store.bankCaptureDate(date, for: asset)
+        return date
     }
 
     private func finish(_ job: UploadJob, error: TransferError) -> PerformOutcome {

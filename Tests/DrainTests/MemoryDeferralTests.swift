@@ -1,5 +1,6 @@
 import AssetStore
 import Foundation
+import PhotoAnalysis
 import Synchronization
 import Testing
 @testable import Drain
@@ -34,7 +35,7 @@ final class HungryAnalyzer: PhotoAnalyzing {
         if let memoryBudget, need > memoryBudget {
             return .deferred(reason: "\(name) needs \(need >> 20) MiB", needs: need)
         }
-        return .verdict(BankedVerdict(json: "{\"file\":\"\(name)\"}", label: "no-faces", faceCount: 0, score: 0))
+        return .verdict(.noFaces)
     }
 
     func calls(_ name: String) -> [(budget: Int?, overlapped: Bool)] { calls.withLock { $0[name] ?? [] } }

@@ -1,5 +1,6 @@
 import AssetStore
 import Foundation
+import PhotoAnalysis
 import Testing
 @testable import Drain
 
@@ -34,10 +35,11 @@ import Testing
         let models = Self.repository.appendingPathComponent("Models")
         let pipeline = try FacePipeline(settings: AnalysisSettings(modelPath: models.appendingPathComponent(AnalysisSettings.verdictModelFile).path,
                                                                    networkPath: models.appendingPathComponent(AnalysisSettings.networkFile).path))
-        guard case .verdict(let verdict) = pipeline.analyze(path: path, memoryBudget: nil) else {
+        guard case .verdict(let analysed) = pipeline.analyze(path: path, memoryBudget: nil) else {
             Issue.record("\(name) was deferred")
             return
         }
+        let verdict = BankedVerdict(analysed)
         #expect(verdict.label == label)
         #expect(verdict.analysisError == code)
         // An unanalysable file is not read whole at analysis (an upload hashes it if it is sent).

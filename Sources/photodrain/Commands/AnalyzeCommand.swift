@@ -1,5 +1,6 @@
 import AssetStore
 import Drain
+import FaceAnalysis
 import Foundation
 import Synchronization
 
@@ -96,23 +97,25 @@ enum AnalyzeCommand: Command {
             Thread.detachNewThread {
                 continuation.resume(returning: runner.run { event in
                     switch event {
-                    case .verdict(let path, let verdict, let banked, let ms):
+                    case .verdict(let path, let analysed, let banked, let ms):
                         guard banked else { return }
+                        let verdict = analysed.verdict
                         tally.withLock {
                             $0.analysed += 1
-                            $0.faces += verdict.faceCount
-                            if verdict.faceCount > 0 { $0.withFaces += 1 }
-                            if verdict.label == AssetRecord.unanalysableLabel {
+                            $0.faces += verdict.confirmedFaces
+                            if verdict.confirmedFaces > 0 { $0.withFaces += 1 }
+                            if verdict.label == .unanalysable {
                                 $0.unanalysable += 1
-                            } else if verdict.analysisError != nil {
+                            } else if verdict.error != nil {
                                 $0.errors += 1
                             }
                         }
                         if json {
-                            console.json(VerdictLine(path: path, label: verdict.label, faces: verdict.faceCount, score: verdict.score,
-                                                     error: verdict.analysisError, milliseconds: (ms * 10).rounded() / 10))
+                            console.json(VerdictLine(path: path, label: verdict.label.rawValue, faces: verdict.confirmedFaces,
+                                                     score: verdict.indexedScore, error: verdict.error?.code,
+                                                     milliseconds: (ms * 10).rounded() / 10))
                         }
-                        bar.advance(status: verdict.analysisError.map { "(\(path): \($0))" })
+                        bar.advance(status: verdict.error.map { "(\(path): \($0.code))" })
                     case .deferred(let path, let reason):
                         if !json { console.err("\(path): deferred: \(reason)") }
                     case .stopping(let reason):

@@ -1,6 +1,7 @@
 import Drain
 import FaceAnalysis
 import Foundation
+import PhotoAnalysis
 import PhotoDecoding
 
 /// `photodrain bench [DIR|FILE...]`: times the analysis core stage by stage.

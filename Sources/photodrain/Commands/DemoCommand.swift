@@ -57,9 +57,10 @@ enum DemoCommand: Command {
             switch event {
             case .scanned(let report):
                 console.out("scanned \(report.photoCount) files")
-            case .analysed(let path, let verdict, _):
-                let what = verdict.label == AssetRecord.unanalysableLabel ? "not a photo: unanalysable, not uploaded"
-                    : verdict.analysisError.map { "undecodable (\($0))" } ?? "\(verdict.faceCount) face\(verdict.faceCount == 1 ? "" : "s"), \(verdict.label ?? "?")"
+            case .analysed(let path, let analysed, _):
+                let verdict = analysed.verdict, faces = verdict.confirmedFaces
+                let what = verdict.label == .unanalysable ? "not a photo: unanalysable, not uploaded"
+                    : verdict.error.map { "undecodable (\($0.code))" } ?? "\(faces) face\(faces == 1 ? "" : "s"), \(verdict.label.rawValue)"
                 console.out("  analysed  \(path): \(what)")
             case .uploaded(let path, let id, _):
                 console.out("  uploaded  \(path) -> \(id ?? "?")")

@@ -1,6 +1,7 @@
 import Drain
 import FaceAnalysis
 import Foundation
+import PhotoAnalysis
 import PhotoDecoding
 
 /// `photodrain detect FILE...`: the faces of given photos, without a store.
