@@ -1,4 +1,5 @@
 import AssetStore
+import FaceAnalysis
 import Foundation
 import PhotoAnalysis
 import Transfer
@@ -51,12 +52,13 @@ public final class JobPerformer: Sendable {
         let verdict = travellingVerdict(of: asset)
         do {
             if let sha = asset.sha256 {
-                metadata = UploadMetadata(filename: name, sha256Hex: sha, verdictJSON: verdict, filenameBytes: nameBytes)
+                metadata = UploadMetadata(filename: name, sha256Hex: sha, verdictJSON: verdict.json, filenameBytes: nameBytes)
             } else {
-                metadata = try UploadMetadata(file: path, verdictJSON: verdict)
+                metadata = try UploadMetadata(file: path, verdictJSON: verdict.json)
                 metadata.filename = name
                 metadata.filenameBytes = nameBytes
             }
+            metadata.verdictSummaryJSON = verdict.summary
             // The row's size and mtime are the version its verdict describes (`fileMatches` just
             // checked the file still has them); the capture date is the one analysis banked.
             metadata.provenance = Provenance(path: asset.libraryPath, mtimeNanoseconds: asset.mtimeNanoseconds,
@@ -93,16 +95,15 @@ public final class JobPerformer: Sendable {
         }
     }
 
-    /// The verdict a file is uploaded with: its own; for a companion file (a Live Photo's video,
-    /// an `.AAE`, an `.xmp`), its photo's, with `companionOf` naming the photo.
-    private func travellingVerdict(of asset: AssetRecord) -> String {
-        guard let photoPath = asset.companionOf, let photo = try? store.asset(path: photoPath), let json = photo.verdictJSON,
-              let object = (try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [String: Any],
-              let data = try? JSONSerialization.data(withJSONObject: object.merging(["companionOf": photoPath]) { $1 },
-                                                      options: [.sortedKeys, .withoutEscapingSlashes]) else {
-            return asset.verdictJSON ?? "{}"
+    /// The verdict a file is uploaded with, as compact JSON, and its summary for a destination
+    /// with no room for the whole (S3). Its own, sent as banked; for a companion file (a Live
+    /// Photo's video, an `.AAE`, an `.xmp`), its photo's, with `companionOf` naming the photo.
+    private func travellingVerdict(of asset: AssetRecord) -> (json: String, summary: String?) {
+        if let photoPath = asset.companionOf, let photo = try? store.asset(path: photoPath), var verdict = try? photo.verdict() {
+            verdict.companionOf = photoPath
+            if let json = try? verdict.json() { return (json, try? verdict.summaryJSON()) }
         }
-        return String(decoding: data, as: UTF8.self)
+        return (asset.verdictJSON ?? "{}", (try? asset.verdict()).flatMap { try? $0.summaryJSON() })
     }
 
     /// The capture date analysis banked on the row. A row analysed before capture dates were

@@ -10,6 +10,10 @@ public struct UploadMetadata: Sendable, Equatable {
     public var sha256Hex: String
     /// The verdict as one line of compact JSON, sent in `X-Verdict`.
     public var verdictJSON: String
+    /// The verdict's summary (FaceAnalysis's `Verdict.summary`), compact JSON, made by the caller
+    /// that knows the verdict's type: sent instead of the whole where that does not fit (S3's
+    /// 2 KB of metadata). Nil: there is none, and a verdict that does not fit is refused.
+    public var verdictSummaryJSON: String?
     /// Where the photo came from (`X-Photo-*` headers; S3: `x-amz-meta-path` and the like); nil
     /// sends none.
     public var provenance: Provenance?

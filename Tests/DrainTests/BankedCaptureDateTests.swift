@@ -56,7 +56,7 @@ final class RecordingDestination: UploadDestination {
 
     /// The photo analysed by the real pipeline, then replaced by garbage of the same size and time
     /// (a reader that opened it would find no date, no verdict, another digest): its upload still
-    /// carries the capture date, verdict and digest analysis banked.
+    /// carries the capture date, verdict, summary and digest analysis banked.
     @Test func anUploadSendsWhatAnalysisBankedWithoutOpeningThePhoto() async throws {
         let (library, store, path) = try Self.library()
         defer { withExtendedLifetime(library) {} }
@@ -86,6 +86,7 @@ final class RecordingDestination: UploadDestination {
         let sent = try #require(destination.sent.withLock { $0.first })
         #expect(sent.provenance?.dateTimeOriginal == Self.taken)
         #expect(sent.verdictJSON == banked.verdictJSON && sent.sha256Hex == banked.sha256)
+        #expect(sent.verdictSummaryJSON == (try analysed.verdict.summaryJSON()))
     }
 
     /// A row analysed before capture dates were banked: its first upload reads the date from the

@@ -44,6 +44,7 @@ import UploadProtocol
         let faces = (0..<24).map { #"{"x":\#($0),"y":1,"w":2,"h":3,"score":0.5,"confirmed":true}"# }.joined(separator: ",")
         let verdict = #"{"label":"keep","faces":[\#(faces)]}"#
         var metadata = UploadMetadata(filename: "a.jpg", sha256Hex: String(repeating: "a", count: 64), verdictJSON: verdict)
+        metadata.verdictSummaryJSON = #"{"boxes":24,"faces":24,"label":"keep","summary":true}"#
         let without = try S3Metadata.headers(for: metadata)
         #expect(without.first { $0.name == S3Metadata.verdictHeader }?.value == verdict)
         metadata.provenance = Provenance(path: Array(String(repeating: "folder/", count: 120).utf8) + Array("a.jpg".utf8),
