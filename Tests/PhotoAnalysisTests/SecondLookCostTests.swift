@@ -1,4 +1,3 @@
-import Drain
 import FaceAnalysis
 import Foundation
 import PhotoAnalysis
