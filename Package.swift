@@ -56,7 +56,7 @@ let package = Package(
         .target(name: "Receiver", dependencies: ["UploadProtocol", "CCrypto"], swiftSettings: swiftSettings),
         .target(
             name: "Drain",
-            dependencies: ["PhotoDecoding", "FaceAnalysis", "AssetStore", "Transfer", "UploadProtocol", "CMalloc"],
+            dependencies: ["PhotoDecoding", "FaceAnalysis", "AssetStore", "Transfer", "UploadProtocol", "CMalloc", "SystemSupport"],
             swiftSettings: swiftSettings
         ),
 
@@ -66,7 +66,7 @@ let package = Package(
         // MARK: The command-line tool
         .executableTarget(
             name: "photodrain",
-            dependencies: ["PhotoDecoding", "FaceAnalysis", "AssetStore", "Drain", "Transfer", "UploadProtocol", "Receiver", "CProcess"],
+            dependencies: ["PhotoDecoding", "FaceAnalysis", "AssetStore", "Drain", "Transfer", "UploadProtocol", "Receiver", "CProcess", "SystemSupport"],
             swiftSettings: swiftSettings
         ),
 
