@@ -60,7 +60,7 @@ let package = Package(
         .target(name: "Receiver", dependencies: ["UploadProtocol", "CCrypto"], swiftSettings: swiftSettings),
         .target(
             name: "Drain",
-            dependencies: ["FaceAnalysis", "PhotoAnalysis", "AssetStore", "Transfer", "UploadProtocol"],
+            dependencies: ["FaceAnalysis", "PhotoAnalysis", "AssetStore", "Transfer", "UploadProtocol", "SystemSupport"],
             swiftSettings: swiftSettings
         ),
 
@@ -70,7 +70,7 @@ let package = Package(
         // MARK: The command-line tool
         .executableTarget(
             name: "photodrain",
-            dependencies: ["PhotoDecoding", "FaceAnalysis", "PhotoAnalysis", "AssetStore", "Drain", "Transfer", "UploadProtocol", "Receiver", "CProcess"],
+            dependencies: ["PhotoDecoding", "FaceAnalysis", "PhotoAnalysis", "AssetStore", "Drain", "Transfer", "UploadProtocol", "Receiver", "CProcess", "SystemSupport"],
             swiftSettings: swiftSettings
         ),
 
