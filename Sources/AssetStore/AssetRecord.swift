@@ -56,12 +56,14 @@ public struct AssetRecord: Sendable, Equatable, Codable {
     /// For a companion file (a Live Photo's video, an `.AAE`, an `.xmp` of the same name beside a
     /// photo): the photo's path. It is uploaded after the photo, carrying the photo's verdict.
     public let companionOf: String?
+    /// The `capture_date` column: nil when not read, '' when the file has none.
+    let bankedCaptureDate: String?
     /// The EXIF `DateTimeOriginal` analysis read (`YYYY:MM:DD HH:MM:SS`); nil when the file has
     /// none, or when `captureDateBanked` is false.
-    public let captureDate: String?
+    public var captureDate: String? { bankedCaptureDate.flatMap { $0.isEmpty ? nil : $0 } }
     /// True once the capture date is known: banked with the verdict, or read since. False for a
     /// row not analysed yet, or analysed before capture dates were banked (store migration 8).
-    public let captureDateBanked: Bool
+    public var captureDateBanked: Bool { bankedCaptureDate != nil }
 
     /// The `label` of a file's verdict when it is not a photo PhotoDrain analyses (a video, a raw
     /// photo, a document): terminal, and kept out of uploads unless a runner is asked to send it.
@@ -112,10 +114,7 @@ public struct AssetRecord: Sendable, Equatable, Codable {
         rawPath = r.count > 22 ? r[22].string.flatMap(Hex.bytes(fromHex:)) : nil
         uploadProof = r.count > 23 ? r[23].string.flatMap(ReceiptProof.init(rawValue:)) : nil
         companionOf = r.count > 24 ? r[24].string : nil
-        // '' is banked for "the file has none"; NULL is "not read".
-        let banked = r.count > 25 ? r[25].string : nil
-        captureDate = banked.flatMap { $0.isEmpty ? nil : $0 }
-        captureDateBanked = banked != nil
+        bankedCaptureDate = r.count > 25 ? r[25].string : nil
     }
 
 }
