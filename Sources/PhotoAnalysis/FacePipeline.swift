@@ -7,9 +7,8 @@ import SystemSupport
 /// detector (BlazeFace over a pyramid in colour, or a cascade on gray at the analysis size), the
 /// linear classifier on each box, and the verdict with what the later stages need of the file: its
 /// SHA-256, format, upright size and capture date (`AnalysedPhoto`), all read now, while it is
-/// open for analysis. A photo whose analysis
-/// does not fit the memory budget is deferred, never analysed at a smaller scale: a verdict does
-/// not depend on how much memory was free.
+/// open for analysis. A photo whose analysis does not fit the memory budget is deferred, never
+/// analysed at a smaller scale: a verdict does not depend on how much memory was free.
 public struct FacePipeline: PhotoAnalyzing {
     public let settings: AnalysisSettings
     public let detector: FaceDetector
