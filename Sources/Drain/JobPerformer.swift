@@ -2,6 +2,7 @@ import AssetStore
 import FaceAnalysis
 import Foundation
 import PhotoAnalysis
+import SystemSupport
 import Transfer
 import UploadProtocol
 
@@ -51,13 +52,9 @@ public final class JobPerformer: Sendable {
         var metadata: UploadMetadata
         let verdict = travellingVerdict(of: asset)
         do {
-            if let sha = asset.sha256 {
-                metadata = UploadMetadata(filename: name, sha256Hex: sha, verdictJSON: verdict.json, filenameBytes: nameBytes)
-            } else {
-                metadata = try UploadMetadata(file: path, verdictJSON: verdict.json)
-                metadata.filename = name
-                metadata.filenameBytes = nameBytes
-            }
+            let sha: String
+            if let banked = asset.sha256 { sha = banked } else { sha = try Self.sha256(ofFile: path) }
+            metadata = UploadMetadata(filename: name, sha256Hex: sha, verdictJSON: verdict.json, filenameBytes: nameBytes)
             metadata.verdictSummaryJSON = verdict.summary
             // The row's size and mtime are the version its verdict describes (`fileMatches` just
             // checked the file still has them); the capture date is the one analysis banked.
@@ -104,6 +101,16 @@ public final class JobPerformer: Sendable {
             if let json = try? verdict.json() { return (json, try? verdict.summaryJSON()) }
         }
         return (asset.verdictJSON ?? "{}", (try? asset.verdict()).flatMap { try? $0.summaryJSON() })
+    }
+
+    /// The SHA-256 of a file analysis did not hash (one that is not a photo, sent on request: a
+    /// video of gigabytes is hashed only if it is sent), with the digest type every module shares.
+    private static func sha256(ofFile path: String) throws(TransferError) -> String {
+        do {
+            return try SHA256.hex(path: path)
+        } catch {
+            throw TransferError(.fileUnreadable, "the file could not be read while hashing: \(error.message)")
+        }
     }
 
     /// The capture date analysis banked on the row. A row analysed before capture dates were
