@@ -34,7 +34,7 @@ let package = Package(
         .target(name: "CProcess"),
         .target(name: "CMalloc"),
 
-        // MARK: What every module shares: the one libc file reader and the one SHA-256 type
+        // MARK: What every module shares: the one libc file reader, the one SHA-256 type, markup escaping
         .target(name: "SystemSupport", dependencies: ["CCrypto"], swiftSettings: swiftSettings),
 
         // MARK: Pipeline modules
