@@ -51,8 +51,8 @@ let package = Package(
         .target(name: "FaceAnalysis", dependencies: ["PhotoDecoding", "CCrypto", "CNNKernels", "CNNKernelsAVX2"],
                 swiftSettings: swiftSettings + kernelSettings),
         .target(name: "AssetStore", dependencies: ["CSQLite", "UploadProtocol"], swiftSettings: swiftSettings),
-        .target(name: "UploadProtocol", swiftSettings: swiftSettings),
-        .target(name: "Transfer", dependencies: ["CCurl", "CCrypto", "UploadProtocol"], swiftSettings: swiftSettings),
+        .target(name: "UploadProtocol", dependencies: ["SystemSupport"], swiftSettings: swiftSettings),
+        .target(name: "Transfer", dependencies: ["CCurl", "SystemSupport", "UploadProtocol"], swiftSettings: swiftSettings),
         .target(name: "Receiver", dependencies: ["UploadProtocol", "CCrypto"], swiftSettings: swiftSettings),
         .target(
             name: "Drain",
@@ -96,6 +96,6 @@ let package = Package(
         .testTarget(name: "InteropTests", dependencies: ["Transfer", "Receiver", "FaultProxy", "UploadProtocol"], swiftSettings: swiftSettings),
         .testTarget(name: "CLITests", dependencies: ["photodrain", "PhotoDecoding", "FaceAnalysis", "AssetStore", "FaultProxy"], swiftSettings: swiftSettings),
         // S3 against moto (Scripts/bootstrap installs it); also runs the built CLI.
-        .testTarget(name: "S3Tests", dependencies: ["Transfer", "Drain", "AssetStore", "FaultProxy", "photodrain"], swiftSettings: swiftSettings),
+        .testTarget(name: "S3Tests", dependencies: ["Transfer", "Drain", "AssetStore", "FaultProxy", "photodrain", "SystemSupport"], swiftSettings: swiftSettings),
     ]
 )
