@@ -53,7 +53,7 @@ let package = Package(
         .target(name: "AssetStore", dependencies: ["CSQLite", "UploadProtocol"], swiftSettings: swiftSettings),
         .target(name: "UploadProtocol", dependencies: ["SystemSupport"], swiftSettings: swiftSettings),
         .target(name: "Transfer", dependencies: ["CCurl", "SystemSupport", "UploadProtocol"], swiftSettings: swiftSettings),
-        .target(name: "Receiver", dependencies: ["UploadProtocol", "CCrypto"], swiftSettings: swiftSettings),
+        .target(name: "Receiver", dependencies: ["UploadProtocol", "SystemSupport"], swiftSettings: swiftSettings),
         .target(
             name: "Drain",
             dependencies: ["PhotoDecoding", "FaceAnalysis", "AssetStore", "Transfer", "UploadProtocol", "CMalloc"],
@@ -90,7 +90,7 @@ let package = Package(
         .testTarget(name: "AssetStoreTests", dependencies: ["AssetStore"], swiftSettings: swiftSettings),
         .testTarget(name: "UploadProtocolTests", dependencies: ["UploadProtocol"], swiftSettings: swiftSettings),
         .testTarget(name: "TransferTests", dependencies: ["Transfer", "UploadProtocol"], swiftSettings: swiftSettings),
-        .testTarget(name: "ReceiverTests", dependencies: ["Receiver", "UploadProtocol", "CCrypto"], swiftSettings: swiftSettings),
+        .testTarget(name: "ReceiverTests", dependencies: ["Receiver", "UploadProtocol", "SystemSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "DrainTests", dependencies: ["Drain", "AssetStore", "Transfer"], swiftSettings: swiftSettings),
         .testTarget(name: "FaultProxyTests", dependencies: ["FaultProxy"], swiftSettings: swiftSettings),
         .testTarget(name: "InteropTests", dependencies: ["Transfer", "Receiver", "FaultProxy", "UploadProtocol"], swiftSettings: swiftSettings),
