@@ -48,7 +48,7 @@ let package = Package(
             dependencies: ["CNNKernels", "CCPUFeatures"],
             swiftSettings: swiftSettings + kernelSettings + [.unsafeFlags(["-target-cpu", "haswell"])]
         ),
-        .target(name: "FaceAnalysis", dependencies: ["PhotoDecoding", "CCrypto", "CNNKernels", "CNNKernelsAVX2"],
+        .target(name: "FaceAnalysis", dependencies: ["PhotoDecoding", "SystemSupport", "CNNKernels", "CNNKernelsAVX2"],
                 swiftSettings: swiftSettings + kernelSettings),
         .target(name: "AssetStore", dependencies: ["CSQLite", "UploadProtocol"], swiftSettings: swiftSettings),
         .target(name: "UploadProtocol", dependencies: ["SystemSupport"], swiftSettings: swiftSettings),
