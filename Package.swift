@@ -38,7 +38,7 @@ let package = Package(
         .target(name: "SystemSupport", dependencies: ["CCrypto"], swiftSettings: swiftSettings),
 
         // MARK: Pipeline modules
-        .target(name: "PhotoDecoding", dependencies: ["CJPEG", "CPNG", "CHEIF", "CWEBP"], swiftSettings: swiftSettings),
+        .target(name: "PhotoDecoding", dependencies: ["CJPEG", "CPNG", "CHEIF", "CWEBP", "SystemSupport"], swiftSettings: swiftSettings),
         // The CNN's kernels, once for the baseline target and once compiled for AVX2 + FMA (picked
         // at run time when the processor has them). x86-64 only, as the package is. Optimised in
         // debug builds too (`kernelSettings`): unoptimised SIMD is hundreds of times slower.
