@@ -56,7 +56,7 @@ let package = Package(
         .target(name: "Receiver", dependencies: ["UploadProtocol", "SystemSupport"], swiftSettings: swiftSettings),
         .target(
             name: "Drain",
-            dependencies: ["PhotoDecoding", "FaceAnalysis", "AssetStore", "Transfer", "UploadProtocol", "CMalloc"],
+            dependencies: ["PhotoDecoding", "FaceAnalysis", "AssetStore", "Transfer", "UploadProtocol", "CMalloc", "SystemSupport"],
             swiftSettings: swiftSettings
         ),
 
