@@ -74,7 +74,7 @@ let package = Package(
         .target(name: "FaultProxy", swiftSettings: swiftSettings),
 
         // MARK: Reliability evidence: the fault matrix behind Scripts/reliability
-        .executableTarget(name: "ReliabilityMatrix", dependencies: ["FaultProxy", "CCrypto", "PhotoDecoding"], swiftSettings: swiftSettings),
+        .executableTarget(name: "ReliabilityMatrix", dependencies: ["FaultProxy", "SystemSupport", "PhotoDecoding"], swiftSettings: swiftSettings),
         // Fuzz targets for Scripts/fuzz (libFuzzer when built with -sanitize=fuzzer, else a replayer)
         .systemLibrary(name: "CLibFuzzer"),
         .executableTarget(
