@@ -2,6 +2,7 @@ import Drain
 import FaceAnalysis
 import Foundation
 import PhotoDecoding
+import SystemSupport
 
 /// `photodrain bench [DIR|FILE...]`: times the analysis core stage by stage.
 enum BenchCommand: Command {

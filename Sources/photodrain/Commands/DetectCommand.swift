@@ -2,6 +2,7 @@ import Drain
 import FaceAnalysis
 import Foundation
 import PhotoDecoding
+import SystemSupport
 
 /// `photodrain detect FILE...`: the faces of given photos, without a store.
 enum DetectCommand: Command {

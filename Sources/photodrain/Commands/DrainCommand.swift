@@ -2,6 +2,7 @@ import AssetStore
 import Drain
 import Foundation
 import Synchronization
+import SystemSupport
 import Transfer
 
 /// `photodrain drain DIR --to URL`: the foreground runner.
