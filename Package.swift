@@ -70,11 +70,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // MARK: Test support: a fault-injecting TCP proxy for reliability tests
-        .target(name: "FaultProxy", swiftSettings: swiftSettings),
+        // MARK: Test support: loopback sockets for test servers and tools, a fault-injecting TCP proxy
+        .target(name: "TestSupport", swiftSettings: swiftSettings),
+        .target(name: "FaultProxy", dependencies: ["TestSupport"], swiftSettings: swiftSettings),
 
         // MARK: Reliability evidence: the fault matrix behind Scripts/reliability
-        .executableTarget(name: "ReliabilityMatrix", dependencies: ["FaultProxy", "SystemSupport", "PhotoDecoding"], swiftSettings: swiftSettings),
+        .executableTarget(name: "ReliabilityMatrix", dependencies: ["FaultProxy", "TestSupport", "SystemSupport", "PhotoDecoding"], swiftSettings: swiftSettings),
         // Fuzz targets for Scripts/fuzz (libFuzzer when built with -sanitize=fuzzer, else a replayer)
         .systemLibrary(name: "CLibFuzzer"),
         .executableTarget(
@@ -89,11 +90,11 @@ let package = Package(
         .testTarget(name: "FaceAnalysisTests", dependencies: ["FaceAnalysis", "PhotoDecoding", "CNNKernels", "CNNKernelsAVX2"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(name: "AssetStoreTests", dependencies: ["AssetStore"], swiftSettings: swiftSettings),
         .testTarget(name: "UploadProtocolTests", dependencies: ["UploadProtocol"], swiftSettings: swiftSettings),
-        .testTarget(name: "TransferTests", dependencies: ["Transfer", "UploadProtocol"], swiftSettings: swiftSettings),
-        .testTarget(name: "ReceiverTests", dependencies: ["Receiver", "UploadProtocol", "SystemSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "TransferTests", dependencies: ["Transfer", "UploadProtocol", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "ReceiverTests", dependencies: ["Receiver", "UploadProtocol", "SystemSupport", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "DrainTests", dependencies: ["Drain", "AssetStore", "Transfer"], swiftSettings: swiftSettings),
-        .testTarget(name: "FaultProxyTests", dependencies: ["FaultProxy"], swiftSettings: swiftSettings),
-        .testTarget(name: "InteropTests", dependencies: ["Transfer", "Receiver", "FaultProxy", "UploadProtocol"], swiftSettings: swiftSettings),
+        .testTarget(name: "FaultProxyTests", dependencies: ["FaultProxy", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "InteropTests", dependencies: ["Transfer", "Receiver", "FaultProxy", "UploadProtocol", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "CLITests", dependencies: ["photodrain", "PhotoDecoding", "FaceAnalysis", "AssetStore", "FaultProxy"], swiftSettings: swiftSettings),
         // S3 against moto (Scripts/bootstrap installs it); also runs the built CLI.
         .testTarget(name: "S3Tests", dependencies: ["Transfer", "Drain", "AssetStore", "FaultProxy", "photodrain", "SystemSupport"], swiftSettings: swiftSettings),
