@@ -1,6 +1,7 @@
 import AssetStore
 import Foundation
 import Synchronization
+import SystemSupport
 
 /// What analysing one photo gave.
 public enum AnalysisResult: Sendable, Equatable {
@@ -189,8 +190,7 @@ public final class AnalyzeRunner: Sendable {
                 $0.inFlight -= 1
                 $0.lastBank = .now
             }
-            let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
-            events(.verdict(path: asset.path, verdict: verdict, banked: banked, milliseconds: ms))
+            events(.verdict(path: asset.path, verdict: verdict, banked: banked, milliseconds: elapsed.milliseconds))
         }
     }
 
