@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Drain
+import SystemSupport
 import Transfer
 
 /// The entry point: `photodrain COMMAND [options]`.

@@ -176,10 +176,6 @@ final class ScriptedDestination: UploadDestination {
         #expect(try store.counts().uploaded == 2)
     }
 
-    @Test func backoffDoublesUpToItsCeiling() {
-        let pauses = (0...7).map { DrainRunner.backoff(after: $0, base: .seconds(1), ceiling: .seconds(30)) }
-        #expect(pauses == [.zero, .seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(16), .seconds(30), .seconds(30)])
-    }
 
     @Test func onlyFailuresWithoutAnHTTPAnswerMeanUnreachable() {
         #expect(Reachability.isUnreachable(TransferError(.connectionFailed, "x")))

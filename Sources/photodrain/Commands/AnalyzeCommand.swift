@@ -2,6 +2,7 @@ import AssetStore
 import Drain
 import Foundation
 import Synchronization
+import SystemSupport
 
 /// `photodrain analyze DIR`: the background runner; banks a verdict on every photo, never uploads.
 enum AnalyzeCommand: Command {
@@ -92,9 +93,8 @@ enum AnalyzeCommand: Command {
         let tally = Mutex((analysed: 0, faces: 0, withFaces: 0, errors: 0, unanalysable: 0))
         let clock = ContinuousClock()
         let start = clock.now
-        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<AnalyzeOutcome, Never>) in
-            Thread.detachNewThread {
-                continuation.resume(returning: runner.run { event in
+        let outcome = await onOwnThreadUntilDone("photodrain-analyze") {
+            runner.run { event in
                     switch event {
                     case .verdict(let path, let verdict, let banked, let ms):
                         guard banked else { return }
@@ -118,8 +118,7 @@ enum AnalyzeCommand: Command {
                     case .stopping(let reason):
                         if !json { console.err("stopping (\(describe(reason))); finishing analyses in flight") }
                     }
-                })
-            }
+                }
         }
         bar.finish()
         let seconds = (clock.now - start).seconds
