@@ -34,11 +34,11 @@ let package = Package(
         .target(name: "CProcess"),
         .target(name: "CMalloc"),
 
-        // MARK: What every module shares: the one libc file reader and the one SHA-256 type
+        // MARK: What every module shares: the one libc file reader, the one SHA-256 type, markup escaping
         .target(name: "SystemSupport", dependencies: ["CCrypto"], swiftSettings: swiftSettings),
 
         // MARK: Pipeline modules
-        .target(name: "PhotoDecoding", dependencies: ["CJPEG", "CPNG", "CHEIF", "CWEBP"], swiftSettings: swiftSettings),
+        .target(name: "PhotoDecoding", dependencies: ["CJPEG", "CPNG", "CHEIF", "CWEBP", "SystemSupport"], swiftSettings: swiftSettings),
         // The CNN's kernels, once for the baseline target and once compiled for AVX2 + FMA (picked
         // at run time when the processor has them). x86-64 only, as the package is. Optimised in
         // debug builds too (`kernelSettings`): unoptimised SIMD is hundreds of times slower.
@@ -48,16 +48,16 @@ let package = Package(
             dependencies: ["CNNKernels", "CCPUFeatures"],
             swiftSettings: swiftSettings + kernelSettings + [.unsafeFlags(["-target-cpu", "haswell"])]
         ),
-        .target(name: "FaceAnalysis", dependencies: ["PhotoDecoding", "CCrypto", "CNNKernels", "CNNKernelsAVX2"],
+        .target(name: "FaceAnalysis", dependencies: ["PhotoDecoding", "SystemSupport", "CNNKernels", "CNNKernelsAVX2"],
                 swiftSettings: swiftSettings + kernelSettings),
         // The analysis stage: one file in, one typed result out (verdict, digest, format, upright
         // size, capture date). Apart from FaceAnalysis, which stays the detector library FaceBench
         // and the fuzzer use, so hashing files, memory budgets and malloc stay out of it.
         .target(name: "PhotoAnalysis", dependencies: ["PhotoDecoding", "FaceAnalysis", "SystemSupport", "CMalloc"], swiftSettings: swiftSettings),
         .target(name: "AssetStore", dependencies: ["CSQLite", "UploadProtocol"], swiftSettings: swiftSettings),
-        .target(name: "UploadProtocol", swiftSettings: swiftSettings),
-        .target(name: "Transfer", dependencies: ["CCurl", "CCrypto", "UploadProtocol"], swiftSettings: swiftSettings),
-        .target(name: "Receiver", dependencies: ["UploadProtocol", "CCrypto"], swiftSettings: swiftSettings),
+        .target(name: "UploadProtocol", dependencies: ["SystemSupport"], swiftSettings: swiftSettings),
+        .target(name: "Transfer", dependencies: ["CCurl", "SystemSupport", "UploadProtocol"], swiftSettings: swiftSettings),
+        .target(name: "Receiver", dependencies: ["UploadProtocol", "SystemSupport"], swiftSettings: swiftSettings),
         .target(
             name: "Drain",
             dependencies: ["FaceAnalysis", "PhotoAnalysis", "AssetStore", "Transfer", "UploadProtocol", "SystemSupport"],
@@ -74,11 +74,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // MARK: Test support: a fault-injecting TCP proxy for reliability tests
-        .target(name: "FaultProxy", swiftSettings: swiftSettings),
+        // MARK: Test support: loopback sockets for test servers and tools, a fault-injecting TCP proxy
+        .target(name: "TestSupport", swiftSettings: swiftSettings),
+        .target(name: "FaultProxy", dependencies: ["TestSupport"], swiftSettings: swiftSettings),
 
         // MARK: Reliability evidence: the fault matrix behind Scripts/reliability
-        .executableTarget(name: "ReliabilityMatrix", dependencies: ["FaultProxy", "CCrypto", "PhotoDecoding"], swiftSettings: swiftSettings),
+        .executableTarget(name: "ReliabilityMatrix", dependencies: ["FaultProxy", "TestSupport", "SystemSupport", "PhotoDecoding"], swiftSettings: swiftSettings),
         // Fuzz targets for Scripts/fuzz (libFuzzer when built with -sanitize=fuzzer, else a replayer)
         .systemLibrary(name: "CLibFuzzer"),
         .executableTarget(
@@ -94,13 +95,13 @@ let package = Package(
         .testTarget(name: "PhotoAnalysisTests", dependencies: ["PhotoAnalysis", "FaceAnalysis", "PhotoDecoding", "SystemSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "AssetStoreTests", dependencies: ["AssetStore"], swiftSettings: swiftSettings),
         .testTarget(name: "UploadProtocolTests", dependencies: ["UploadProtocol"], swiftSettings: swiftSettings),
-        .testTarget(name: "TransferTests", dependencies: ["Transfer", "UploadProtocol"], swiftSettings: swiftSettings),
-        .testTarget(name: "ReceiverTests", dependencies: ["Receiver", "UploadProtocol", "CCrypto"], swiftSettings: swiftSettings),
+        .testTarget(name: "TransferTests", dependencies: ["Transfer", "UploadProtocol", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "ReceiverTests", dependencies: ["Receiver", "UploadProtocol", "SystemSupport", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "DrainTests", dependencies: ["Drain", "PhotoAnalysis", "FaceAnalysis", "AssetStore", "Transfer"], swiftSettings: swiftSettings),
-        .testTarget(name: "FaultProxyTests", dependencies: ["FaultProxy"], swiftSettings: swiftSettings),
-        .testTarget(name: "InteropTests", dependencies: ["Transfer", "Receiver", "FaultProxy", "UploadProtocol"], swiftSettings: swiftSettings),
+        .testTarget(name: "FaultProxyTests", dependencies: ["FaultProxy", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "InteropTests", dependencies: ["Transfer", "Receiver", "FaultProxy", "UploadProtocol", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "CLITests", dependencies: ["photodrain", "PhotoDecoding", "FaceAnalysis", "AssetStore", "FaultProxy"], swiftSettings: swiftSettings),
         // S3 against moto (Scripts/bootstrap installs it); also runs the built CLI.
-        .testTarget(name: "S3Tests", dependencies: ["Transfer", "Drain", "AssetStore", "FaultProxy", "photodrain"], swiftSettings: swiftSettings),
+        .testTarget(name: "S3Tests", dependencies: ["Transfer", "Drain", "AssetStore", "FaultProxy", "photodrain", "SystemSupport"], swiftSettings: swiftSettings),
     ]
 )

@@ -82,14 +82,16 @@ enum Schema {
         """
         ALTER TABLE upload_jobs ADD COLUMN retry_not_before REAL;  -- seconds since the epoch; NULL: no wait asked
         """,
-        // 5: names that are not UTF-8 are tracked (issue 15 item 3): `path` shows such a path with
+        // 5: names that are not UTF-8 are tracked, since Linux file names are bytes and a photo
+        // must not be skipped for its name: `path` shows such a path with
         // \xHH escapes (injective: a backslash is escaped too; a clash with a real name is a scan
         // problem) and `raw_path` keeps its bytes.
         """
         ALTER TABLE assets ADD COLUMN raw_path TEXT;  -- lowercase hex of the path's bytes when they are not UTF-8; NULL: 'path' is them
         """,
-        // 6: incremental scans (issue 16 item 6): each folder the last scan went through, with its
-        // identity and times, so the next scan reads only folders that changed.
+        // 6: incremental scans: each folder the last scan went through, with its identity and
+        // times, so the next scan reads only folders that changed (a rescan of a large library
+        // that changed little then costs a stat per folder, not a read of every folder).
         """
         CREATE TABLE scan_directories (
             path TEXT PRIMARY KEY,              -- relative, '' for the root; bytes that are not UTF-8 as \\xHH

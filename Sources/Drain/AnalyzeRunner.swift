@@ -2,6 +2,7 @@ import AssetStore
 import Foundation
 import PhotoAnalysis
 import Synchronization
+import SystemSupport
 
 /// Settings of the background analysis runner.
 public struct AnalyzeOptions: Sendable {
@@ -165,8 +166,7 @@ public final class AnalyzeRunner: Sendable {
                 $0.inFlight -= 1
                 $0.lastBank = .now
             }
-            let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
-            events(.verdict(path: asset.path, analysed: verdict, banked: banked, milliseconds: ms))
+            events(.verdict(path: asset.path, analysed: verdict, banked: banked, milliseconds: elapsed.milliseconds))
         }
     }
 

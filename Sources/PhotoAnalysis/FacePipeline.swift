@@ -68,10 +68,7 @@ public struct FacePipeline: PhotoAnalyzing {
     public func analyze(path: String, memoryBudget: Int?) -> AnalysisResult {
         let clock = ContinuousClock()
         let start = clock.now
-        func elapsed() -> Double {
-            let (seconds, attoseconds) = (clock.now - start).components
-            return Double(seconds) * 1000 + Double(attoseconds) / 1e15
-        }
+        func elapsed() -> Double { (clock.now - start).milliseconds }
         do {
             let header = try PhotoDecoder.probe(path, maxPixels: settings.maxPixels)
             if let memoryBudget {

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import SystemSupport
 import UploadProtocol
 
 /// The upload side of the receiver: plain uploads, and the server side of "Resumable Uploads for
@@ -64,7 +65,7 @@ struct UploadEndpoint: Sendable {
         defer { try? Syscalls.unlinkIfPresent(staging) }
         exchange.continueIfExpected()
         let complete: Bool
-        let hasher = SHA256Hasher()
+        var hasher = try? SHA256()  // nil: the digest is read back from the stored file instead
         do throws(ReceiverError) {
             defer { Syscalls.closeDescriptor(fd) }
             var written: Int64 = 0
@@ -72,7 +73,7 @@ struct UploadEndpoint: Sendable {
                 let admission = faults?.admit(bytes.count, at: written) ?? .init(allowed: bytes.count)
                 let accepted = UnsafeRawBufferPointer(rebasing: bytes[0..<admission.allowed])
                 try Syscalls.writeAll(fd, accepted, context: staging)
-                hasher.update(accepted)
+                do { try hasher?.update(accepted) } catch { hasher = nil }
                 written += Int64(admission.allowed)
                 if let failure = admission.failure { throw failure }
                 return !admission.cut
@@ -87,7 +88,7 @@ struct UploadEndpoint: Sendable {
             exchange.notes.append("body interrupted")
             return .drop
         }
-        return finish(exchange, stagedPath: staging, size: exchange.bodyLength, metadata: metadata, sha256: hasher.finish(),
+        return finish(exchange, stagedPath: staging, size: exchange.bodyLength, metadata: metadata, sha256: try? hasher?.finish(),
                       location: nil) {
             $0.add("Location", "/objects/\($1.id)")
         }
@@ -163,7 +164,7 @@ struct UploadEndpoint: Sendable {
             if let length = record.length { response.add("Upload-Length", String(length)) }
             if version >= 6 { response.add("Upload-Limit", limits.fieldValue(interopVersion: version)) }
             if let objectID = record.objectID {
-                response.add("x-server-resource-id", objectID)
+                response.add(ResumableUpload.Header.serverResourceID, objectID)
                 if let object = store.object(objectID), let digest = Hex.bytes(fromHex: object.sha256) {
                     response.add(ResumableUpload.Header.reprDigest, ResumableUpload.reprDigest(sha256: digest))
                 }
@@ -210,7 +211,7 @@ struct UploadEndpoint: Sendable {
             var record = current.record
             if record.complete {
                 return .response(problem(400, type: ResumableUpload.completedUploadProblem, title: "the upload is already complete",
-                                                version: version, extra: record.objectID.map { [("x-server-resource-id", $0)] } ?? []))
+                                                version: version, extra: record.objectID.map { [(ResumableUpload.Header.serverResourceID, $0)] } ?? []))
             }
             if offset != current.received {
                 let received: Int64
@@ -328,7 +329,7 @@ struct UploadEndpoint: Sendable {
         }
         defer { Syscalls.closeDescriptor(fd) }
         var written = start.received
-        let hasher = start.received == 0 ? SHA256Hasher() : digests.take(record.id, continuingAt: start.received)
+        var hasher = start.received == 0 ? try? SHA256() : digests.take(record.id, continuingAt: start.received)
         let interval = configuration.checkpointInterval
         func checkpointIsDue() -> Bool {
             configuration.now().timeIntervalSince(record.checkpointedAt ?? record.createdAt) >= interval
@@ -340,7 +341,7 @@ struct UploadEndpoint: Sendable {
                 let admission = faults?.admit(bytes.count, at: written) ?? .init(allowed: bytes.count)
                 let accepted = UnsafeRawBufferPointer(rebasing: bytes[0..<admission.allowed])
                 try Syscalls.writeAll(fd, accepted, context: path)
-                hasher?.update(accepted)
+                do { try hasher?.update(accepted) } catch { hasher = nil }
                 written += Int64(admission.allowed)
                 if let failure = admission.failure { throw failure }
                 if checkpointIsDue() {
@@ -369,7 +370,7 @@ struct UploadEndpoint: Sendable {
                 if let hasher { digests.keep(record.id, hasher: hasher, length: written) }
                 return (UploadStore.Resource(record: record, received: written), .complete(sha256: nil))
             }
-            return (UploadStore.Resource(record: record, received: written), .complete(sha256: hasher?.finish()))
+            return (UploadStore.Resource(record: record, received: written), .complete(sha256: try? hasher?.finish()))
         } catch {
             // Every byte fully written is a correct prefix: keep it, and make it durable if that
             // still works (on a full disk the record write may fail too).
@@ -475,7 +476,7 @@ struct UploadEndpoint: Sendable {
         var response = HTTPResponse(status: status)
         if let location { response.add("Location", location) }
         decorate(&response, object)
-        response.add("x-server-resource-id", object.id)
+        response.add(ResumableUpload.Header.serverResourceID, object.id)
         if let digest = Hex.bytes(fromHex: object.sha256) {
             // The stored object's digest, so a client can tell its own photo from other bytes
             // stored under the same key.

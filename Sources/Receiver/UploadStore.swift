@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Synchronization
+import SystemSupport
 import UploadProtocol
 
 /// Everything the receiver keeps on disk, under one directory and nowhere else:
@@ -321,7 +322,7 @@ final class UploadStore: Sendable {
     func complete(stagedPath: String, size: Int64, metadata: ObjectMetadata, sha256: [UInt8]?, reservedID: String? = nil,
                   now: Date) throws(ReceiverError) -> Completion {
         let digest: [UInt8]
-        if let sha256 { digest = sha256 } else { digest = try SHA256Hasher.digest(ofFileAt: stagedPath) }
+        if let sha256 { digest = sha256 } else { digest = try translatingSystemErrors(ReceiverError.init) { () throws(SystemError) in try SHA256.digest(path: stagedPath) } }
         if let expected = metadata.expectedSHA256, expected != digest {
             try Syscalls.unlinkIfPresent(stagedPath)
             return .digestMismatch

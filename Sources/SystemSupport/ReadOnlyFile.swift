@@ -44,6 +44,39 @@ public final class ReadOnlyFile: @unchecked Sendable {
         return Int64(info.st_size)
     }
 
+    /// What tells one version of a file from another: which file (device and inode), and its
+    /// size, modification and status-change times. Two equal stamps taken around a read mean the
+    /// read saw one version; the upload client keeps one to know a file again in a later run.
+    public struct Stamp: Sendable, Equatable {
+        /// `st_dev` of the file system holding the file.
+        public var device: UInt64
+        /// `st_ino`.
+        public var inode: UInt64
+        /// Size in bytes.
+        public var size: Int64
+        /// Modification time, nanoseconds since the epoch.
+        public var modifiedNanoseconds: Int64
+        /// Status-change time (a rename, a `chmod`, a rewrite in place), nanoseconds since the epoch.
+        public var changedNanoseconds: Int64
+
+        public init(device: UInt64, inode: UInt64, size: Int64, modifiedNanoseconds: Int64, changedNanoseconds: Int64) {
+            self.device = device
+            self.inode = inode
+            self.size = size
+            self.modifiedNanoseconds = modifiedNanoseconds
+            self.changedNanoseconds = changedNanoseconds
+        }
+    }
+
+    /// The file's `Stamp` now. Throws `unreadable` when `fstat` fails.
+    public func stamp() throws(SystemError) -> Stamp {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw SystemError(.unreadable, SystemError.errnoMessage(), path: path) }
+        func nanoseconds(_ time: timespec) -> Int64 { Int64(time.tv_sec) &* 1_000_000_000 &+ Int64(time.tv_nsec) }
+        return Stamp(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+                     modifiedNanoseconds: nanoseconds(info.st_mtim), changedNanoseconds: nanoseconds(info.st_ctim))
+    }
+
     /// Reads up to `buffer.count` bytes at `offset`; returns how many were read, 0 at the end of
     /// the file. Throws `unreadable` on an I/O error.
     public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(SystemError) -> Int {

@@ -44,3 +44,11 @@ public struct SystemError: Error, Sendable, Equatable, CustomStringConvertible {
         return message
     }
 }
+
+/// Runs `body` and hands a `SystemError` it throws to `translate`: how a module turns a failed
+/// read or digest into its own error type, with its own words, at the call.
+public func translatingSystemErrors<T, Failure: Error>(
+    _ translate: (SystemError) -> Failure, _ body: () throws(SystemError) -> T
+) throws(Failure) -> T {
+    do { return try body() } catch { throw translate(error) }
+}

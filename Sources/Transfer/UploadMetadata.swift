@@ -1,3 +1,4 @@
+import SystemSupport
 import UploadProtocol
 
 /// What travels with every upload besides the bytes: the file name, the content hash (the
@@ -48,9 +49,9 @@ public struct UploadMetadata: Sendable, Equatable {
     /// `dateTimeOriginal`. Throws `TransferError` (`file-unreadable`) when it cannot be read.
     public static func provenance(ofFile path: String, libraryPath: [UInt8],
                                   dateTimeOriginal: String?) throws(TransferError) -> Provenance {
-        let stamp = try OpenFile(path: path).stamp()
-        let mtime = Int64(stamp.modified.tv_sec) * 1_000_000_000 + Int64(stamp.modified.tv_nsec)
-        return Provenance(path: libraryPath, mtimeNanoseconds: mtime, size: stamp.size, dateTimeOriginal: dateTimeOriginal)
+        let stamp = try TransferError.translating { () throws(SystemError) in try ReadOnlyFile(path: path).stamp() }
+        return Provenance(path: libraryPath, mtimeNanoseconds: stamp.modifiedNanoseconds, size: stamp.size,
+                          dateTimeOriginal: dateTimeOriginal)
     }
 
     /// The name sent for the file at `path`: its last path component.

@@ -6,7 +6,7 @@ import Testing
 import Transfer
 @testable import Drain
 
-/// Issue 16 item 6: photos added while `drain` runs are picked up in the same run.
+/// Photos added while `drain` runs are picked up in the same run.
 @Suite struct DrainRescanTests {
     /// A destination during whose first upload the photo is rewritten in place (same name, same
     /// size, as an editor saving over it), which then fails as a receiver refusing the digest would.

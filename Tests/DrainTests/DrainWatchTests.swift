@@ -5,7 +5,7 @@ import Testing
 import Transfer
 @testable import Drain
 
-/// Issue 24 item 7: a watching drain (`DrainOptions.watch`) does not end when nothing is left,
+/// A watching drain (`DrainOptions.watch`) does not end when nothing is left,
 /// nor when the destination stays away; what the watches miss (past the watch limit) the rescans find.
 @Suite struct DrainWatchTests {
     /// A watching runner on its own task, and the events it reported.

@@ -45,7 +45,7 @@ final class HungryAnalyzer: PhotoAnalyzing {
     func releaseIdleMemory() { released.withLock { $0 += 1 } }
 }
 
-/// Issue 22 item 7, in the runners: a photo whose analysis does not fit a slot's share of the
+/// A photo whose analysis does not fit a slot's share of the
 /// memory headroom is analysed alone with all of it (never smaller); one that does not fit even
 /// then stays unanalysed and the run goes on with the others, reporting what it needs.
 @Suite struct MemoryDeferralTests {

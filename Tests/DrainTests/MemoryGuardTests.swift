@@ -78,7 +78,8 @@ struct FakeSystem {
 
     /// The estimate follows the decoded size; a progressive JPEG holds all its coefficients whatever
     /// the scale. (The guard once also stepped the scale down to fit a budget, which made verdicts
-    /// depend on free memory: issue 22 item 7. A photo that does not fit is now deferred.)
+    /// depend on free memory, and a verdict is banked for good. A photo that does not fit is now
+    /// deferred.)
     @Test func estimatedCostFollowsTheDecodedSize() {
         let cost2 = AnalysisCost.estimatedBytes(width: 4000, height: 3000, denominator: 2, analysisShortSide: 1200, channels: 3)
         let cost4 = AnalysisCost.estimatedBytes(width: 4000, height: 3000, denominator: 4, analysisShortSide: 1200, channels: 3)

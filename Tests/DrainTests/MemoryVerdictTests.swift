@@ -65,7 +65,7 @@ struct LargePhoto: Sendable {
     }
 }
 
-/// Issue 22 item 7: a verdict must not depend on free memory. Under a tight budget a photo used to
+/// A verdict must not depend on free memory. Under a tight budget a photo used to
 /// be decoded at a smaller DCT scale (1/4 instead of 1/2), found fewer faces, and the lesser
 /// verdict was banked as the photo's own. Now the photo is analysed at its one analysis scale or
 /// deferred (its claim released, the run ends with work remaining); no budget changes its verdict.

@@ -3,7 +3,7 @@ import Testing
 @testable import Transfer
 import UploadProtocol
 
-/// Issue 16 item 3 on S3: provenance travels as user metadata (`x-amz-meta-path`, `-mtime`,
+/// Provenance travels as user metadata (`x-amz-meta-path`, `-mtime`,
 /// `-size`, `-taken`), ASCII only (the path's bytes percent-encoded), within the 2 KB limit.
 @Suite struct S3ProvenanceTests {
     static let path: [UInt8] = Array("2024/Café ".utf8) + [0xE9] + Array(" 100%.jpg".utf8)   // a Latin-1 byte too

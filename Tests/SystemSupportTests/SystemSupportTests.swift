@@ -115,4 +115,40 @@ private func write(_ bytes: [UInt8], to path: String) {
             #expect(error.code == .tooLarge)
         }
     }
+
+    @Test func aStampChangesWhenTheFileIsRewrittenAndNotWhenItIsRead() throws {
+        let folder = temporaryFolder()
+        write([1, 2, 3], to: folder + "/f")
+        let file = try ReadOnlyFile(path: folder + "/f")
+        let before = try file.stamp()
+        _ = try file.bytes(at: 0, count: 3)
+        #expect(try file.stamp() == before)
+        #expect(before.size == 3)
+        write([1, 2, 3, 4], to: folder + "/f")
+        #expect(try ReadOnlyFile(path: folder + "/f").stamp() != before)
+    }
+}
+
+@Suite struct SharedHelperTests {
+    @Test func markupEscapesTheFiveCharactersHTMLAndXMLReserve() {
+        #expect(Markup.escape("<a href='x' title=\"y\">&</a>") == "&lt;a href=&#39;x&#39; title=&quot;y&quot;&gt;&amp;&lt;/a&gt;")
+        #expect(Markup.escape("plain ä") == "plain ä")
+    }
+
+    @Test func durationsInMillisecondsKeepTheirFraction() {
+        #expect(Duration.seconds(2).milliseconds == 2000)
+        #expect(Duration.microseconds(1500).milliseconds == 1.5)
+    }
+
+    @Test func aModuleSeesAFailureInItsOwnErrorType() {
+        struct Own: Error, Equatable { let words: String }
+        do {
+            _ = try translatingSystemErrors({ Own(words: $0.code.rawValue) }) { () throws(SystemError) in
+                try ReadOnlyFile(path: "/nonexistent/systemsupport")
+            }
+            Issue.record("a missing file was opened")
+        } catch {
+            #expect(error == Own(words: "unreadable"))
+        }
+    }
 }

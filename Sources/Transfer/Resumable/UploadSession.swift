@@ -1,4 +1,5 @@
 import Foundation
+import SystemSupport
 import UploadProtocol
 
 /// One file's way through the resumable-upload protocol: creation (optimistic for small files,
@@ -28,7 +29,7 @@ final class UploadSession {
     private let size: Int64
     /// The file as the session found it; a digest made from the bytes sent is used only if the
     /// file is still the same when it is finished.
-    private let stamp: OpenFile.Stamp
+    private let stamp: ReadOnlyFile.Stamp
     private let interopVersion: Int
     /// The headers every upload request carries, but the digest ones.
     private let commonHeaders: [(name: String, value: String)]
@@ -86,9 +87,9 @@ final class UploadSession {
         }
         self.uploader = uploader
         self.path = path
-        let file = try OpenFile(path: path)
-        self.size = try file.size()
-        self.stamp = try file.stamp()
+        let stamp = try TransferError.translating { () throws(SystemError) in try ReadOnlyFile(path: path).stamp() }
+        self.size = stamp.size
+        self.stamp = stamp
         self.interopVersion = interopVersion
         self.progress = progress
         self.checkpoint = checkpoint
@@ -123,7 +124,7 @@ final class UploadSession {
         if hex == nil, let sent = try sendingDigest?.sha256Hex(path: path, size: size) {
             // The bytes hashed went out over time: a file rewritten meanwhile would make the
             // digest describe a mix of versions, which the server would accept.
-            guard try OpenFile(path: path).stamp() == stamp else {
+            guard try TransferError.translating({ () throws(SystemError) in try ReadOnlyFile(path: path).stamp() }) == stamp else {
                 throw TransferError(.fileUnreadable, "the file changed while it was being sent")
             }
             hex = sent
@@ -206,7 +207,8 @@ final class UploadSession {
         // The body waits for the 104 (sent before the 100): a 104 sent while the body streams
         // can be lost with the connection (a proxy that cuts drops what it has not forwarded,
         // and libcurl stops at a send error without reading what arrived), and then the upload
-        // could only start over. Issue 15 item 11: 5 of 6 cut creations restarted from 0.
+        // could only start over (measured through a cutting proxy: 5 of 6 cut creations
+        // restarted from 0).
         request.waitsForContinue = size > 0
         let client = uploader.client
         async let finished = Self.exchange(request, on: client, then: sink)
@@ -495,7 +497,7 @@ final class UploadSession {
     private func recover(from error: TransferError) async throws(TransferError) {
         // A cut after the server acknowledged more than at the last one is progress: the budget
         // starts again, so a link that keeps cutting but keeps moving the upload on never fails
-        // it (issue 15 item 11). Only cuts that gain nothing use the budget up.
+        // it. Only cuts that gain nothing use the budget up.
         if offset > offsetAtLastRecovery {
             offsetAtLastRecovery = offset
             resumesLeft = max(0, configuration.maxResumesPerUpload)

@@ -3,6 +3,7 @@ import Drain
 import Foundation
 import Receiver
 import Synchronization
+import SystemSupport
 import Transfer
 
 /// `photodrain demo`: the whole pipeline on the sample photos against an embedded receiver.
@@ -96,7 +97,7 @@ enum DemoCommand: Command {
         for row in rows {
             console.out("\(cell(row.path, nameWidth)) \(cell(String(row.faceCount ?? 0), 6)) \(cell(row.label ?? "-", labelWidth)) \(row.serverID ?? "-")")
             if let id = row.serverID, let object = byID[id], let path = server.contentPath(ofObject: id),
-               let sha = try? FileDigest.sha256Hex(path: path), sha == object.sha256, sha == row.sha256,
+               let sha = try? SHA256.hex(path: path), sha == object.sha256, sha == row.sha256,
                object.verdict == row.verdictJSON {
                 intact += 1
             }

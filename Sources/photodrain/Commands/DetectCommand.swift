@@ -3,6 +3,7 @@ import FaceAnalysis
 import Foundation
 import PhotoAnalysis
 import PhotoDecoding
+import SystemSupport
 
 /// `photodrain detect FILE...`: the faces of given photos, without a store.
 enum DetectCommand: Command {
