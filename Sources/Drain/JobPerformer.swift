@@ -75,7 +75,7 @@ public final class JobPerformer: Sendable {
             // changed). A success for bytes that still match is recorded.
             if !store.fileMatches(asset) { try? store.invalidateFolder(of: asset) }
             var headers = receipt.headers
-            if headers["x-server-resource-id"] == nil, let id = receipt.serverID { headers["x-server-resource-id"] = id }
+            if headers[ResumableUpload.Header.serverResourceID] == nil, let id = receipt.serverID { headers[ResumableUpload.Header.serverResourceID] = id }
             let result = JobResult.succeeded(status: receipt.status, headers: headers, proof: receipt.proof,
                                              alreadyStored: receipt.alreadyStored)
             _ = try? store.finishJob(job, result: result)
