@@ -34,34 +34,29 @@ public final class JobPerformer: Sendable {
         self.uploader = uploader
     }
 
-    /// Uploads the job's photo, tagged with its verdict, and records the outcome on the job.
+    /// What an upload needs before its first byte, read from the store and the file.
+    private enum Prepared: Sendable {
+        case ready(AssetRecord, path: String, UploadMetadata)
+        /// The photo was removed or changed since it was analysed.
+        case gone(AssetRecord?)
+        case unreadable(AssetRecord, TransferError)
+        case storeFailed(StoreError)
+    }
+
+    /// Uploads the job's photo, tagged with its verdict, and records the outcome on the job. The
+    /// store's part (reading the row, hashing a file analysis did not hash, recording the outcome)
+    /// runs on threads of its own, never on the cooperative pool the transfers wait on.
     public func perform(_ job: UploadJob) async -> PerformOutcome {
-        let asset: AssetRecord?
-        do {
-            asset = try store.asset(for: job)
-        } catch {
-            return .storeFailed(error)
-        }
-        guard let asset, store.fileMatches(asset) else {
-            return await cancel(job, reason: "the photo was removed or changed", asset: asset)
-        }
-        let path = store.absolutePath(of: asset)
-        let name = (asset.path as NSString).lastPathComponent
-        // The file name's own bytes, when they are not UTF-8, go in Content-Disposition's filename*.
-        let nameBytes = asset.rawPath.map { raw in Array(raw.split(separator: 0x2F, omittingEmptySubsequences: true).last ?? raw[...]) }
-        var metadata: UploadMetadata
-        let verdict = travellingVerdict(of: asset)
-        do {
-            let sha: String
-            if let banked = asset.sha256 { sha = banked } else { sha = try Self.sha256(ofFile: path) }
-            metadata = UploadMetadata(filename: name, sha256Hex: sha, verdictJSON: verdict.json, filenameBytes: nameBytes)
-            metadata.verdictSummaryJSON = verdict.summary
-            // The row's size and mtime are the version its verdict describes (`fileMatches` just
-            // checked the file still has them); the capture date is the one analysis banked.
-            metadata.provenance = Provenance(path: asset.libraryPath, mtimeNanoseconds: asset.mtimeNanoseconds,
-                                             size: Int64(asset.size), dateTimeOriginal: captureDate(of: asset, at: path))
-        } catch {
-            return store.fileMatches(asset) ? finish(job, error: error) : await cancel(job, reason: "the photo was removed or changed", asset: asset)
+        let prepared = await onOwnThreadUntilDone("photodrain-upload-prepare") { self.prepare(job) }
+        let asset: AssetRecord, path: String, metadata: UploadMetadata
+        switch prepared {
+        case .ready(let readyAsset, let readyPath, let readyMetadata): (asset, path, metadata) = (readyAsset, readyPath, readyMetadata)
+        case .gone(let goneAsset): return await cancel(job, reason: "the photo was removed or changed", asset: goneAsset)
+        case .unreadable(let failedAsset, let error):
+            let stillThere = await onOwnThreadUntilDone("photodrain-upload-record") { self.store.fileMatches(failedAsset) }
+            guard stillThere else { return await cancel(job, reason: "the photo was removed or changed", asset: failedAsset) }
+            return await onOwnThreadUntilDone("photodrain-upload-record") { self.finish(job, error: error) }
+        case .storeFailed(let error): return .storeFailed(error)
         }
         let resume = job.resumeURL.flatMap { uploader.checkpoint(restoring: $0, confirmedOffset: job.confirmedOffset) }
         let store = self.store
@@ -70,25 +65,57 @@ public final class JobPerformer: Sendable {
                                                     checkpoint: { checkpoint in
                 try store.checkpointJob(job, resumeURL: checkpoint.storedForm, confirmedOffset: checkpoint.offset)
             })
-            // A file changed during the upload was rejected by its digest or sent as read; either
-            // way the row's next scan redoes it (its folder is read even if only the file's bytes
-            // changed). A success for bytes that still match is recorded.
-            if !store.fileMatches(asset) { try? store.invalidateFolder(of: asset) }
             var headers = receipt.headers
             if headers[ResumableUpload.Header.serverResourceID] == nil, let id = receipt.serverID { headers[ResumableUpload.Header.serverResourceID] = id }
             let result = JobResult.succeeded(status: receipt.status, headers: headers, proof: receipt.proof,
                                              alreadyStored: receipt.alreadyStored)
-            _ = try? store.finishJob(job, result: result)
-            return .finished(result)
+            return await onOwnThreadUntilDone("photodrain-upload-record") {
+                // A file changed during the upload was rejected by its digest or sent as read;
+                // either way the row's next scan redoes it (its folder is read even if only the
+                // file's bytes changed). A success for bytes that still match is recorded.
+                if !store.fileMatches(asset) { try? store.invalidateFolder(of: asset) }
+                _ = try? store.finishJob(job, result: result)
+                return .finished(result)
+            }
         } catch {
-            if error.classification == .deferred || Task.isCancelled {
-                try? store.releaseJob(job)
-                return .deferred(reason: error.message)
+            let stopping = error.classification == .deferred || Task.isCancelled
+            let stillThere = await onOwnThreadUntilDone("photodrain-upload-record") { () -> Bool in
+                if stopping { try? store.releaseJob(job) }
+                return store.fileMatches(asset)
             }
-            if !store.fileMatches(asset) {
-                return await cancel(job, reason: "the photo changed during its upload", asset: asset)
-            }
-            return finish(job, error: error)
+            if stopping { return .deferred(reason: error.message) }
+            guard stillThere else { return await cancel(job, reason: "the photo changed during its upload", asset: asset) }
+            return await onOwnThreadUntilDone("photodrain-upload-record") { self.finish(job, error: error) }
+        }
+    }
+
+    /// Reads the job's row, checks the file is the version analysed, and makes the upload's
+    /// metadata: name, digest, verdict, provenance.
+    private func prepare(_ job: UploadJob) -> Prepared {
+        let asset: AssetRecord?
+        do {
+            asset = try store.asset(for: job)
+        } catch {
+            return .storeFailed(error)
+        }
+        guard let asset, store.fileMatches(asset) else { return .gone(asset) }
+        let path = store.absolutePath(of: asset)
+        let name = (asset.path as NSString).lastPathComponent
+        // The file name's own bytes, when they are not UTF-8, go in Content-Disposition's filename*.
+        let nameBytes = asset.rawPath.map { raw in Array(raw.split(separator: 0x2F, omittingEmptySubsequences: true).last ?? raw[...]) }
+        let verdict = travellingVerdict(of: asset)
+        do {
+            let sha: String
+            if let banked = asset.sha256 { sha = banked } else { sha = try Self.sha256(ofFile: path) }
+            var metadata = UploadMetadata(filename: name, sha256Hex: sha, verdictJSON: verdict.json, filenameBytes: nameBytes)
+            metadata.verdictSummaryJSON = verdict.summary
+            // The row's size and mtime are the version its verdict describes (`fileMatches` just
+            // checked the file still has them); the capture date is the one analysis banked.
+            metadata.provenance = Provenance(path: asset.libraryPath, mtimeNanoseconds: asset.mtimeNanoseconds,
+                                             size: Int64(asset.size), dateTimeOriginal: captureDate(of: asset, at: path))
+            return .ready(asset, path: path, metadata)
+        } catch {
+            return .unreadable(asset, error)
         }
     }
 
@@ -135,11 +162,12 @@ public final class JobPerformer: Sendable {
     /// read by the next scan, which brings the row in line with the file (a rewrite in place
     /// leaves the folder's times alone, so an incremental scan would not look).
     private func cancel(_ job: UploadJob, reason: String, asset: AssetRecord?) async -> PerformOutcome {
-        if let asset { try? store.invalidateFolder(of: asset) }
+        let store = self.store
+        if let asset { await onOwnThreadUntilDone("photodrain-upload-record") { try? store.invalidateFolder(of: asset) } }
         if let stored = job.resumeURL, let checkpoint = uploader.checkpoint(restoring: stored, confirmedOffset: job.confirmedOffset) {
             try? await uploader.cancel(checkpoint)
         }
-        _ = try? store.cancelJob(job)
+        await onOwnThreadUntilDone("photodrain-upload-record") { _ = try? store.cancelJob(job) }
         return .cancelled(reason: reason)
     }
 }
