@@ -5,9 +5,11 @@
 // beside Transfer sharing only UploadProtocol.
 import PackageDescription
 
-/// Settings shared by every Swift target.
+/// Settings shared by every Swift target. Release builds put each function in a section of its
+/// own, so the linker can lay out the code a command runs together (`startupLayout`).
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
+    .unsafeFlags(["-Xfrontend", "-function-sections"], .when(configuration: .release)),
 ]
 
 /// The CNN kernels and FaceAnalysis (pyramid, network runner, cascade scanner) are built optimised
@@ -16,12 +18,24 @@ let kernelSettings: [SwiftSetting] = [
     .unsafeFlags(["-O"], .when(configuration: .debug)),
 ]
 
-/// The tool is a position-independent executable with some 78,000 pointers the loader fixes at
-/// every start. As 24-byte RELA records (gold's only form) they are 1.8 MB the loader reads in
-/// full, resident in every process before main; lld packs them as RELR bitmaps of a few KB
-/// (glibc 2.36 reads them), and the executable keeps its address randomisation.
-let compactRelocations: [LinkerSetting] = [
-    .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"]),
+/// The package's folder: the linker runs elsewhere, so files it reads are named in full.
+let packageFolder = String(#filePath.dropLast("/Package.swift".count))
+
+/// How the tool is linked, for the memory every run pays before main:
+/// - it is a position-independent executable with some 78,000 pointers the loader fixes at every
+///   start. As 24-byte RELA records (gold's only form) they are 1.8 MB the loader reads in full,
+///   resident in every process; lld packs them as RELR bitmaps of a few KB (glibc 2.36 reads
+///   them), and the executable keeps its address randomisation;
+/// - the kernel maps the 64 KB around each page of code a process first runs, so start-up code
+///   spread over 17 MB of text (the tool, the Swift runtime, Foundation) made 9 MB of it resident
+///   in an upload; lld lays the functions start-up, `--help` and `upload` run first and together,
+///   in the order `Scripts/make-link-order` recorded (a stale list only costs memory again).
+let startupLayout: [LinkerSetting] = [
+    .unsafeFlags([
+        "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+        "-Xlinker", "--symbol-ordering-file=\(packageFolder)/Linker/photodrain.order",
+        "-Xlinker", "--no-warn-symbol-ordering",
+    ]),
 ]
 
 let package = Package(
@@ -80,7 +94,7 @@ let package = Package(
             name: "photodrain",
             dependencies: ["PhotoDecoding", "FaceAnalysis", "PhotoAnalysis", "AssetStore", "Drain", "Transfer", "UploadProtocol", "Receiver", "CProcess", "SystemSupport"],
             swiftSettings: swiftSettings,
-            linkerSettings: compactRelocations
+            linkerSettings: startupLayout
         ),
 
         // MARK: Test support: loopback sockets for test servers and tools, a fault-injecting TCP proxy
