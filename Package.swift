@@ -33,7 +33,7 @@ let packageFolder = String(#filePath.dropLast("/Package.swift".count))
 let startupLayout: [LinkerSetting] = [
     .unsafeFlags([
         "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
-        "-Xlinker", "--symbol-ordering-file=\(packageFolder)/Linker/photodrain.order",
+        "-Xlinker", "--symbol-ordering-file=\(packageFolder)/Scripts/photodrain.order",
         "-Xlinker", "--no-warn-symbol-ordering",
     ]),
 ]
