@@ -130,9 +130,9 @@ extension CascadeScanner {
         let s = c.vectorSum + vectorRow + p
         let factors = c.rowNorm + p
         let g = stageGroups.base + 4 &* stage
-        let first = stageFirst[stage], middle = g[1], end = first + stageSize[stage]
+        let first = stageFirst.base[stage], middle = g[1], end = first + stageSize.base[stage]
         let offsets = c.vectorOffsets, splats = stumpSplats.base
-        let low = stageLow[stage], high = stageHigh[stage]
+        let low = stageLow.base[stage], high = stageHigh.base[stage]
         let integer = integerWeights
         let zero = SIMD4<Int32>(repeating: 0)
         var below: UInt8, sure: UInt8, width: Int
@@ -254,7 +254,7 @@ extension CascadeScanner {
             let window = c.sum + rowOrigin + (p + k) * step
             let total = isStump ? stumpStageSum(c, stage: s, at: window, norm: c.rowNorm[p + k])
                 : treeStageSum(c, stage: s, at: window, norm: c.rowNorm[p + k])
-            if total < Double(stageThreshold[s]) {
+            if total < Double(stageThreshold.base[s]) {
                 rejected |= 1 << UInt8(k)
             }
         }

@@ -164,14 +164,14 @@ extension CascadeScanner {
     /// level (levels rarely reach the deep stages, so they are computed only when needed).
     @inline(__always)
     func prepareOffsets(throughStage s: Int) {
-        let end = stageNodeEnd[s]
+        let end = stageNodeEnd.base[s]
         if end > preparedNodes { computeLinearOffsets(nodesBelow: end) }
     }
 
     /// The same for the vector offsets, counted in trees.
     @inline(__always)
     func prepareVectorOffsets(throughStage s: Int) {
-        let end = stageFirst[s] + stageSize[s]
+        let end = stageFirst.base[s] + stageSize.base[s]
         if end > preparedVector { computeVectorOffsets(positionsBelow: end) }
     }
 

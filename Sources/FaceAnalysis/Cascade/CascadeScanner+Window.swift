@@ -63,7 +63,7 @@ extension CascadeScanner {
 
     @inline(__always)
     private func subsetHas(_ node: Int, _ code: Int) -> Bool {
-        let word = subsets[node * model.subsetSize + (code >> 5)]
+        let word = subsets.base[node * model.subsetSize + (code >> 5)]
         return word & (1 << Int32(code & 31)) != 0
     }
 
@@ -71,13 +71,13 @@ extension CascadeScanner {
     @inline(__always)
     func stumpStageSum(_ c: Context, stage s: Int, at p: UnsafePointer<Int32>, norm: Float) -> Double {
         var total: Double = 0
-        let first = stageFirst[s]
-        for t in first..<(first + stageSize[s]) {
+        let first = stageFirst.base[s]
+        for t in first..<(first + stageSize.base[s]) {
             if isHaar {
-                let left = haarValue(c, node: t, at: p) * norm < nodeThreshold[t]
-                total += Double(left ? leaves[2 * t] : leaves[2 * t + 1])
+                let left = haarValue(c, node: t, at: p) * norm < nodeThreshold.base[t]
+                total += Double(left ? leaves.base[2 * t] : leaves.base[2 * t + 1])
             } else {
-                total += leafByCode[t * 256 + lbpCode(c, node: t, at: p)]
+                total += leafByCode.base[t * 256 + lbpCode(c, node: t, at: p)]
             }
         }
         return total
@@ -96,7 +96,7 @@ extension CascadeScanner {
             } else {
                 total = treeStageSum(c, stage: s, at: p, norm: norm)
             }
-            if total < Double(stageThreshold[s]) { return -s }
+            if total < Double(stageThreshold.base[s]) { return -s }
             s += 1
         }
         return 1
@@ -104,21 +104,21 @@ extension CascadeScanner {
 
     func treeStageSum(_ c: Context, stage s: Int, at p: UnsafePointer<Int32>, norm: Float) -> Double {
         var total: Double = 0
-        let first = stageFirst[s]
-        for t in first..<(first + stageSize[s]) {
-            let root = treeFirstNode[t]
+        let first = stageFirst.base[s]
+        for t in first..<(first + stageSize.base[s]) {
+            let root = treeFirstNode.base[t]
             var index = 0
             repeat {
                 let node = root + index
                 let goLeft: Bool
                 if isHaar {
-                    goLeft = haarValue(c, node: node, at: p) * norm < nodeThreshold[node]
+                    goLeft = haarValue(c, node: node, at: p) * norm < nodeThreshold.base[node]
                 } else {
                     goLeft = subsetHas(node, lbpCode(c, node: node, at: p))
                 }
-                index = goLeft ? nodeLeft[node] : nodeRight[node]
+                index = goLeft ? nodeLeft.base[node] : nodeRight.base[node]
             } while index > 0
-            total += Double(leaves[treeFirstLeaf[t] - index])
+            total += Double(leaves.base[treeFirstLeaf.base[t] - index])
         }
         return total
     }
