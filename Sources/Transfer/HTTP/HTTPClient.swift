@@ -81,14 +81,10 @@ public final class HTTPClient: Sendable {
     /// received before a failure. Cancelling the calling task aborts the transfer.
     public func exchange(_ request: HTTPRequest) async -> HTTPExchange {
         let flag = CancellationFlag()
+        // libcurl blocks its thread: the transfer gets one of its own, and a cancelled caller
+        // still waits for it, which the flag ends within one of libcurl's progress callbacks.
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<HTTPExchange, Never>) in
-                let thread = Thread { [self] in
-                    continuation.resume(returning: self.performBlocking(request, cancellation: flag))
-                }
-                thread.name = "photodrain-transfer"
-                thread.start()
-            }
+            await onOwnThreadUntilDone("photodrain-transfer") { self.performBlocking(request, cancellation: flag) }
         } onCancel: {
             flag.cancel()
         }
