@@ -45,7 +45,13 @@ let package = Package(
             dependencies: ["CNNKernels", "CCPUFeatures"],
             swiftSettings: swiftSettings + kernelSettings + [.unsafeFlags(["-target-cpu", "haswell"])]
         ),
-        .target(name: "FaceAnalysis", dependencies: ["PhotoDecoding", "CCrypto", "CNNKernels", "CNNKernelsAVX2"],
+        // AVX-512 + VNNI: the int8 1x1 convolution on vpdpbusd and the Float one 16 channels wide.
+        .target(
+            name: "CNNKernelsAVX512",
+            dependencies: ["CNNKernels", "CNNKernelsAVX2", "CCPUFeatures"],
+            swiftSettings: swiftSettings + kernelSettings + [.unsafeFlags(["-target-cpu", "icelake-server"])]
+        ),
+        .target(name: "FaceAnalysis", dependencies: ["PhotoDecoding", "CCrypto", "CNNKernels", "CNNKernelsAVX2", "CNNKernelsAVX512"],
                 swiftSettings: swiftSettings + kernelSettings),
         .target(name: "AssetStore", dependencies: ["CSQLite", "UploadProtocol"], swiftSettings: swiftSettings),
         .target(name: "UploadProtocol", swiftSettings: swiftSettings),
@@ -82,7 +88,7 @@ let package = Package(
 
         // MARK: Tests (one target per module, plus CLI tests that run the built binary)
         .testTarget(name: "PhotoDecodingTests", dependencies: ["PhotoDecoding"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
-        .testTarget(name: "FaceAnalysisTests", dependencies: ["FaceAnalysis", "PhotoDecoding", "CNNKernels", "CNNKernelsAVX2"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
+        .testTarget(name: "FaceAnalysisTests", dependencies: ["FaceAnalysis", "PhotoDecoding", "CNNKernels", "CNNKernelsAVX2", "CNNKernelsAVX512"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(name: "AssetStoreTests", dependencies: ["AssetStore"], swiftSettings: swiftSettings),
         .testTarget(name: "UploadProtocolTests", dependencies: ["UploadProtocol"], swiftSettings: swiftSettings),
         .testTarget(name: "TransferTests", dependencies: ["Transfer", "UploadProtocol"], swiftSettings: swiftSettings),

@@ -6,6 +6,8 @@
 //   FaceBench detect --cascade XML [--scale-factor F] [--min-neighbors N] [--min-size S] [--max-size S] FILE...
 //   FaceBench time --cascade XML [--repeat N] [detector options] FILE...
 //   FaceBench bench --cascade XML [--analysis-size N] [--repeat N] [detector options] FILE...
+//   FaceBench network-time [--precision int8|fp32] [--kernels portable|avx2|avx512] [--repeat N] [--size SIDE] [--profile [--all]] MODEL.pdnn
+//   FaceBench calibrate --model PDNN --out JSON PHOTO...   (the int8 plan's activation ranges)
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,6 +27,9 @@ struct Options {
     var minFace: Int?
     var minScore: Float?
     var rgb = false
+    var precision = NetworkPrecision.fp32
+    var kernels = NetworkWorkspace.Kernels.best
+    var out: String?
 
     init(_ arguments: ArraySlice<String>) throws {
         var rest = arguments
@@ -54,6 +59,13 @@ struct Options {
                 guard let v = Float(try value(argument)) else { throw UsageError(message: "--min-score needs a number") }
                 minScore = v
             case "--rgb": rgb = true
+            case "--precision":
+                guard let p = NetworkPrecision(rawValue: try value(argument)) else { throw UsageError(message: "--precision int8|fp32") }
+                precision = p
+            case "--kernels":
+                guard let k = NetworkWorkspace.Kernels(rawValue: try value(argument)) else { throw UsageError(message: "--kernels portable|avx2|avx512") }
+                kernels = k
+            case "--out": out = try value(argument)
             case "--analysis-size":
                 let v = try integer(argument)
                 analysisSize = v > 0 ? v : nil
@@ -144,7 +156,7 @@ func run(_ arguments: [String]) throws {
     case "blazeface":
         // BlazeFace over each photo (decoded upright, gray or RGB): boxes in photo pixels + time.
         guard let model = options.model else { throw UsageError(message: "--model PDNN is required") }
-        let detector = try BlazeFace(contentsOf: model)
+        let detector = try BlazeFace(contentsOf: model, precision: options.precision)
         var blazeOptions = BlazeFaceOptions()
         if let minFace = options.minFace { blazeOptions.minFaceSize = minFace }
         if let minScore = options.minScore { blazeOptions.minScore = minScore }
@@ -167,11 +179,12 @@ func run(_ arguments: [String]) throws {
     case "network-time":
         // One BlazeFace inference on a fixed pseudo-random 192x192 input (thread CPU time).
         guard let path = options.files.first else { throw UsageError(message: "network-time [--repeat N] [--size SIDE] [--profile [--all]] MODEL.pdnn") }
-        var network = try ConvolutionalNetwork(contentsOf: path)
-        if let side = options.networkSize {
-            network = try ConvolutionalNetwork(file: try NetworkFile.load(path), inputSize: (side, side))
-        }
-        let workspace = NetworkWorkspace(network: network)
+        let file = try NetworkFile.load(path)
+        let calibration = options.precision == .int8
+            ? try NetworkCalibration.load(NetworkCalibration.path(forWeights: path), for: file) : nil
+        let network = try ConvolutionalNetwork(file: file, inputSize: options.networkSize.map { ($0, $0) },
+                                               precision: options.precision, calibration: calibration)
+        let workspace = NetworkWorkspace(network: network, kernels: options.kernels)
         var state: UInt32 = 12345
         let input = workspace.input
         for i in 0..<input.count {
@@ -205,7 +218,28 @@ func run(_ arguments: [String]) throws {
                 print(key, format(Double(totals[key]!) / 20 / 1e6) + (count[key].map { $0 > 1 ? " x\($0)" : "" } ?? ""))
             }
         }
-        print("{\"model\":\(json(network.identifier)),\"kernels\":\(json(workspace.kernels.rawValue)),\"min_ms\":\(format(times[0])),\"median_ms\":\(format(times[times.count / 2]))}")
+        print("{\"model\":\(json(network.identifier)),\"precision\":\(json(network.precision.rawValue)),\"kernels\":\(json(workspace.kernels.rawValue)),\"min_ms\":\(format(times[0])),\"median_ms\":\(format(times[times.count / 2]))}")
+    case "calibrate":
+        // The Float network's activation ranges over real photos, as analysis runs it (faces down
+        // to a 40th of the short side, 8 to 40 px, at most 1600 px on the short side).
+        guard let model = options.model, let out = options.out, !options.files.isEmpty else {
+            throw UsageError(message: "calibrate --model PDNN --out JSON PHOTO...")
+        }
+        let detector = try BlazeFace(contentsOf: model, precision: .fp32)
+        var ranges: [Int: (Float, Float)] = [:]
+        var names: [String] = []
+        for path in options.files {
+            let header = try PhotoDecoder.probe(path)
+            let short = min(header.uprightSize.width, header.uprightSize.height)
+            let image = try PhotoDecoder.decode(path, options: DecodeOptions(output: .rgb, targetShortSide: min(short, 1600)))
+            let minFace = max(8, min(40, min(image.width, image.height) / 40))
+            try detector.calibrate(on: [(image, minFace)], ranges: &ranges)
+            names.append(String(path.split(separator: "/").last ?? ""))
+        }
+        let calibration = NetworkCalibration(network: detector.identifier,
+                                             calibratedOn: "\(names.count) photos: " + names.joined(separator: ", "), ranges: ranges)
+        try calibration.write(to: out)
+        print("{\"calibrated\":\(json(out)),\"ops\":\(ranges.count),\"photos\":\(names.count)}")
     default:
         throw UsageError(message: "unknown command \(command)")
     }

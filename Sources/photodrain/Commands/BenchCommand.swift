@@ -14,7 +14,9 @@ enum BenchCommand: Command {
         images/s. Without arguments the SampleImages of this checkout are used. Build with
         `swift build -c release` before believing a number. For BlazeFace, `network` includes
         filling each tile's input and decoding its outputs; the kernels line says which compiled
-        kernels ran (AVX2 + FMA where the processor has them).
+        kernels ran (AVX-512 + VNNI or AVX2 + FMA where the processor has them) and at which
+        precision. Without --precision (and without --json), BlazeFace is timed at int8 and then
+        at fp32, each with its own verdict model.
         """,
         options: [
             .option("repeat", "N", "Timed analyses per photo.", default: "5"),
@@ -47,7 +49,11 @@ enum BenchCommand: Command {
         let files = Array(try photoFiles(arguments.positionals.isEmpty ? [try DemoCommand.sampleImagesFolder()] : arguments.positionals).prefix(limit))
         guard !files.isEmpty else { throw UsageError("no JPEG, PNG, HEIF or WebP photos found", command: spec.name) }
         if case .blazeFace = pipeline.detector {
-            return benchBlazeFace(pipeline, files: files, repeats: repeats, json: arguments.flag("json"))
+            let json = arguments.flag("json")
+            let first = benchBlazeFace(pipeline, files: files, repeats: repeats, json: json)
+            guard arguments.string("precision") == nil, !json, first == .success else { return first }
+            Console.shared.out("")
+            return benchBlazeFace(try AnalysisOptions.pipeline(arguments, precision: .fp32), files: files, repeats: repeats, json: json)
         }
         var parameters = pipeline.settings.detection
         parameters.minSize = try arguments.int("min-size", default: 24, range: 0...100_000)
@@ -93,6 +99,7 @@ enum BenchCommand: Command {
 
     struct BlazeFaceReport: Encodable {
         let detector: String
+        let precision: String
         let kernels: String
         let model: String
         let images: Int
@@ -162,7 +169,7 @@ enum BenchCommand: Command {
         let medians = samples.map(AnalysisBenchmark.median)
         let total = medians.reduce(0, +)
         let kernels = NetworkWorkspace.Kernels.best.rawValue
-        let report = BlazeFaceReport(detector: network.identifier, kernels: kernels, model: pipeline.classifier.model.identifier,
+        let report = BlazeFaceReport(detector: network.identifier, precision: network.precision.rawValue, kernels: kernels, model: pipeline.classifier.model.identifier,
                                      images: images, samples: runs,
                                      medians: Dictionary(uniqueKeysWithValues: zip(names, medians.map(round3))),
                                      medianTotal: round3(total), imagesPerSecond: total > 0 ? round3(1000 / total) : 0,
@@ -173,7 +180,7 @@ enum BenchCommand: Command {
         if json {
             console.json(report)
         } else {
-            console.out("\(images) photos x \(repeats), detector \(network.identifier) (\(kernels) kernels), model \(report.model), one thread")
+            console.out("\(images) photos x \(repeats), detector \(network.identifier) (\(network.precision), \(kernels) kernels), model \(report.model), one thread")
             console.out("min face   \(minFace.map { "\($0) px" } ?? "automatic (a 40th of the short side, 8 to 40 px)"); \(String(format: "%.1f", report.tilesPerImage)) network inputs, \(String(format: "%.2f", report.networkMegapixelsPerImage)) MP per photo")
             console.out("stage        median ms")
             for (name, value) in zip(names, medians) { console.out("\(name.padding(toLength: 12, withPad: " ", startingAt: 0)) \(String(format: "%9.2f", value))") }
