@@ -89,15 +89,15 @@ extension Features {
                                                        .geometry, .frame])
 
         /// For BlazeFace boxes in whole photos: the detector's own evidence (`DetectorFeatures`), 9
-        /// features. Few enough to fit from a few hundred boxes of labelled photos; with intensity,
+        /// features (computed: it records `BlazeFace.defaultPrecision` at the time). Few enough to fit from a few hundred boxes of labelled photos; with intensity,
         /// layout, geometry or gradient histograms added, held-out recall and calibration got no
         /// better on the labelled set (see Models/face-verdict.md).
-        public static let detector = Spec(cropSize: 16, cellSize: 4, orientationBins: 9, layoutGrid: 4,
-                                          groups: [.detector])
+        public static var detector: Spec { Spec(cropSize: 16, cellSize: 4, orientationBins: 9, layoutGrid: 4,
+                                          groups: [.detector]) }
 
         /// `detector` plus BlazeFace's second looks at each box: 11 features. The verdict model's spec.
-        public static let detectorAndSecondLook = Spec(cropSize: 16, cellSize: 4, orientationBins: 9, layoutGrid: 4,
-                                                       groups: [.detector, .secondLook])
+        public static var detectorAndSecondLook: Spec { Spec(cropSize: 16, cellSize: 4, orientationBins: 9, layoutGrid: 4,
+                                                       groups: [.detector, .secondLook]) }
 
         /// Cells per side of the gradient-histogram grid.
         public var cellsPerSide: Int { cellSize > 0 ? cropSize / cellSize : 0 }

@@ -13,6 +13,11 @@ extension BlazeFace {
         set { chosenPrecision.withLock { $0 = newValue } }
     }
 
+    /// What an int8 detector's second looks run at. Float: with int8 looks the verdict model
+    /// re-fitted on the labelled photos held out precision 0.989 against 0.990 (recall and photo
+    /// labels the same), and the looks are about 5% of a photo's time.
+    static let int8SecondLookPrecision = NetworkPrecision.fp32
+
     /// The smallest and largest value each 1x1 convolution reads when this (Float) detector runs
     /// over `images` as `detect` does (every tile of every pyramid level, `minFaceSize` per image)
     /// and takes second looks at every box of 0.3 or more: widened into `ranges`, by op index.

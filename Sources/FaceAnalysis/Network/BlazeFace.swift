@@ -93,6 +93,8 @@ public final class BlazeFace: Sendable {
     let file: NetworkFile
     /// The arithmetic of the network's 1x1 convolutions (`NetworkPrecision`).
     public let precision: NetworkPrecision
+    /// The precision of the second looks (`secondLooks`): fp32 unless `secondLookPrecision` says otherwise.
+    public let secondLookPrecision: NetworkPrecision
     let calibration: NetworkCalibration?
     /// The plan for the network's own 192x192 input; other sizes share its packed weights.
     private let template: ConvolutionalNetwork
@@ -146,6 +148,7 @@ public final class BlazeFace: Sendable {
         self.file = file
         identifier = file.identifier
         self.precision = precision
+        self.secondLookPrecision = precision == .int8 ? Self.int8SecondLookPrecision : .fp32
         self.calibration = calibration
         let probe = try ConvolutionalNetwork(file: file, precision: precision, calibration: calibration)
         guard let r = probe.outputs["regressors"], let c = probe.outputs["classificators"],
@@ -324,13 +327,16 @@ public final class BlazeFace: Sendable {
         }
     }
 
-    func borrowWorkspace(height: Int, width: Int) throws(FaceAnalysisError) -> NetworkWorkspace {
-        let key = Self.key(height, width)
+    /// A workspace laid out for the plan of `height` x `width` at `precision` (the detector's own by default).
+    func borrowWorkspace(height: Int, width: Int, precision wanted: NetworkPrecision? = nil) throws(FaceAnalysisError) -> NetworkWorkspace {
+        let precision = wanted ?? precision
+        let key = Self.key(height, width) | (precision == self.precision ? 0 : 1 << 40)
         let plan: ConvolutionalNetwork
         if let cached = plans.withLock({ $0[key] }) {
             plan = cached
         } else {
-            plan = try ConvolutionalNetwork(file: file, inputSize: (height, width), sharingWeightsWith: template,
+            plan = try ConvolutionalNetwork(file: file, inputSize: (height, width),
+                                            sharingWeightsWith: precision == self.precision ? template : nil,
                                             precision: precision, calibration: calibration)
             plans.withLock { $0[key] = plan }
         }

@@ -90,6 +90,8 @@ enum TrainCommand: Command {
         guard let out = arguments.string("out") else {
             throw UsageError("--out MODEL.json is required", command: spec.name)
         }
+        // Before the options: their feature spec records the precision the scores are fitted at.
+        try AnalysisOptions.precision(arguments)
         var options = PhotoTrainer.Options(name: URL(fileURLWithPath: out).deletingPathExtension().lastPathComponent)
         options.folds = try arguments.int("folds", default: 5, range: 2...100)
         options.repeats = try arguments.int("repeats", default: 5, range: 1...100)
