@@ -153,7 +153,7 @@ extension AVX512Kernels {
         }
     }
 
-    @inline(__always)
+    @_transparent
     static func finishInt8(_ s: __m512i, _ multipliers: UnsafePointer<Float>, _ bias: UnsafePointer<Float>,
                            _ output: UnsafeMutablePointer<Float>, _ outStride: Int, _ pixel: Int, _ o: Int,
                            _ epilogue: NetworkKernels.Epilogue) {

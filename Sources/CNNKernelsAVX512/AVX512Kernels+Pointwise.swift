@@ -93,7 +93,7 @@ extension AVX512Kernels {
         }
     }
 
-    @inline(__always)
+    @_transparent
     static func finish16(_ v: SIMD16<Float>, _ output: UnsafeMutablePointer<Float>, _ outStride: Int, _ p: Int, _ o: Int,
                          _ epilogue: NetworkKernels.Epilogue) {
         let y = output + p * outStride + o
@@ -101,7 +101,7 @@ extension AVX512Kernels {
         NetworkKernels.store8(epilogue.apply(v.highHalf, pixel: p, channel: o + 8), y + 8)
     }
 
-    @inline(__always)
+    @_transparent
     static func finish8(_ v: SIMD8<Float>, _ output: UnsafeMutablePointer<Float>, _ outStride: Int, _ p: Int, _ o: Int,
                         _ epilogue: NetworkKernels.Epilogue) {
         NetworkKernels.store8(epilogue.apply(v, pixel: p, channel: o), output + p * outStride + o)
