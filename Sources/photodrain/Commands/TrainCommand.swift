@@ -26,7 +26,7 @@ enum TrainCommand: Command {
             .option("folds", "N", "Photo groups for the held-out figures (--labelled).", default: "5"),
             .option("repeats", "N", "Cross-validations with different groupings, pooled in the figures (--labelled).", default: "5"),
             .option("weights", "PATH", "BlazeFace weights (--labelled).", default: "Models/blazeface-full-range.pdnn of this build"),
-            .option("precision", "int8|fp32", "BlazeFace's arithmetic the model is fitted on and will be used with (--labelled).", default: "int8"),
+            .option("precision", "int8|fp32", "BlazeFace's arithmetic the model is fitted on and will be used with (--labelled).", default: "int8 (fp32 on a processor without AVX2)"),
             .option("positive", "DIR", "Crops of faces (PNG or JPEG)."),
             .option("negative", "DIR", "Crops of things that are not faces."),
             .option("out", "MODEL.json", "Where to write the model."),

@@ -8,7 +8,7 @@ enum AnalysisOptions {
         .option("detector", "blazeface|cascade", "Which detector proposes faces: BlazeFace (a CNN over an image pyramid) or an OpenCV cascade (--cascade).", default: "blazeface"),
         .option("min-face", "PIXELS", "Smallest face BlazeFace looks for, in photo pixels (each halving quadruples the work).", default: "a 40th of the photo's short side, 8 to 40"),
         .option("weights", "PATH", "BlazeFace's weights.", default: "Models/\(AnalysisSettings.networkFile) of this build"),
-        .option("precision", "int8|fp32", "BlazeFace's arithmetic: int8 (faster; needs the calibration beside the weights) or fp32. The verdict model must have been fitted at the same precision.", default: "int8"),
+        .option("precision", "int8|fp32", "BlazeFace's arithmetic: int8 (faster; needs the calibration beside the weights) or fp32. The verdict model must have been fitted at the same precision.", default: "int8 (fp32 on a processor without AVX2)"),
         .option("cascade", "PATH", "OpenCV cascade XML; implies --detector cascade.", default: AnalysisSettings.defaultCascade),
         .option("analysis-size", "PIXELS", "Short side photos are analysed at by a cascade.", default: "\(Defaults.analysisSize)"),
         .option("model", "PATH", "The classifier that decides each box (photodrain train writes one).",
@@ -42,8 +42,10 @@ enum AnalysisOptions {
             return override
         }
         guard let name = arguments.string("precision") else {
-            BlazeFace.defaultPrecision = .int8
-            return .int8
+            // Without AVX2 the int8 kernels are plain Swift, about 4x slower than the Float ones.
+            let precision: NetworkPrecision = NetworkWorkspace.Kernels.best == .portable ? .fp32 : .int8
+            BlazeFace.defaultPrecision = precision
+            return precision
         }
         guard let precision = NetworkPrecision(rawValue: name) else {
             throw UsageError("--precision must be int8 or fp32, not '\(name)'", command: arguments.command)
