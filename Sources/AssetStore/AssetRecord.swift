@@ -56,6 +56,14 @@ public struct AssetRecord: Sendable, Equatable, Codable {
     /// For a companion file (a Live Photo's video, an `.AAE`, an `.xmp` of the same name beside a
     /// photo): the photo's path. It is uploaded after the photo, carrying the photo's verdict.
     public let companionOf: String?
+    /// The `capture_date` column: nil when not read, '' when the file has none.
+    let bankedCaptureDate: String?
+    /// The EXIF `DateTimeOriginal` analysis read (`YYYY:MM:DD HH:MM:SS`); nil when the file has
+    /// none, or when `captureDateBanked` is false.
+    public var captureDate: String? { bankedCaptureDate.flatMap { $0.isEmpty ? nil : $0 } }
+    /// True once the capture date is known: banked with the verdict, or read since. False for a
+    /// row not analysed yet, or analysed before capture dates were banked (store migration 8).
+    public var captureDateBanked: Bool { bankedCaptureDate != nil }
 
     /// The `label` of a file's verdict when it is not a photo PhotoDrain analyses (a video, a raw
     /// photo, a document): terminal, and kept out of uploads unless a runner is asked to send it.
@@ -77,7 +85,7 @@ public struct AssetRecord: Sendable, Equatable, Codable {
     static let columns = """
         id, path, size, mtime_ns, generation, sha256, format, width, height, verdict, label, face_count, \
         score, analysis_error, discovered_at, analyzed_at, last_attempt_at, uploaded_at, attempts, \
-        last_error, server_id, failed, raw_path, upload_proof, companion_of
+        last_error, server_id, failed, raw_path, upload_proof, companion_of, capture_date
         """
 
     init(row r: [SQLValue]) {
@@ -106,12 +114,15 @@ public struct AssetRecord: Sendable, Equatable, Codable {
         rawPath = r.count > 22 ? r[22].string.flatMap(Hex.bytes(fromHex:)) : nil
         uploadProof = r.count > 23 ? r[23].string.flatMap(ReceiptProof.init(rawValue:)) : nil
         companionOf = r.count > 24 ? r[24].string : nil
+        bankedCaptureDate = r.count > 25 ? r[25].string : nil
     }
 
 }
 
-/// A verdict ready to bank: the JSON the runners store and upload, plus the few fields the store
-/// indexes for `status` and `report`.
+/// A verdict ready to bank: the JSON the runners store and upload, the few fields the store
+/// indexes for `status` and `report`, and what analysis learnt of the file (digest, format, upright
+/// size, capture date). The runners make it from FaceAnalysis's `Verdict`, which the store does not
+/// know.
 public struct BankedVerdict: Sendable, Equatable {
     public var json: String
     public var label: String?
@@ -123,9 +134,12 @@ public struct BankedVerdict: Sendable, Equatable {
     public var format: String?
     public var width: Int?
     public var height: Int?
+    /// The EXIF `DateTimeOriginal` analysis read; nil when the file has none. Uploads send it.
+    public var captureDate: String?
 
     public init(json: String, label: String?, faceCount: Int, score: Double?, analysisError: String? = nil,
-                sha256: String? = nil, format: String? = nil, width: Int? = nil, height: Int? = nil) {
+                sha256: String? = nil, format: String? = nil, width: Int? = nil, height: Int? = nil,
+                captureDate: String? = nil) {
         self.json = json
         self.label = label
         self.faceCount = faceCount
@@ -135,5 +149,6 @@ public struct BankedVerdict: Sendable, Equatable {
         self.format = format
         self.width = width
         self.height = height
+        self.captureDate = captureDate
     }
 }

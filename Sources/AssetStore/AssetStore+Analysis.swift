@@ -42,13 +42,24 @@ extension AssetStore {
                 try db.run("""
                     UPDATE assets SET verdict = ?, label = ?, face_count = ?, score = ?, analysis_error = ?,
                       sha256 = COALESCE(?, sha256), format = COALESCE(?, format), width = COALESCE(?, width),
-                      height = COALESCE(?, height), analyzed_at = ?, lease_owner = NULL, lease_until = NULL
+                      height = COALESCE(?, height), capture_date = ?, analyzed_at = ?, lease_owner = NULL, lease_until = NULL
                     WHERE id = ? AND generation = ? AND analyzed_at IS NULL
                     """, [.text(verdict.json), SQLValue(verdict.label), .integer(Int64(verdict.faceCount)),
                           SQLValue(verdict.score), SQLValue(verdict.analysisError), SQLValue(verdict.sha256),
                           SQLValue(verdict.format), SQLValue(verdict.width), SQLValue(verdict.height),
-                          .real(now), .integer(asset.id), .integer(Int64(asset.generation))]) == 1
+                          .text(verdict.captureDate ?? ""), .real(now), .integer(asset.id), .integer(Int64(asset.generation))]) == 1
             }
+        }
+    }
+
+    /// Banks the capture date of a photo analysed before capture dates were banked with verdicts
+    /// (nil: it has none), if the row is still that version and has none banked. Returns false
+    /// when it was not banked: the file changed, or the date is banked already.
+    @discardableResult
+    public func bankCaptureDate(_ date: String?, for asset: AssetRecord) throws(StoreError) -> Bool {
+        try withDatabase { (db) throws(StoreError) -> Bool in
+            try db.run("UPDATE assets SET capture_date = ? WHERE id = ? AND generation = ? AND capture_date IS NULL",
+                       [.text(date ?? ""), .integer(asset.id), .integer(Int64(asset.generation))]) == 1
         }
     }
 

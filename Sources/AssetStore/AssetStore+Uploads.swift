@@ -98,14 +98,6 @@ extension AssetStore {
         }
     }
 
-    /// Undoes a claim without charging anything (a deferral): the row is as it was before.
-    public func releaseUploadClaim(_ asset: AssetRecord) throws(StoreError) {
-        try withDatabase { (db) throws(StoreError) in
-            _ = try db.run("UPDATE assets SET lease_owner = NULL, lease_until = NULL, last_attempt_at = ? WHERE id = ? AND lease_owner = ?",
-                           [SQLValue(asset.lastAttemptAt), .integer(asset.id), .text(leaseOwner)])
-        }
-    }
-
     /// Clears the failed state of every failed photo so they are tried again (a new destination or token).
     public func resetFailures() throws(StoreError) -> Int {
         try withDatabase { (db) throws(StoreError) in

@@ -216,7 +216,7 @@ public final class AssetStore: Sendable {
                         }
                         try db.run("""
                             UPDATE assets SET size = ?, mtime_ns = ?, generation = generation + 1, sha256 = NULL,
-                              format = NULL, width = NULL, height = NULL, verdict = NULL, label = NULL,
+                              format = NULL, width = NULL, height = NULL, capture_date = NULL, verdict = NULL, label = NULL,
                               face_count = NULL, score = NULL, analysis_error = NULL, analyzed_at = NULL,
                               last_attempt_at = NULL, uploaded_at = NULL, attempts = 0, last_error = NULL,
                               server_id = NULL, upload_proof = NULL, failed = 0, lease_owner = NULL, lease_until = NULL
@@ -260,7 +260,8 @@ public final class AssetStore: Sendable {
                 }
                 let end = try Self.currentSequence(db)
                 try db.run("DELETE FROM changes WHERE seq <= ?", [.integer(end - Int64(historyLimit))])
-                // Before issue 15's table, the list was kept as JSON in `meta`: gone for good.
+                // Stores made before the `scan_problems` table kept the list as JSON in `meta`;
+                // the table replaces it, so the old copy is dropped rather than left to go stale.
                 try db.run("DELETE FROM meta WHERE key = 'scan_skipped'")
                 changes.token = ChangeToken(sequence: end)
                 try FolderRecord.save(walk, started: started, untrusted: Set(settling.map(FolderRecord.parent(of:))), db)
@@ -327,17 +328,14 @@ public final class AssetStore: Sendable {
     /// The entries the latest scan left out and why, by path, those the filter lets through: names
     /// that are not UTF-8, unreadable folders, links leading out of the library, FIFOs and other
     /// non-files (see `StatusCounts.skipped`); empty before the first scan.
+    /// What the last scan left out of the library, with why (unreadable, not a regular file, a
+    /// name that cannot be told apart), within the store's path filter, by path.
     public func skippedEntries() throws(StoreError) -> [ScanProblem] {
         try withDatabase { (db) throws(StoreError) -> [ScanProblem] in
             try db.query("SELECT path, message FROM scan_problems WHERE \(filter.sql("path")) ORDER BY path").map {
                 ScanProblem(path: $0[0].string ?? "", message: $0[1].string ?? "")
             }
         }
-    }
-
-    /// The same list as `skippedEntries()` (issue 15's name for it).
-    public func scanProblems() throws(StoreError) -> [ScanProblem] {
-        try skippedEntries()
     }
 
     /// The token for "now": changes recorded after it are news.

@@ -28,11 +28,12 @@ enum Companions {
             let photo = photo(for: candidate.path, in: byLowercasedPath)
             if let photo, photo != candidate.linked || candidate.label != AssetRecord.companionLabel {
                 // Linked afresh (or changed on disk, which reset its row): the companion verdict,
-                // replacing any earlier one ("unanalysable").
+                // replacing any earlier one ("unanalysable"). A video or sidecar has no capture
+                // date PhotoDrain reads: none is banked, so its upload reads nothing either.
                 let verdict = "{\"label\":\"\(AssetRecord.companionLabel)\",\"companionOf\":\(jsonString(photo))}"
                 try db.run("""
                     UPDATE assets SET companion_of = ?, label = ?, verdict = ?, face_count = 0, score = NULL,
-                      analysis_error = NULL, analyzed_at = ?, lease_owner = NULL, lease_until = NULL
+                      analysis_error = NULL, capture_date = '', analyzed_at = ?, lease_owner = NULL, lease_until = NULL
                     WHERE id = ?
                     """, [.text(photo), .text(AssetRecord.companionLabel), .text(verdict), .real(now), .integer(candidate.id)])
             } else if photo == nil, candidate.linked != nil || candidate.label == AssetRecord.companionLabel {

@@ -2,7 +2,7 @@ import UploadProtocol
 import Foundation
 
 /// What the last scan recorded of the library folder, so the next one reads only the folders that
-/// changed (issue 16 item 6): each folder's identity (device and inode), modification and
+/// changed (a rescan of a large, mostly unchanged library stays cheap): each folder's identity (device and inode), modification and
 /// status-change times, its subfolders, and the skipped entries directly in it. The rows in a
 /// folder left unread are not loaded here: the scan leaves them as they are, and counts them from
 /// the rows it reads anyway.

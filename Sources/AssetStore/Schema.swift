@@ -82,14 +82,16 @@ enum Schema {
         """
         ALTER TABLE upload_jobs ADD COLUMN retry_not_before REAL;  -- seconds since the epoch; NULL: no wait asked
         """,
-        // 5: names that are not UTF-8 are tracked (issue 15 item 3): `path` shows such a path with
+        // 5: names that are not UTF-8 are tracked, since Linux file names are bytes and a photo
+        // must not be skipped for its name: `path` shows such a path with
         // \xHH escapes (injective: a backslash is escaped too; a clash with a real name is a scan
         // problem) and `raw_path` keeps its bytes.
         """
         ALTER TABLE assets ADD COLUMN raw_path TEXT;  -- lowercase hex of the path's bytes when they are not UTF-8; NULL: 'path' is them
         """,
-        // 6: incremental scans (issue 16 item 6): each folder the last scan went through, with its
-        // identity and times, so the next scan reads only folders that changed.
+        // 6: incremental scans: each folder the last scan went through, with its identity and
+        // times, so the next scan reads only folders that changed (a rescan of a large library
+        // that changed little then costs a stat per folder, not a read of every folder).
         """
         CREATE TABLE scan_directories (
             path TEXT PRIMARY KEY,              -- relative, '' for the root; bytes that are not UTF-8 as \\xHH
@@ -125,6 +127,14 @@ enum Schema {
         -- A Live Photo's video, an edit list (.AAE) or a sidecar (.xmp) beside its photo: the
         -- photo's path. Such a file is uploaded after its photo, with its verdict.
         ALTER TABLE assets ADD COLUMN companion_of TEXT;
+        """,
+        // 8: the capture date is banked by analysis, so an upload sends it without opening the
+        // photo again. Rows analysed before this migration keep NULL ("not read"): their date is
+        // read once, by the upload that first needs it, and banked. A companion file (a video or
+        // a sidecar) has no date PhotoDrain reads: '' at once.
+        """
+        ALTER TABLE assets ADD COLUMN capture_date TEXT;  -- EXIF DateTimeOriginal as written; '': the file has none; NULL: not read yet
+        UPDATE assets SET capture_date = '' WHERE companion_of IS NOT NULL;
         """,
     ]
 

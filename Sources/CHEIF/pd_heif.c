@@ -1,12 +1,81 @@
 // pd_heif.c: libheif behind status codes, so its errors and handles never leak into Swift.
 #include "pd_heif.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <libheif/heif.h>
+
+// libheif is opened on the first HEIF file, not linked: linked, it and the codecs it needs (x265,
+// libde265, aom, dav1d) are loaded and relocated at every start, about 2 MB resident in each
+// `upload`, `serve` or `--help` that never decodes a photo. Every libheif function this file calls
+// is in this list and resolved from the library once; the names below then stand for the pointers.
+#define PD_HEIF_FUNCTIONS(X) \
+    X(heif_init) \
+    X(heif_context_alloc) \
+    X(heif_context_free) \
+    X(heif_context_set_max_decoding_threads) \
+    X(heif_context_read_from_file) \
+    X(heif_context_read_from_memory_without_copy) \
+    X(heif_context_get_primary_image_handle) \
+    X(heif_image_handle_release) \
+    X(heif_image_handle_get_width) \
+    X(heif_image_handle_get_height) \
+    X(heif_image_handle_get_ispe_width) \
+    X(heif_image_handle_get_ispe_height) \
+    X(heif_image_handle_get_luma_bits_per_pixel) \
+    X(heif_image_handle_has_alpha_channel) \
+    X(heif_image_handle_get_number_of_thumbnails) \
+    X(heif_image_handle_get_list_of_thumbnail_IDs) \
+    X(heif_image_handle_get_thumbnail) \
+    X(heif_image_handle_get_list_of_metadata_block_IDs) \
+    X(heif_image_handle_get_metadata_size) \
+    X(heif_image_handle_get_metadata) \
+    X(heif_decoding_options_alloc) \
+    X(heif_decoding_options_free) \
+    X(heif_decode_image) \
+    X(heif_image_release) \
+    X(heif_image_get_decoding_warnings) \
+    X(heif_image_get_width) \
+    X(heif_image_get_height) \
+    X(heif_image_get_plane_readonly) \
+    X(heif_image_get_bits_per_pixel_range)
+
+#define PD_HEIF_POINTER(name) static __typeof__(&name) pd_##name;
+PD_HEIF_FUNCTIONS(PD_HEIF_POINTER)
+#undef PD_HEIF_POINTER
+#define heif_init pd_heif_init
+#define heif_context_alloc pd_heif_context_alloc
+#define heif_context_free pd_heif_context_free
+#define heif_context_set_max_decoding_threads pd_heif_context_set_max_decoding_threads
+#define heif_context_read_from_file pd_heif_context_read_from_file
+#define heif_context_read_from_memory_without_copy pd_heif_context_read_from_memory_without_copy
+#define heif_context_get_primary_image_handle pd_heif_context_get_primary_image_handle
+#define heif_image_handle_release pd_heif_image_handle_release
+#define heif_image_handle_get_width pd_heif_image_handle_get_width
+#define heif_image_handle_get_height pd_heif_image_handle_get_height
+#define heif_image_handle_get_ispe_width pd_heif_image_handle_get_ispe_width
+#define heif_image_handle_get_ispe_height pd_heif_image_handle_get_ispe_height
+#define heif_image_handle_get_luma_bits_per_pixel pd_heif_image_handle_get_luma_bits_per_pixel
+#define heif_image_handle_has_alpha_channel pd_heif_image_handle_has_alpha_channel
+#define heif_image_handle_get_number_of_thumbnails pd_heif_image_handle_get_number_of_thumbnails
+#define heif_image_handle_get_list_of_thumbnail_IDs pd_heif_image_handle_get_list_of_thumbnail_IDs
+#define heif_image_handle_get_thumbnail pd_heif_image_handle_get_thumbnail
+#define heif_image_handle_get_list_of_metadata_block_IDs pd_heif_image_handle_get_list_of_metadata_block_IDs
+#define heif_image_handle_get_metadata_size pd_heif_image_handle_get_metadata_size
+#define heif_image_handle_get_metadata pd_heif_image_handle_get_metadata
+#define heif_decoding_options_alloc pd_heif_decoding_options_alloc
+#define heif_decoding_options_free pd_heif_decoding_options_free
+#define heif_decode_image pd_heif_decode_image
+#define heif_image_release pd_heif_image_release
+#define heif_image_get_decoding_warnings pd_heif_image_get_decoding_warnings
+#define heif_image_get_width pd_heif_image_get_width
+#define heif_image_get_height pd_heif_image_get_height
+#define heif_image_get_plane_readonly pd_heif_image_get_plane_readonly
+#define heif_image_get_bits_per_pixel_range pd_heif_image_get_bits_per_pixel_range
 
 struct pd_heif_decoder {
     struct heif_context *ctx;
@@ -47,10 +116,28 @@ static int status_for(struct heif_error e) {
     }
 }
 
-// heif_init is reference counted and loads the codec plugins; PhotoDrain initialises once for
-// the life of the process and never deinitialises, so decoders on any thread share the plugins.
+// heif_init is reference counted and loads the codec plugins; PhotoDrain opens and initialises
+// the library once for the life of the process and never deinitialises, so decoders on any thread
+// share the plugins. `load_error` is set, once, when the library or one of its functions is missing.
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-static void init_library(void) { (void)heif_init(NULL); }
+static char load_error[256];
+
+static void init_library(void) {
+    void *library = dlopen("libheif.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+        const char *why = dlerror();
+        snprintf(load_error, sizeof(load_error), "libheif could not be loaded: %s", why ? why : "libheif.so.1");
+        return;
+    }
+#define PD_HEIF_RESOLVE(name) \
+    if (!(pd_##name = (__typeof__(pd_##name))dlsym(library, #name))) { \
+        snprintf(load_error, sizeof(load_error), "libheif.so.1 lacks %s", #name); \
+        return; \
+    }
+    PD_HEIF_FUNCTIONS(PD_HEIF_RESOLVE)
+#undef PD_HEIF_RESOLVE
+    (void)heif_init(NULL);
+}
 
 static void free_decoder(pd_heif_decoder *dec) {
     if (dec->image) heif_image_release(dec->image);
@@ -87,6 +174,11 @@ static void find_thumbnail(pd_heif_decoder *dec) {
 static pd_heif_decoder *open_common(const char *path, const uint8_t *data, size_t len,
                                     int *status, char *err, size_t err_len) {
     pthread_once(&init_once, init_library);
+    if (load_error[0]) {
+        *status = PD_HEIF_ERR_UNSUPPORTED;
+        set_err(err, err_len, load_error);
+        return NULL;
+    }
     pd_heif_decoder *dec = calloc(1, sizeof(*dec));
     if (!dec || !(dec->ctx = heif_context_alloc())) {
         free(dec);

@@ -1,6 +1,7 @@
 import AssetStore
 import Foundation
 import Synchronization
+import SystemSupport
 import Transfer
 
 /// Settings of the transfer agent.
@@ -92,31 +93,44 @@ public final class AgentRunner: Sendable {
             // While a destination is away: no new job before `pausedUntil`; the pause doubles.
             var pausedUntil: ContinuousClock.Instant?
             var pause = options.probeInterval
-            while !stopFlag.isCompleted && !Task.isCancelled {
+            loop: while !stopFlag.isCompleted && !Task.isCancelled {
                 if running < options.slots && pausedUntil.map({ ContinuousClock.now >= $0 }) ?? true {
-                    do {
-                        for job in try store.claimJobsToPerform(limit: options.slots - running) {
-                            running += 1
-                            idleSince = .now
-                            let destination = uploader(for: job.destination)
-                            let performer = JobPerformer(store: store, uploader: destination)
-                            events(.started(jobID: job.id, path: (try? store.asset(for: job))?.path))
-                            group.addTask {
-                                let outcome = await performer.perform(job)
-                                guard case .finished(.failed(_, _, let failure)) = outcome,
-                                      await Reachability.destinationIsAway(after: failure, destination: destination),
-                                      let failed = try? store.job(id: job.id),
-                                      (try? store.retryJob(failed, update: .unchanged, inflightLimit: .max)) != nil else {
-                                    events(.performed(jobID: job.id, outcome: outcome))
-                                    return (job.id, outcome, nil)
-                                }
-                                // Reported by the loop as `destinationAway`, with the pause.
-                                return (job.id, outcome, "\(failure.code): \(failure.message)")
-                            }
+                    // The store is asked on a thread of its own, never on the cooperative pool.
+                    let limit = options.slots - running
+                    let claimed = await onOwnThreadUntilDone("photodrain-agent-claim") { () -> Result<[(UploadJob, String?)], StoreError> in
+                        do throws(StoreError) {
+                            return .success(try store.claimJobsToPerform(limit: limit).map { ($0, (try? store.asset(for: $0))?.path) })
+                        } catch {
+                            return .failure(error)
                         }
-                    } catch {
-                        storeError = error as? StoreError
-                        break
+                    }
+                    let jobs: [(UploadJob, String?)]
+                    switch claimed {
+                    case .success(let found): jobs = found
+                    case .failure(let error):
+                        storeError = error
+                        break loop
+                    }
+                    for (job, path) in jobs {
+                        running += 1
+                        idleSince = .now
+                        let destination = uploader(for: job.destination)
+                        let performer = JobPerformer(store: store, uploader: destination)
+                        events(.started(jobID: job.id, path: path))
+                        group.addTask {
+                            let outcome = await performer.perform(job)
+                            guard case .finished(.failed(_, _, let failure)) = outcome,
+                                  await Reachability.destinationIsAway(after: failure, destination: destination),
+                                  await onOwnThreadUntilDone("photodrain-agent-record", { () -> Bool in
+                                      guard let failed = try? store.job(id: job.id) else { return false }
+                                      return (try? store.retryJob(failed, update: .unchanged, inflightLimit: .max)) != nil
+                                  }) else {
+                                events(.performed(jobID: job.id, outcome: outcome))
+                                return (job.id, outcome, nil)
+                            }
+                            // Reported by the loop as `destinationAway`, with the pause.
+                            return (job.id, outcome, "\(failure.code): \(failure.message)")
+                        }
                     }
                 }
                 if running == 0 {

@@ -1,31 +1,8 @@
 import AssetStore
 import Foundation
+import PhotoAnalysis
 import Synchronization
-
-/// What analysing one photo gave.
-public enum AnalysisResult: Sendable, Equatable {
-    /// A verdict to bank (for an undecodable photo, a terminal verdict holding its error).
-    case verdict(BankedVerdict)
-    /// Not analysed now: at the scale the detector wants, its analysis needs about `needs` bytes,
-    /// more than the memory budget. Never analysed at a smaller scale instead (that verdict would
-    /// find fewer faces and be banked as the photo's own): try later, with more memory.
-    case deferred(reason: String, needs: Int)
-}
-
-/// Computes a photo's verdict. Never throws: a photo that cannot be analysed gets a terminal
-/// verdict holding its error, so it is not retried until the file changes.
-public protocol PhotoAnalyzing: Sendable {
-    /// Analyses the photo at `path` within `memoryBudget` bytes (nil: no limit), or defers it when
-    /// its analysis does not fit. The verdict must not depend on the budget.
-    func analyze(path: String, memoryBudget: Int?) -> AnalysisResult
-    /// Hands back memory the analyser holds between photos but can do without, before a photo
-    /// that did not fit is tried again alone. The default holds none.
-    func releaseIdleMemory()
-}
-
-extension PhotoAnalyzing {
-    public func releaseIdleMemory() {}
-}
+import SystemSupport
 
 /// Settings of the background analysis runner.
 public struct AnalyzeOptions: Sendable {
@@ -63,7 +40,7 @@ public enum AnalyzeOutcome: Sendable, Equatable {
 /// What the runner reports as it goes.
 public enum AnalyzeEvent: Sendable {
     /// A verdict was banked (or dropped because the file changed meanwhile: `banked` false).
-    case verdict(path: String, verdict: BankedVerdict, banked: Bool, milliseconds: Double)
+    case verdict(path: String, analysed: AnalysedPhoto, banked: Bool, milliseconds: Double)
     /// A photo was left for later: its analysis did not fit the memory headroom, even alone.
     case deferred(path: String, reason: String)
     /// A stop was requested; in-flight analyses are finishing.
@@ -98,7 +75,7 @@ public final class AnalyzeRunner: Sendable {
     private let shared = Mutex(Shared())
 
     /// What a typical photo (12 MP baseline JPEG at 1/4, analysed at 480) costs, for page sizing.
-    static let typicalCost = MemoryGuard.estimatedCost(width: 4000, height: 3000, denominator: 4, analysisShortSide: 480)
+    static let typicalCost = AnalysisCost.estimatedBytes(width: 4000, height: 3000, denominator: 4, analysisShortSide: 480)
     /// The least headroom a run claims a page with (the typical cost): with less, it stops at once.
     public static var leastHeadroom: Int { typicalCost }
 
@@ -165,7 +142,7 @@ public final class AnalyzeRunner: Sendable {
                 alone = true
             }
             let elapsed = (clock.now - start)
-            let verdict: BankedVerdict
+            let verdict: AnalysedPhoto
             switch result {
             case .verdict(let banked):
                 verdict = banked
@@ -189,8 +166,7 @@ public final class AnalyzeRunner: Sendable {
                 $0.inFlight -= 1
                 $0.lastBank = .now
             }
-            let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
-            events(.verdict(path: asset.path, verdict: verdict, banked: banked, milliseconds: ms))
+            events(.verdict(path: asset.path, analysed: verdict, banked: banked, milliseconds: elapsed.milliseconds))
         }
     }
 

@@ -1,5 +1,6 @@
 import AssetStore
 import Foundation
+import PhotoAnalysis
 import Transfer
 
 
@@ -100,7 +101,7 @@ public enum DrainEvent: Sendable {
     /// The destination answered with `Retry-After`: the photo is tried again at `until`, and
     /// uploads pause till then.
     case retryAfter(path: String, until: Date)
-    case analysed(path: String, verdict: BankedVerdict, banked: Bool)
+    case analysed(path: String, analysed: AnalysedPhoto, banked: Bool)
     case deferred(path: String, reason: String)
     /// `alreadyStored`: the destination had the content already; no byte was sent.
     case uploaded(path: String, serverID: String?, alreadyStored: Bool = false)

@@ -1,7 +1,9 @@
 import AssetStore
 import Foundation
+import PhotoAnalysis
 import Synchronization
 import Transfer
+import SystemSupport
 
 /// The drain's slots and what they settle: one analysis, one upload, a finished job recorded
 /// on its photo, a rescan, the leftovers of a killed runner.
@@ -20,7 +22,7 @@ extension DrainRunner {
                 switch analyzer.analyze(path: store.absolutePath(of: asset), memoryBudget: alone == nil ? headroom / max(slots, 1) : headroom) {
                 case .verdict(let verdict):
                     let banked = try store.bankVerdict(verdict, for: asset)
-                    events(.analysed(path: asset.path, verdict: verdict, banked: banked))
+                    events(.analysed(path: asset.path, analysed: verdict, banked: banked))
                     return .worked(kind)
                 case .deferred(let reason, let needs):
                     if alone == nil { return .needsAlone(asset) }
@@ -34,31 +36,63 @@ extension DrainRunner {
         } ?? .noWork(kind)
     }
 
+    /// Uploads one photo: claims a job (a waiting one, else a new one for the next analysed
+    /// photo), performs it, and settles what came of it. The store's part runs on threads of its
+    /// own, before and after the transfer.
     func uploadSlot(events: @escaping @Sendable (DrainEvent) -> Void) async -> SlotResult {
-        let job: UploadJob
-        do {
+        // Waited for even when the runner is stopping: a job claimed and then abandoned would be
+        // held by no one until its claim went stale.
+        let claimed = await onOwnThreadUntilDone("photodrain-drain-claim") { self.claimUploadJob(events: events) }
+        let job: UploadJob, asset: AssetRecord?
+        switch claimed {
+        case .failure(let error): return .storeFailed("\(error)")
+        case .success(nil): return .noWork(.upload)
+        case .success(let (claimedJob, claimedAsset)?): (job, asset) = (claimedJob, claimedAsset)
+        }
+        let outcome = await JobPerformer(store: store, uploader: uploader).perform(job)
+        // A connection lost because the destination went away (a restart, a crash) is the
+        // destination's fault, not the photo's: asked now, over the network, before settling.
+        var destinationAway = false
+        if case .finished(.failed(_, _, let failure)) = outcome, !Self.isDestinationRefusal(failure) {
+            destinationAway = await Reachability.destinationIsAway(after: failure, destination: uploader)
+        }
+        let away = destinationAway
+        // Recorded even when the runner is stopping: a finished upload must not wait for the next run.
+        return await onOwnThreadUntilDone("photodrain-drain-settle") {
+            self.settleUpload(outcome, job: job, asset: asset, destinationAway: away, events: events)
+        }
+    }
+
+    /// The job an upload slot performs, with its photo; nil when nothing waits.
+    private func claimUploadJob(events: @escaping @Sendable (DrainEvent) -> Void) -> Result<(UploadJob, AssetRecord?)?, StoreError> {
+        do throws(StoreError) {
             // A retry whose Retry-After has passed goes back in line now (its failure counted).
             for due in try store.jobs(for: .retry, maxAttempts: options.retryPolicy.maxAttempts, now: Date()) where due.retryNotBefore != nil {
                 let path = (try store.asset(for: due))?.path ?? "job \(due.id)"
                 try settle(due, path: path, events: events)
             }
+            let job: UploadJob
             if let waiting = try store.claimJobsToPerform(limit: 1).first {
                 job = waiting
             } else {
                 guard let asset = try store.claimForUpload(limit: 1, includeUnanalysable: options.uploadUnanalysable,
-                                                                     maxSize: options.maxUploadSize).first else { return .noWork(.upload) }
+                                                           maxSize: options.maxUploadSize).first else { return .success(nil) }
                 _ = try store.createJob(for: asset, destination: options.destination.endpoint, inflightLimit: .max)
-                guard let created = try store.claimJobsToPerform(limit: 1).first else { return .noWork(.upload) }
+                guard let created = try store.claimJobsToPerform(limit: 1).first else { return .success(nil) }
                 job = created
             }
+            return .success((job, try? store.asset(for: job)))
         } catch {
-            return .storeFailed("\(error)")
+            return .failure(error)
         }
-        let asset = try? store.asset(for: job)
+    }
+
+    /// Records what performing `job` came to: on its photo, by the retry policy.
+    private func settleUpload(_ outcome: PerformOutcome, job: UploadJob, asset: AssetRecord?, destinationAway: Bool,
+                              events: @escaping @Sendable (DrainEvent) -> Void) -> SlotResult {
         let path = asset?.path ?? "job \(job.id)"
         let store = self.store
         func release() throws(StoreError) { if let asset { try store.releaseClaim(assetID: asset.id) } }
-        let outcome = await JobPerformer(store: store, uploader: uploader).perform(job)
         do {
             switch outcome {
             case .finished(.succeeded):
@@ -72,9 +106,7 @@ extension DrainRunner {
                     _ = try store.retryJob(current, update: .unchanged, inflightLimit: .max)
                     return .refused("\(failure.code): \(failure.message)")
                 }
-                // A connection lost because the destination went away (a restart, a crash) is
-                // the destination's fault, not the photo's: if it no longer answers, defer.
-                if await Reachability.destinationIsAway(after: failure, destination: uploader) {
+                if destinationAway {
                     // Unreachable: a deferral. The job goes back as it was, nothing is charged.
                     _ = try store.retryJob(current, update: .unchanged, inflightLimit: .max)
                     return .offline("\(failure.code): \(failure.message)")

@@ -1,20 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemSupport
 
-/// Reads small text files (procfs, sysfs) with libc: one place for the calls.
+/// Reads small text files (procfs, sysfs, cgroup limits) through `SystemSupport.ReadOnlyFile`.
 public enum FileReader {
-    /// The whole file as UTF-8 (up to 1 MiB), or nil when it cannot be read.
+    /// The whole file as UTF-8, or nil when it cannot be read or holds more than 1 MiB (none of
+    /// the files the probes read comes near that).
     public static func read(_ path: String) -> String? {
-        guard let file = fopen(path, "r") else { return nil }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while bytes.count < 1 << 20 {
-            let n = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, 4096, file) }
-            if n == 0 { break }
-            bytes += chunk.prefix(n)
-        }
+        guard let bytes = try? ReadOnlyFile.contents(of: path, limit: 1 << 20) else { return nil }
         return String(decoding: bytes, as: UTF8.self)
     }
 }

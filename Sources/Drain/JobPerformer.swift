@@ -1,6 +1,8 @@
 import AssetStore
+import FaceAnalysis
 import Foundation
-import PhotoDecoding
+import PhotoAnalysis
+import SystemSupport
 import Transfer
 import UploadProtocol
 
@@ -32,37 +34,29 @@ public final class JobPerformer: Sendable {
         self.uploader = uploader
     }
 
-    /// Uploads the job's photo, tagged with its verdict, and records the outcome on the job.
+    /// What an upload needs before its first byte, read from the store and the file.
+    private enum Prepared: Sendable {
+        case ready(AssetRecord, path: String, UploadMetadata)
+        /// The photo was removed or changed since it was analysed.
+        case gone(AssetRecord?)
+        case unreadable(AssetRecord, TransferError)
+        case storeFailed(StoreError)
+    }
+
+    /// Uploads the job's photo, tagged with its verdict, and records the outcome on the job. The
+    /// store's part (reading the row, hashing a file analysis did not hash, recording the outcome)
+    /// runs on threads of its own, never on the cooperative pool the transfers wait on.
     public func perform(_ job: UploadJob) async -> PerformOutcome {
-        let asset: AssetRecord?
-        do {
-            asset = try store.asset(for: job)
-        } catch {
-            return .storeFailed(error)
-        }
-        guard let asset, store.fileMatches(asset) else {
-            return await cancel(job, reason: "the photo was removed or changed", asset: asset)
-        }
-        let path = store.absolutePath(of: asset)
-        let name = (asset.path as NSString).lastPathComponent
-        // The file name's own bytes, when they are not UTF-8, go in Content-Disposition's filename*.
-        let nameBytes = asset.rawPath.map { raw in Array(raw.split(separator: 0x2F, omittingEmptySubsequences: true).last ?? raw[...]) }
-        var metadata: UploadMetadata
-        let verdict = travellingVerdict(of: asset)
-        do {
-            if let sha = asset.sha256 {
-                metadata = UploadMetadata(filename: name, sha256Hex: sha, verdictJSON: verdict, filenameBytes: nameBytes)
-            } else {
-                metadata = try UploadMetadata(file: path, verdictJSON: verdict)
-                metadata.filename = name
-                metadata.filenameBytes = nameBytes
-            }
-            // The row's size and mtime are the version its verdict describes (`fileMatches` just
-            // checked the file still has them); the capture date is read from the file now.
-            metadata.provenance = Provenance(path: asset.libraryPath, mtimeNanoseconds: asset.mtimeNanoseconds,
-                                             size: Int64(asset.size), dateTimeOriginal: CaptureDate.dateTimeOriginal(path: path))
-        } catch {
-            return store.fileMatches(asset) ? finish(job, error: error) : await cancel(job, reason: "the photo was removed or changed", asset: asset)
+        let prepared = await onOwnThreadUntilDone("photodrain-upload-prepare") { self.prepare(job) }
+        let asset: AssetRecord, path: String, metadata: UploadMetadata
+        switch prepared {
+        case .ready(let readyAsset, let readyPath, let readyMetadata): (asset, path, metadata) = (readyAsset, readyPath, readyMetadata)
+        case .gone(let goneAsset): return await cancel(job, reason: "the photo was removed or changed", asset: goneAsset)
+        case .unreadable(let failedAsset, let error):
+            let stillThere = await onOwnThreadUntilDone("photodrain-upload-record") { self.store.fileMatches(failedAsset) }
+            guard stillThere else { return await cancel(job, reason: "the photo was removed or changed", asset: failedAsset) }
+            return await onOwnThreadUntilDone("photodrain-upload-record") { self.finish(job, error: error) }
+        case .storeFailed(let error): return .storeFailed(error)
         }
         let resume = job.resumeURL.flatMap { uploader.checkpoint(restoring: $0, confirmedOffset: job.confirmedOffset) }
         let store = self.store
@@ -71,38 +65,89 @@ public final class JobPerformer: Sendable {
                                                     checkpoint: { checkpoint in
                 try store.checkpointJob(job, resumeURL: checkpoint.storedForm, confirmedOffset: checkpoint.offset)
             })
-            // A file changed during the upload was rejected by its digest or sent as read; either
-            // way the row's next scan redoes it (its folder is read even if only the file's bytes
-            // changed). A success for bytes that still match is recorded.
-            if !store.fileMatches(asset) { try? store.invalidateFolder(of: asset) }
             var headers = receipt.headers
-            if headers["x-server-resource-id"] == nil, let id = receipt.serverID { headers["x-server-resource-id"] = id }
+            if headers[ResumableUpload.Header.serverResourceID] == nil, let id = receipt.serverID { headers[ResumableUpload.Header.serverResourceID] = id }
             let result = JobResult.succeeded(status: receipt.status, headers: headers, proof: receipt.proof,
                                              alreadyStored: receipt.alreadyStored)
-            _ = try? store.finishJob(job, result: result)
-            return .finished(result)
+            return await onOwnThreadUntilDone("photodrain-upload-record") {
+                // A file changed during the upload was rejected by its digest or sent as read;
+                // either way the row's next scan redoes it (its folder is read even if only the
+                // file's bytes changed). A success for bytes that still match is recorded.
+                if !store.fileMatches(asset) { try? store.invalidateFolder(of: asset) }
+                _ = try? store.finishJob(job, result: result)
+                return .finished(result)
+            }
         } catch {
-            if error.classification == .deferred || Task.isCancelled {
-                try? store.releaseJob(job)
-                return .deferred(reason: error.message)
+            let stopping = error.classification == .deferred || Task.isCancelled
+            let stillThere = await onOwnThreadUntilDone("photodrain-upload-record") { () -> Bool in
+                if stopping { try? store.releaseJob(job) }
+                return store.fileMatches(asset)
             }
-            if !store.fileMatches(asset) {
-                return await cancel(job, reason: "the photo changed during its upload", asset: asset)
-            }
-            return finish(job, error: error)
+            if stopping { return .deferred(reason: error.message) }
+            guard stillThere else { return await cancel(job, reason: "the photo changed during its upload", asset: asset) }
+            return await onOwnThreadUntilDone("photodrain-upload-record") { self.finish(job, error: error) }
         }
     }
 
-    /// The verdict a file is uploaded with: its own; for a companion file (a Live Photo's video,
-    /// an `.AAE`, an `.xmp`), its photo's, with `companionOf` naming the photo.
-    private func travellingVerdict(of asset: AssetRecord) -> String {
-        guard let photoPath = asset.companionOf, let photo = try? store.asset(path: photoPath), let json = photo.verdictJSON,
-              let object = (try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [String: Any],
-              let data = try? JSONSerialization.data(withJSONObject: object.merging(["companionOf": photoPath]) { $1 },
-                                                      options: [.sortedKeys, .withoutEscapingSlashes]) else {
-            return asset.verdictJSON ?? "{}"
+    /// Reads the job's row, checks the file is the version analysed, and makes the upload's
+    /// metadata: name, digest, verdict, provenance.
+    private func prepare(_ job: UploadJob) -> Prepared {
+        let asset: AssetRecord?
+        do {
+            asset = try store.asset(for: job)
+        } catch {
+            return .storeFailed(error)
         }
-        return String(decoding: data, as: UTF8.self)
+        guard let asset, store.fileMatches(asset) else { return .gone(asset) }
+        let path = store.absolutePath(of: asset)
+        let name = (asset.path as NSString).lastPathComponent
+        // The file name's own bytes, when they are not UTF-8, go in Content-Disposition's filename*.
+        let nameBytes = asset.rawPath.map { raw in Array(raw.split(separator: 0x2F, omittingEmptySubsequences: true).last ?? raw[...]) }
+        let verdict = travellingVerdict(of: asset)
+        do {
+            let sha: String
+            if let banked = asset.sha256 { sha = banked } else { sha = try Self.sha256(ofFile: path) }
+            var metadata = UploadMetadata(filename: name, sha256Hex: sha, verdictJSON: verdict.json, filenameBytes: nameBytes)
+            metadata.verdictSummaryJSON = verdict.summary
+            // The row's size and mtime are the version its verdict describes (`fileMatches` just
+            // checked the file still has them); the capture date is the one analysis banked.
+            metadata.provenance = Provenance(path: asset.libraryPath, mtimeNanoseconds: asset.mtimeNanoseconds,
+                                             size: Int64(asset.size), dateTimeOriginal: captureDate(of: asset, at: path))
+            return .ready(asset, path: path, metadata)
+        } catch {
+            return .unreadable(asset, error)
+        }
+    }
+
+    /// The verdict a file is uploaded with, as compact JSON, and its summary for a destination
+    /// with no room for the whole (S3). Its own, sent as banked; for a companion file (a Live
+    /// Photo's video, an `.AAE`, an `.xmp`), its photo's, with `companionOf` naming the photo.
+    private func travellingVerdict(of asset: AssetRecord) -> (json: String, summary: String?) {
+        if let photoPath = asset.companionOf, let photo = try? store.asset(path: photoPath), var verdict = try? photo.verdict() {
+            verdict.companionOf = photoPath
+            if let json = try? verdict.json() { return (json, try? verdict.summaryJSON()) }
+        }
+        return (asset.verdictJSON ?? "{}", (try? asset.verdict()).flatMap { try? $0.summaryJSON() })
+    }
+
+    /// The SHA-256 of a file analysis did not hash (one that is not a photo, sent on request: a
+    /// video of gigabytes is hashed only if it is sent), with the digest type every module shares.
+    private static func sha256(ofFile path: String) throws(TransferError) -> String {
+        do {
+            return try SHA256.hex(path: path)
+        } catch {
+            throw TransferError(.fileUnreadable, "the file could not be read while hashing: \(error.message)")
+        }
+    }
+
+    /// The capture date analysis banked on the row. A row analysed before capture dates were
+    /// banked has none yet: its date is read from the file's metadata this once and banked, so
+    /// no later upload of it opens the file for it again.
+    private func captureDate(of asset: AssetRecord, at path: String) -> String? {
+        if asset.captureDateBanked { return asset.captureDate }
+        let date = AnalysedPhoto.captureDate(ofFile: path)
+        _ = try? store.bankCaptureDate(date, for: asset)
+        return date
     }
 
     private func finish(_ job: UploadJob, error: TransferError) -> PerformOutcome {
@@ -117,11 +162,12 @@ public final class JobPerformer: Sendable {
     /// read by the next scan, which brings the row in line with the file (a rewrite in place
     /// leaves the folder's times alone, so an incremental scan would not look).
     private func cancel(_ job: UploadJob, reason: String, asset: AssetRecord?) async -> PerformOutcome {
-        if let asset { try? store.invalidateFolder(of: asset) }
+        let store = self.store
+        if let asset { await onOwnThreadUntilDone("photodrain-upload-record") { try? store.invalidateFolder(of: asset) } }
         if let stored = job.resumeURL, let checkpoint = uploader.checkpoint(restoring: stored, confirmedOffset: job.confirmedOffset) {
             try? await uploader.cancel(checkpoint)
         }
-        _ = try? store.cancelJob(job)
+        await onOwnThreadUntilDone("photodrain-upload-record") { _ = try? store.cancelJob(job) }
         return .cancelled(reason: reason)
     }
 }

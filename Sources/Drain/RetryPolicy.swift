@@ -1,4 +1,5 @@
 import AssetStore
+import UploadProtocol
 
 /// How an upload attempt ended, as the retry policy sees it.
 public enum UploadOutcome: Sendable, Equatable {
@@ -56,7 +57,7 @@ extension RetryPolicy {
         let outcome: UploadOutcome
         switch job.state {
         case .succeeded:
-            outcome = .succeeded(serverID: job.responseHeaders["x-server-resource-id"])
+            outcome = .succeeded(serverID: job.responseHeaders[ResumableUpload.Header.serverResourceID])
         case .failed:
             let failure = job.failure
             let message = failure.map { "\($0.code): \($0.message)" } ?? "failed without a reason"

@@ -1,7 +1,7 @@
 import Foundation
 
-/// When a runner may use the network and the battery (issue 24, the seeds' run conditions): on a
-/// metered network (a phone hotspot) or on battery it can wait, and large files can wait for an
+/// When a runner may use the network and the battery, so draining a library never runs up a
+/// phone bill or flattens a laptop: on a metered network (a phone hotspot) or on battery it can wait, and large files can wait for an
 /// unmetered network. The probes read the system (`/sys/class/power_supply`, NetworkManager's
 /// metered flag, the default route) through paths and commands given as parameters, so tests pass
 /// their own.

@@ -1,5 +1,6 @@
 import AssetStore
 import Foundation
+import PhotoAnalysis
 
 /// Settings of one `wake` invocation.
 public struct WakeOptions: Sendable {

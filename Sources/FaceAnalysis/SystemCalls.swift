@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import SystemSupport
 
 /// The libc calls FaceAnalysis makes, each wrapped once.
 enum SystemCalls {
@@ -10,29 +11,18 @@ enum SystemCalls {
     /// is under 2 MB).
     static let maxCascadeBytes = 64 << 20
 
-    /// The whole regular file at `path`.
+    /// The whole regular file at `path` (a cascade or a network file), read by
+    /// `SystemSupport.ReadOnlyFile`. Throws `unreadable` with the system's words.
     static func readFile(_ path: String) throws(FaceAnalysisError) -> [UInt8] {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            throw FaceAnalysisError(.unreadable, String(cString: strerror(errno)), path: path)
+        do {
+            return try ReadOnlyFile.contents(of: path, limit: maxCascadeBytes)
+        } catch {
+            switch error.code {
+            case .notARegularFile: throw FaceAnalysisError(.unreadable, "not a regular file", path: path)
+            case .tooLarge: throw FaceAnalysisError(.unreadable, "larger than a cascade can be (\(error.message))", path: path)
+            default: throw FaceAnalysisError(.unreadable, error.message, path: path)
+            }
         }
-        guard (info.st_mode & S_IFMT) == S_IFREG else {
-            throw FaceAnalysisError(.unreadable, "not a regular file", path: path)
-        }
-        let size = Int(info.st_size)
-        guard size <= maxCascadeBytes else {
-            throw FaceAnalysisError(.unreadable, "\(size) bytes is larger than a cascade can be", path: path)
-        }
-        guard let file = fopen(path, "rb") else {
-            throw FaceAnalysisError(.unreadable, String(cString: strerror(errno)), path: path)
-        }
-        defer { fclose(file) }
-        var bytes = [UInt8](repeating: 0, count: size)
-        let got = bytes.withUnsafeMutableBytes { fread($0.baseAddress, 1, size, file) }
-        if got < size, ferror(file) != 0 {
-            throw FaceAnalysisError(.unreadable, String(cString: strerror(errno)), path: path)
-        }
-        return Array(bytes.prefix(got))
     }
 
     /// Monotonic time in nanoseconds, for the benchmark.

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 
 /// A TCP proxy on 127.0.0.1 that forwards to a local server and injects faults: connections cut
 /// after N bytes either way, stalls, delays, resets, and 503 answers. Faults follow a `FaultPlan`,
@@ -23,7 +24,9 @@ public final class FaultProxy: Sendable {
 
     /// Starts listening on a free loopback port, forwarding to `targetPort`.
     public init(targetPort: UInt16, plan: FaultPlan = .none) throws {
-        guard let (fd, port) = Sockets.listen(port: 0) else {
+        // A client that vanishes mid-write must be a failed write, not a SIGPIPE that ends the process.
+        signal(SIGPIPE, SIG_IGN)
+        guard let (fd, port) = LoopbackSocket.listen() else {
             throw POSIXError(.EADDRINUSE)
         }
         self.listener = fd
@@ -54,25 +57,25 @@ public final class FaultProxy: Sendable {
             s.stopped = true
             // Under the lock: a connection's thread removes its descriptors here before closing
             // them, so none of these numbers can have been reused by another socket yet.
-            for fd in s.open { Sockets.shutdownBoth(fd) }
+            for fd in s.open { LoopbackSocket.shutdownBoth(fd) }
             return true
         }
         // Wakes the accept loop, which closes the listener itself: closing it here would let the
         // number be reused by another socket before the loop's next accept (or a second stop)
         // touched it.
-        if first { Sockets.shutdownBoth(listener) }
+        if first { LoopbackSocket.shutdownBoth(listener) }
     }
 
     deinit { stop() }
 
     private func acceptLoop() {
-        defer { Sockets.close(listener) }
-        while let client = Sockets.accept(listener) {
+        defer { LoopbackSocket.close(listener) }
+        while let client = LoopbackSocket.accept(listener) {
             let (index, stopped) = state.withLock { s -> (Int, Bool) in
                 s.connections += 1
                 return (s.connections - 1, s.stopped)
             }
-            if stopped { Sockets.close(client); return }
+            if stopped { LoopbackSocket.close(client); return }
             let fault = plan.fault(for: index)
             if let fault { state.withLock { $0.injected.append(fault) } }
             let thread = Thread { [self] in handle(client: client, fault: fault) }
@@ -89,31 +92,31 @@ public final class FaultProxy: Sendable {
     private func handle(client: Int32, fault: Fault?) {
         switch fault {
         case .reset:
-            Sockets.reset(client)
+            LoopbackSocket.reset(client)
             return
         case .serviceUnavailable, .busy:
             // Read the request head, answer 503, close.
             var buffer = [UInt8](repeating: 0, count: 16384)
-            _ = buffer.withUnsafeMutableBytes { Sockets.read(client, into: $0) }
+            _ = buffer.withUnsafeMutableBytes { LoopbackSocket.read(client, into: $0) }
             var retryAfter = ""
             if case .busy(let seconds) = fault { retryAfter = "Retry-After: \(seconds)\r\n" }
             let response = Array("HTTP/1.1 503 Service Unavailable\r\n\(retryAfter)Content-Length: 0\r\nConnection: close\r\n\r\n".utf8)
-            _ = response.withUnsafeBytes { Sockets.writeAll(client, $0) }
-            Sockets.close(client)
+            _ = response.withUnsafeBytes { LoopbackSocket.writeAll(client, $0) }
+            LoopbackSocket.close(client)
             return
         case .captivePortal:
             var buffer = [UInt8](repeating: 0, count: 16384)
-            _ = buffer.withUnsafeMutableBytes { Sockets.read(client, into: $0) }
+            _ = buffer.withUnsafeMutableBytes { LoopbackSocket.read(client, into: $0) }
             let page = "<!DOCTYPE html><html><head><title>Hotel Wi-Fi</title></head><body>Please log in.</body></html>"
             let response = Array("HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: \(page.utf8.count)\r\nConnection: close\r\n\r\n\(page)".utf8)
-            _ = response.withUnsafeBytes { Sockets.writeAll(client, $0) }
-            Sockets.close(client)
+            _ = response.withUnsafeBytes { LoopbackSocket.writeAll(client, $0) }
+            LoopbackSocket.close(client)
             return
         default:
             break
         }
-        guard let server = Sockets.connect(port: targetPort) else {
-            Sockets.reset(client)
+        guard let server = LoopbackSocket.connect(port: targetPort) else {
+            LoopbackSocket.reset(client)
             return
         }
         track(client, open: true)
@@ -129,8 +132,8 @@ public final class FaultProxy: Sendable {
         done.wait()
         track(client, open: false)
         track(server, open: false)
-        Sockets.close(client)
-        Sockets.close(server)
+        LoopbackSocket.close(client)
+        LoopbackSocket.close(server)
     }
 
     private func count(_ bytes: Int, _ direction: Fault.Direction) {
@@ -144,32 +147,32 @@ public final class FaultProxy: Sendable {
         var passed = 0
         var stalled = false
         while true {
-            let n = buffer.withUnsafeMutableBytes { Sockets.read(from, into: $0) }
+            let n = buffer.withUnsafeMutableBytes { LoopbackSocket.read(from, into: $0) }
             if n <= 0 { break }
             var chunk = buffer[0..<n]
             switch fault {
             case .cut(let limit, let d) where d == direction:
                 if passed + n >= limit {
                     chunk = buffer[0..<max(0, limit - passed)]
-                    if chunk.withUnsafeBytes({ Sockets.writeAll(to, $0) }) { count(chunk.count, direction) }
-                    Sockets.shutdownBoth(peers.0)
-                    Sockets.shutdownBoth(peers.1)
+                    if chunk.withUnsafeBytes({ LoopbackSocket.writeAll(to, $0) }) { count(chunk.count, direction) }
+                    LoopbackSocket.shutdownBoth(peers.0)
+                    LoopbackSocket.shutdownBoth(peers.1)
                     return
                 }
             case .stall(let after, let d, let ms) where d == direction && !stalled && passed + n >= after:
                 stalled = true
-                Sockets.sleep(milliseconds: ms)
+                usleep(useconds_t(max(0, ms) * 1000))
             case .delay(let ms):
-                Sockets.sleep(milliseconds: ms)
+                usleep(useconds_t(max(0, ms) * 1000))
             default:
                 break
             }
             passed += chunk.count
-            if !chunk.withUnsafeBytes({ Sockets.writeAll(to, $0) }) { break }
+            if !chunk.withUnsafeBytes({ LoopbackSocket.writeAll(to, $0) }) { break }
             count(chunk.count, direction)
         }
         // One side finished: pass the end on so the other side's read returns.
         _ = Glibc.shutdown(to, Int32(SHUT_WR))
-        if direction == .downstream { Sockets.shutdownBoth(peers.0) }
+        if direction == .downstream { LoopbackSocket.shutdownBoth(peers.0) }
     }
 }

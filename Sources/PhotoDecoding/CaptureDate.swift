@@ -1,3 +1,5 @@
+import SystemSupport
+
 /// When a photo was taken, as its EXIF `DateTimeOriginal` (tag 0x9003 in the Exif sub-IFD) says:
 /// the text as the camera wrote it, `YYYY:MM:DD HH:MM:SS`, in the camera's local time.
 ///
@@ -14,7 +16,8 @@ public enum CaptureDate {
 
     /// The EXIF TIFF structure of the file at `path` (JPEG's keeps its `Exif\0\0` prefix), or nil.
     static func exifBlock(path: String) -> [UInt8]? {
-        guard let file = ContainerFile(path: path) else { return nil }
+        guard let opened = try? ReadOnlyFile(path: path), let size = try? opened.size() else { return nil }
+        let file = Container(file: opened, size: size)
         let signature = file.read(at: 0, count: 12)
         if signature.starts(with: [0xFF, 0xD8]) { return jpegExif(file) }
         if signature.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return pngExif(file) }
@@ -28,7 +31,7 @@ public enum CaptureDate {
     }
 
     /// JPEG: the markers before the scan; the first APP1 that starts with `Exif\0\0`.
-    private static func jpegExif(_ file: ContainerFile) -> [UInt8]? {
+    private static func jpegExif(_ file: Container) -> [UInt8]? {
         var offset: Int64 = 2
         while offset < file.size {
             let marker = file.read(at: offset, count: 4)
@@ -47,7 +50,7 @@ public enum CaptureDate {
     }
 
     /// PNG: the `eXIf` chunk, before the first `IDAT` (as the PNG 1.5 extension requires) or after.
-    private static func pngExif(_ file: ContainerFile) -> [UInt8]? {
+    private static func pngExif(_ file: Container) -> [UInt8]? {
         var offset: Int64 = 8
         while offset + 8 <= file.size {
             let head = file.read(at: offset, count: 8)
@@ -62,7 +65,7 @@ public enum CaptureDate {
     }
 
     /// WebP: the RIFF chunks after `WEBP`; the `EXIF` one (with or without an `Exif\0\0` prefix).
-    private static func webpExif(_ file: ContainerFile) -> [UInt8]? {
+    private static func webpExif(_ file: Container) -> [UInt8]? {
         var offset: Int64 = 12
         while offset + 8 <= file.size {
             let head = file.read(at: offset, count: 8)
@@ -74,6 +77,19 @@ public enum CaptureDate {
             offset += 8 + length + (length & 1)
         }
         return nil
+    }
+}
+
+/// A photo's container being walked: reads are bounded by the size taken when it was opened, and
+/// a read error ends the walk as the end of the file would (a missing date is not an error).
+private struct Container {
+    let file: ReadOnlyFile
+    let size: Int64
+
+    /// Up to `count` bytes at `offset`: fewer at the end of the file, none on an error.
+    func read(at offset: Int64, count: Int) -> [UInt8] {
+        guard count > 0, offset >= 0, offset < size else { return [] }
+        return (try? file.bytes(at: offset, count: Int(min(Int64(count), size - offset)))) ?? []
     }
 }
 

@@ -28,37 +28,79 @@ private final class OwnedBytes {
     deinit { pointer.deallocate() }
 }
 
+/// How the four shims number their failures: alike (`pd_jpeg.h`, `pd_png.h`, `pd_heif.h`,
+/// `pd_webp.h`), so one mapping to `DecodeError` serves them all.
+private enum ShimStatus: Int32 {
+    case ok = 0, open, decode, state, argument, noMemory, unsupported, limit
+}
+
+/// The error for a shim's failure `status`: a file that could not be opened is `unreadable`, a
+/// misuse of the shim `invalidRequest`, a feature the library lacks `unsupportedFormat` (its
+/// message after `unsupportedPrefix`), a refused size `tooLarge`, anything else `corrupt`.
+private func decodeError(_ status: Int32, _ message: String, path: String?, unsupportedPrefix: String = "") -> DecodeError {
+    switch ShimStatus(rawValue: status) {
+    case .open: DecodeError(.unreadable, message, path: path)
+    case .unsupported: DecodeError(.unsupportedFormat, unsupportedPrefix + message, path: path)
+    case .limit: DecodeError(.tooLarge, message, path: path)
+    case .argument, .state: DecodeError(.invalidRequest, message, path: path)
+    default: DecodeError(.corrupt, message, path: path)
+    }
+}
+
+/// An open C decoder: the shim's handle, the bytes it reads when they are in memory (kept alive
+/// as long as it), the path it was opened at, and the shim's close, called in `deinit`. The one
+/// shape of the four decoders' open and error.
+private final class DecoderHandle {
+    typealias FileOpen = (String, UnsafeMutablePointer<Int32>, UnsafeMutablePointer<CChar>, Int) -> OpaquePointer?
+    typealias MemoryOpen = (UnsafePointer<UInt8>, Int, UnsafeMutablePointer<Int32>, UnsafeMutablePointer<CChar>, Int) -> OpaquePointer?
+
+    let pointer: OpaquePointer
+    let path: String?
+    private let source: OwnedBytes?
+    private let close: (OpaquePointer) -> Void
+    private let unsupportedPrefix: String
+
+    /// Opens the file at `path` with the shim's `open`; throws its failure as `decodeError`.
+    init(path: String, open: FileOpen, close: @escaping (OpaquePointer) -> Void, unsupportedPrefix: String = "") throws(DecodeError) {
+        var status: Int32 = 0
+        let (handle, message) = withErrorBuffer { open(path, &status, $0, $1) }
+        guard let handle else { throw decodeError(status, message, path: path, unsupportedPrefix: unsupportedPrefix) }
+        (pointer, self.path, source, self.close, self.unsupportedPrefix) = (handle, path, nil, close, unsupportedPrefix)
+    }
+
+    /// Opens `bytes`, copied so the decoder can read them for its whole life.
+    init(bytes: some Collection<UInt8>, open: MemoryOpen, close: @escaping (OpaquePointer) -> Void,
+         unsupportedPrefix: String = "") throws(DecodeError) {
+        let owned = OwnedBytes(bytes)
+        var status: Int32 = 0
+        let count = bytes.count
+        let (handle, message) = withErrorBuffer { open(owned.base, count, &status, $0, $1) }
+        guard let handle else { throw decodeError(status, message, path: nil, unsupportedPrefix: unsupportedPrefix) }
+        (pointer, path, source, self.close, self.unsupportedPrefix) = (handle, nil, owned, close, unsupportedPrefix)
+    }
+
+    deinit { close(pointer) }
+
+    /// The error for a failed step of the decode.
+    func error(_ status: Int32, _ message: String) -> DecodeError {
+        decodeError(status, message, path: path, unsupportedPrefix: unsupportedPrefix)
+    }
+}
+
 /// An open JPEG (libjpeg-turbo through the CJPEG shim) with its header read.
 final class JPEGDecoder {
-    private let handle: OpaquePointer
-    private let source: OwnedBytes?
-    private let path: String?
+    private let decoder: DecoderHandle
+    private var handle: OpaquePointer { decoder.pointer }
 
     /// Opens a file and reads its header.
     init(path: String) throws(DecodeError) {
-        var status: Int32 = 0
-        let (handle, message) = withErrorBuffer { pd_jpeg_open_file(path, &status, $0, $1) }
-        guard let handle else {
-            throw DecodeError(status == Int32(PD_JPEG_ERR_OPEN) ? .unreadable : .corrupt, message, path: path)
-        }
-        self.handle = handle
-        self.source = nil
-        self.path = path
+        decoder = try DecoderHandle(path: path, open: { pd_jpeg_open_file($0, $1, $2, $3) }, close: { pd_jpeg_close($0) })
     }
 
     /// Reads a JPEG held in memory.
     init(bytes: some Collection<UInt8>) throws(DecodeError) {
-        let owned = OwnedBytes(bytes)
-        var status: Int32 = 0
-        let count = bytes.count
-        let (handle, message) = withErrorBuffer { pd_jpeg_open_memory(owned.base, count, &status, $0, $1) }
-        guard let handle else { throw DecodeError(.corrupt, message) }
-        self.handle = handle
-        self.source = owned
-        self.path = nil
+        decoder = try DecoderHandle(bytes: bytes, open: { pd_jpeg_open_memory($0, $1, $2, $3, $4) }, close: { pd_jpeg_close($0) })
     }
-
-    deinit { pd_jpeg_close(handle) }
 
     var width: Int { Int(pd_jpeg_get_header(handle).width) }
     var height: Int { Int(pd_jpeg_get_header(handle).height) }
@@ -81,7 +123,7 @@ final class JPEGDecoder {
         let (status, message) = withErrorBuffer {
             pd_jpeg_start(handle, Int32(denominator), output == .gray ? 1 : 0, &w, &h, &comps, $0, $1)
         }
-        guard status == Int32(PD_JPEG_OK) else { throw error(status, message) }
+        guard status == Int32(PD_JPEG_OK) else { throw decoder.error(status, message) }
         let width = Int(w), height = Int(h), components = Int(comps)
         var readStatus: Int32 = 0
         var readMessage = ""
@@ -91,19 +133,12 @@ final class JPEGDecoder {
             }
             count = buffer.count
         }
-        guard readStatus == Int32(PD_JPEG_OK) else { throw error(readStatus, readMessage) }
+        guard readStatus == Int32(PD_JPEG_OK) else { throw decoder.error(readStatus, readMessage) }
         if components == 4 {
             raw = cmykToOutput(raw, pixels: width * height, output: output)
             return Image(width: width, height: height, channels: output.channels, pixels: raw)
         }
         return Image(width: width, height: height, channels: components, pixels: raw)
-    }
-
-    private func error(_ status: Int32, _ message: String) -> DecodeError {
-        switch status {
-        case Int32(PD_JPEG_ERR_ARGUMENT), Int32(PD_JPEG_ERR_STATE): DecodeError(.invalidRequest, message, path: path)
-        default: DecodeError(.corrupt, message, path: path)
-        }
     }
 }
 
@@ -124,33 +159,18 @@ private func cmykToOutput(_ cmyk: [UInt8], pixels: Int, output: DecodeOptions.Ou
 
 /// An open PNG (libpng through the CPNG shim) with the chunks before its image data read.
 final class PNGDecoder {
-    private let handle: OpaquePointer
-    private let source: OwnedBytes?
-    private let path: String?
+    private let decoder: DecoderHandle
+    private var handle: OpaquePointer { decoder.pointer }
 
+    /// Opens a file and reads the chunks before its image data.
     init(path: String) throws(DecodeError) {
-        var status: Int32 = 0
-        let (handle, message) = withErrorBuffer { pd_png_open_file(path, &status, $0, $1) }
-        guard let handle else {
-            throw DecodeError(status == Int32(PD_PNG_ERR_OPEN) ? .unreadable : .corrupt, message, path: path)
-        }
-        self.handle = handle
-        self.source = nil
-        self.path = path
+        decoder = try DecoderHandle(path: path, open: { pd_png_open_file($0, $1, $2, $3) }, close: { pd_png_close($0) })
     }
 
+    /// Reads a PNG held in memory.
     init(bytes: some Collection<UInt8>) throws(DecodeError) {
-        let owned = OwnedBytes(bytes)
-        var status: Int32 = 0
-        let count = bytes.count
-        let (handle, message) = withErrorBuffer { pd_png_open_memory(owned.base, count, &status, $0, $1) }
-        guard let handle else { throw DecodeError(.corrupt, message) }
-        self.handle = handle
-        self.source = owned
-        self.path = nil
+        decoder = try DecoderHandle(bytes: bytes, open: { pd_png_open_memory($0, $1, $2, $3, $4) }, close: { pd_png_close($0) })
     }
-
-    deinit { pd_png_close(handle) }
 
     var width: Int { Int(pd_png_get_header(handle).width) }
     var height: Int { Int(pd_png_get_header(handle).height) }
@@ -173,9 +193,7 @@ final class PNGDecoder {
             }
             count = buffer.count
         }
-        guard status == Int32(PD_PNG_OK) else {
-            throw DecodeError(status == Int32(PD_PNG_ERR_DECODE) ? .corrupt : .invalidRequest, message, path: path)
-        }
+        guard status == Int32(PD_PNG_OK) else { throw decoder.error(status, message) }
         return Image(width: width, height: height, channels: channels, pixels: pixels)
     }
 }
@@ -186,33 +204,22 @@ final class PNGDecoder {
 /// is that those boxes, not the EXIF orientation tag, say which way is up, so `orientation` is
 /// always `.up` and EXIF is never applied on top.
 final class HEIFDecoder {
-    private let handle: OpaquePointer
-    private let source: OwnedBytes?
-    private let path: String?
+    private let decoder: DecoderHandle
+    private var handle: OpaquePointer { decoder.pointer }
+    /// What a file libheif cannot decode is called, before libheif's own words.
+    private static let unsupported = "libheif cannot decode this file: "
 
     /// Opens a file and reads its boxes.
     init(path: String) throws(DecodeError) {
-        var status: Int32 = 0
-        let (handle, message) = withErrorBuffer { pd_heif_open_file(path, &status, $0, $1) }
-        guard let handle else { throw HEIFDecoder.error(status, message, path: path) }
-        self.handle = handle
-        self.source = nil
-        self.path = path
+        decoder = try DecoderHandle(path: path, open: { pd_heif_open_file($0, $1, $2, $3) }, close: { pd_heif_close($0) },
+                                    unsupportedPrefix: Self.unsupported)
     }
 
     /// Reads a HEIF file held in memory.
     init(bytes: some Collection<UInt8>) throws(DecodeError) {
-        let owned = OwnedBytes(bytes)
-        var status: Int32 = 0
-        let count = bytes.count
-        let (handle, message) = withErrorBuffer { pd_heif_open_memory(owned.base, count, &status, $0, $1) }
-        guard let handle else { throw HEIFDecoder.error(status, message, path: nil) }
-        self.handle = handle
-        self.source = owned
-        self.path = nil
+        decoder = try DecoderHandle(bytes: bytes, open: { pd_heif_open_memory($0, $1, $2, $3, $4) }, close: { pd_heif_close($0) },
+                                    unsupportedPrefix: Self.unsupported)
     }
-
-    deinit { pd_heif_close(handle) }
 
     private var header: pd_heif_header { pd_heif_get_header(handle) }
     /// Width as displayed (after irot/imir/clap).
@@ -237,7 +244,7 @@ final class HEIFDecoder {
             pd_heif_start(handle, thumbnail ? 1 : 0, Int32(denominator), output == .gray ? 1 : 0,
                           applyTransformations ? 0 : 1, &w, &h, &comps, $0, $1)
         }
-        guard status == Int32(PD_HEIF_OK) else { throw HEIFDecoder.error(status, message, path: path) }
+        guard status == Int32(PD_HEIF_OK) else { throw decoder.error(status, message) }
         let width = Int(w), height = Int(h), components = Int(comps)
         var readStatus: Int32 = 0
         var readMessage = ""
@@ -247,7 +254,7 @@ final class HEIFDecoder {
             }
             count = buffer.count
         }
-        guard readStatus == Int32(PD_HEIF_OK) else { throw HEIFDecoder.error(readStatus, readMessage, path: path) }
+        guard readStatus == Int32(PD_HEIF_OK) else { throw decoder.error(readStatus, readMessage) }
         return Image(width: width, height: height, channels: components, pixels: pixels)
     }
 
@@ -263,48 +270,23 @@ final class HEIFDecoder {
         }
         return length > 0 ? bytes : nil
     }
-
-    private static func error(_ status: Int32, _ message: String, path: String?) -> DecodeError {
-        switch status {
-        case Int32(PD_HEIF_ERR_OPEN): DecodeError(.unreadable, message, path: path)
-        case Int32(PD_HEIF_ERR_UNSUPPORTED): DecodeError(.unsupportedFormat, "libheif cannot decode this file: \(message)", path: path)
-        case Int32(PD_HEIF_ERR_LIMIT): DecodeError(.tooLarge, message, path: path)
-        case Int32(PD_HEIF_ERR_ARGUMENT), Int32(PD_HEIF_ERR_STATE): DecodeError(.invalidRequest, message, path: path)
-        default: DecodeError(.corrupt, message, path: path)
-        }
-    }
 }
 
 /// An open WebP (libwebp through the CWEBP shim): the whole file in memory, its header read.
 /// WebP has no orientation PhotoDrain applies: an EXIF chunk, when present, is not read.
 final class WebPDecoder {
-    private let handle: OpaquePointer
-    private let source: OwnedBytes?
-    private let path: String?
+    private let decoder: DecoderHandle
+    private var handle: OpaquePointer { decoder.pointer }
 
     /// Reads a file (libwebp decodes from memory) and its header.
     init(path: String) throws(DecodeError) {
-        var status: Int32 = 0
-        let (handle, message) = withErrorBuffer { pd_webp_open_file(path, &status, $0, $1) }
-        guard let handle else { throw WebPDecoder.error(status, message, path: path) }
-        self.handle = handle
-        self.source = nil
-        self.path = path
+        decoder = try DecoderHandle(path: path, open: { pd_webp_open_file($0, $1, $2, $3) }, close: { pd_webp_close($0) })
     }
 
     /// Reads a WebP held in memory.
     init(bytes: some Collection<UInt8>) throws(DecodeError) {
-        let owned = OwnedBytes(bytes)
-        var status: Int32 = 0
-        let count = bytes.count
-        let (handle, message) = withErrorBuffer { pd_webp_open_memory(owned.base, count, &status, $0, $1) }
-        guard let handle else { throw WebPDecoder.error(status, message, path: nil) }
-        self.handle = handle
-        self.source = owned
-        self.path = nil
+        decoder = try DecoderHandle(bytes: bytes, open: { pd_webp_open_memory($0, $1, $2, $3, $4) }, close: { pd_webp_close($0) })
     }
-
-    deinit { pd_webp_close(handle) }
 
     var width: Int { Int(pd_webp_get_header(handle).width) }
     var height: Int { Int(pd_webp_get_header(handle).height) }
@@ -324,17 +306,8 @@ final class WebPDecoder {
             }
             count = buffer.count
         }
-        guard status == Int32(PD_WEBP_OK) else { throw WebPDecoder.error(status, message, path: path) }
+        guard status == Int32(PD_WEBP_OK) else { throw decoder.error(status, message) }
         return Image(width: width, height: height, channels: channels, pixels: pixels)
-    }
-
-    private static func error(_ status: Int32, _ message: String, path: String?) -> DecodeError {
-        switch status {
-        case Int32(PD_WEBP_ERR_OPEN): DecodeError(.unreadable, message, path: path)
-        case Int32(PD_WEBP_ERR_UNSUPPORTED): DecodeError(.unsupportedFormat, message, path: path)
-        case Int32(PD_WEBP_ERR_ARGUMENT), Int32(PD_WEBP_ERR_STATE): DecodeError(.invalidRequest, message, path: path)
-        default: DecodeError(.corrupt, message, path: path)
-        }
     }
 }
 

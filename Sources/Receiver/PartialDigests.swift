@@ -1,4 +1,5 @@
 import Synchronization
+import SystemSupport
 
 /// The running SHA-256 of partial uploads between their appends, so an upload sent in several
 /// requests is hashed as its bytes arrive instead of read back whole at completion. Memory only:
@@ -6,7 +7,7 @@ import Synchronization
 /// file as before. At most `capacity` uploads are kept (the oldest is forgotten first).
 final class PartialDigests: Sendable {
     private struct Entry {
-        let hasher: SHA256Hasher
+        let hasher: SHA256
         /// The bytes hashed: the digest can continue only an append that starts here.
         let length: Int64
     }
@@ -24,7 +25,7 @@ final class PartialDigests: Sendable {
     }
 
     /// Takes the running digest of upload `id` if it covers exactly its first `length` bytes.
-    func take(_ id: String, continuingAt length: Int64) -> SHA256Hasher? {
+    func take(_ id: String, continuingAt length: Int64) -> SHA256? {
         let entry = table.withLock { table -> Entry? in
             guard let entry = table.entries.removeValue(forKey: id) else { return nil }
             table.order.removeAll { $0 == id }
@@ -35,7 +36,7 @@ final class PartialDigests: Sendable {
     }
 
     /// Keeps the running digest of upload `id` over its first `length` bytes for its next append.
-    func keep(_ id: String, hasher: SHA256Hasher, length: Int64) {
+    func keep(_ id: String, hasher: SHA256, length: Int64) {
         table.withLock { table in
             if table.entries.updateValue(Entry(hasher: hasher, length: length), forKey: id) == nil {
                 table.order.append(id)

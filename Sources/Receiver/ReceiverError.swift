@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemSupport
 
 /// The one error type of the Receiver module: a stable code a caller can switch on, a message a
 /// person can act on, and the `errno` of the system call that failed, when one did.
@@ -43,6 +44,11 @@ public struct ReceiverError: Error, Sendable, CustomStringConvertible, Equatable
         let reason = Syscalls.errorText(err)
         let suffix = context.isEmpty ? "" : " (\(context))"
         return ReceiverError(code: code, message: "\(call) failed: \(reason)\(suffix)", systemErrno: err)
+    }
+
+    /// A failed read of a stored file or a failed digest: `io`, with what happened and the path.
+    init(_ error: SystemError) {
+        self.init(code: .io, message: error.description)
     }
 
     /// `code: message`.

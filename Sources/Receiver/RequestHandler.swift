@@ -1,4 +1,5 @@
 import Foundation
+import SystemSupport
 import UploadProtocol
 
 /// Routes each request, checks the bearer token, and writes one log line per request (method,
@@ -46,7 +47,7 @@ final class RequestHandler: Sendable {
             outcome = Exchange.Outcome(status: error.status, keepAlive: false)
         }
         let elapsed = ContinuousClock.now - started
-        let milliseconds = elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
+        let milliseconds = Int(elapsed.milliseconds)
         let status = outcome.status.map(String.init) ?? "---"
         let notes = exchange.notes.isEmpty ? "" : " " + exchange.notes.joined(separator: " ")
         configuration.log("\(head.method) \(Self.loggable(head.path)) \(status)\(notes) \(milliseconds)ms")

@@ -3,12 +3,13 @@ import Glibc
 #endif
 
 /// Every libc call the Receiver makes, each wrapped once: EINTR is retried, failures become
-/// `ReceiverError` carrying the call's name and `errno`.
+/// `ReceiverError` carrying the call's name and `errno`. Files, paths and the process are here;
+/// sockets, pipes and signals in `Syscalls+Sockets.swift`.
 enum Syscalls {
     /// Retries `body` while it fails with EINTR; returns its non-negative result or throws.
     @inline(__always)
-    private static func retrying<T: BinaryInteger>(_ name: String, context: String = "",
-                                                   _ body: () -> T) throws(ReceiverError) -> T {
+    static func retrying<T: BinaryInteger>(_ name: String, context: String = "",
+                                           _ body: () -> T) throws(ReceiverError) -> T {
         while true {
             let result = body()
             if result >= 0 { return result }
@@ -18,157 +19,12 @@ enum Syscalls {
         }
     }
 
-    // MARK: Sockets
-
-    /// A listening TCP socket bound to `host:port` (IPv4 or IPv6 literal, or "localhost").
-    static func listenTCP(host: String, port: Int, backlog: Int32) throws(ReceiverError) -> Int32 {
-        var v4 = sockaddr_in()
-        var v6 = sockaddr_in6()
-        let literal = host == "localhost" ? "127.0.0.1" : host
-        let isV6: Bool
-        if inet_pton(AF_INET, literal, &v4.sin_addr) == 1 {
-            isV6 = false
-            v4.sin_family = sa_family_t(AF_INET)
-            v4.sin_port = in_port_t(UInt16(port).bigEndian)
-        } else if inet_pton(AF_INET6, literal, &v6.sin6_addr) == 1 {
-            isV6 = true
-            v6.sin6_family = sa_family_t(AF_INET6)
-            v6.sin6_port = in_port_t(UInt16(port).bigEndian)
-        } else {
-            throw ReceiverError(code: .invalidConfiguration,
-                                message: "host \(host) is not an IPv4 or IPv6 address")
-        }
-        let fd: Int32
-        do {
-            fd = try retrying("socket") {
-                socket(isV6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            }
-        } catch { throw ReceiverError(code: .bindFailed, message: error.message, systemErrno: error.systemErrno) }
-        var one: Int32 = 1
-        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        let bound: Int32
-        if isV6 {
-            bound = withUnsafePointer(to: &v6) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
-                }
-            }
-        } else {
-            bound = withUnsafePointer(to: &v4) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-        }
-        if bound != 0 || listen(fd, backlog) != 0 {
-            let err = errno
-            close(fd)
-            throw ReceiverError(code: .bindFailed,
-                                message: "cannot listen on \(host):\(port): \(errorText(err))",
-                                systemErrno: err)
-        }
-        return fd
-    }
-
-    /// The local port a socket is bound to.
-    static func boundPort(_ fd: Int32) throws(ReceiverError) -> Int {
-        var storage = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let result = withUnsafeMutablePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        if result != 0 { throw ReceiverError.system("getsockname", errno) }
-        if Int32(storage.ss_family) == AF_INET6 {
-            return withUnsafePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) }
-            }
-        }
-        return withUnsafePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
-        }
-    }
-
-    /// Accepts one connection (close-on-exec) with TCP_NODELAY and a send timeout set.
-    static func accept(_ listener: Int32, sendTimeoutSeconds: Double) throws(ReceiverError) -> Int32 {
-        let fd = try retrying("accept") { Glibc.accept(listener, nil, nil) }
-        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        var one: Int32 = 1
-        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        var timeout = timeval(tv_sec: Int(sendTimeoutSeconds),
-                              tv_usec: Int((sendTimeoutSeconds - sendTimeoutSeconds.rounded(.down)) * 1_000_000))
-        _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        return fd
-    }
-
-    /// Waits until `fd` is readable (or hung up); false on timeout. A negative timeout waits forever.
-    static func waitReadable(_ fd: Int32, timeoutMilliseconds: Int32) throws(ReceiverError) -> Bool {
-        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let ready = try retrying("poll") { poll(&entry, 1, timeoutMilliseconds) }
-        return ready > 0
-    }
-
-    /// Waits until one of `fds` is readable; returns the indices that are. Empty on timeout.
-    static func waitReadable(_ fds: [Int32], timeoutMilliseconds: Int32) throws(ReceiverError) -> [Int] {
-        var entries = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-        let count = entries.count
-        _ = try retrying("poll") { poll(&entries, nfds_t(count), timeoutMilliseconds) }
-        return entries.indices.filter { entries[$0].revents != 0 }
-    }
-
-    /// Receives up to `count` bytes; 0 means the peer closed.
-    /// Receives into `buffer` (up to its size); 0 at end of stream or for an empty buffer.
-    static func receive(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(ReceiverError) -> Int {
-        guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
-        return try retrying("recv") { recv(fd, base, buffer.count, 0) }
-    }
-
-    /// Sends every byte, without SIGPIPE; throws on error or on the send timeout (EAGAIN).
-    static func sendAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(ReceiverError) {
-        guard let base = bytes.baseAddress else { return }
-        var sent = 0
-        while sent < bytes.count {
-            let n = try retrying("send") { send(fd, base + sent, bytes.count - sent, Int32(MSG_NOSIGNAL)) }
-            sent += n
-        }
-    }
-
-    /// Shuts both directions of a socket down, waking any thread blocked on it. Errors are ignored:
-    /// the socket may already be gone.
-    static func shutdownBoth(_ fd: Int32) {
-        _ = Glibc.shutdown(fd, Int32(SHUT_RDWR))
-    }
-
-    /// Shuts the sending direction of a socket down (the peer reads end-of-stream).
-    static func shutdownWrite(_ fd: Int32) {
-        _ = Glibc.shutdown(fd, Int32(SHUT_WR))
-    }
+    // MARK: Files
 
     /// Closes a descriptor. EINTR is not retried (Linux has already released the descriptor).
     static func closeDescriptor(_ fd: Int32) {
         _ = Glibc.close(fd)
     }
-
-    /// A close-on-exec pipe: (read end, write end).
-    static func makePipe() throws(ReceiverError) -> (Int32, Int32) {
-        var ends: [Int32] = [0, 0]
-        _ = try retrying("pipe") { pipe(&ends) }
-        for fd in ends { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        return (ends[0], ends[1])
-    }
-
-    /// Writes one byte to a pipe to wake a poller; errors are ignored (a full pipe is awake already).
-    /// Makes a write to a closed pipe or socket an EPIPE error instead of a process-killing
-    /// SIGPIPE, for the whole process: a server must outlive any one peer.
-    static func ignoreBrokenPipes() {
-        signal(SIGPIPE, SIG_IGN)
-    }
-
-    static func poke(_ fd: Int32) {
-        var byte: UInt8 = 1
-        _ = write(fd, &byte, 1)
-    }
-
-    // MARK: Files
 
     /// Opens a file; `mode` applies when `flags` contains O_CREAT.
     static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o644) throws(ReceiverError) -> Int32 {
@@ -185,7 +41,6 @@ enum Syscalls {
         }
     }
 
-    /// Reads up to `count` bytes at `offset`; 0 at end of file.
     /// Reads into `buffer` (up to its size) at `offset`; 0 at end of file or for an empty buffer.
     static func pread(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, offset: Int64,
                       context: String) throws(ReceiverError) -> Int {

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Synchronization
+import SystemSupport
 import UploadProtocol
 
 /// Everything the receiver keeps on disk, under one directory and nowhere else:
@@ -26,6 +27,9 @@ import UploadProtocol
 /// fsync'd as `ReceiverConfiguration.SyncMode` says; their bytes are written in order, so a
 /// partial file always holds a prefix of the upload, and after a process kill its length is
 /// still the offset the receiver last reported.
+///
+/// This file opens the store and writes its files; what happens in `uploads/` is in
+/// `UploadStore+Uploads.swift`, in `objects/` and `files/` in `UploadStore+Objects.swift`.
 final class UploadStore: Sendable {
     /// An upload resource as a request finds it.
     struct Resource: Sendable {
@@ -48,7 +52,7 @@ final class UploadStore: Sendable {
     let objectsDirectory: String
     let uploadsDirectory: String
     let temporaryDirectory: String
-    private let partialTTL: Double
+    let partialTTL: Double
     /// Where finished objects' bytes go.
     let layout: ReceiverConfiguration.ObjectLayout
     /// `files/`: the root of `ObjectLayout.path`.
@@ -61,13 +65,13 @@ final class UploadStore: Sendable {
     /// (idempotency key, content SHA-256) -> object id, rebuilt from the sidecars at start. An
     /// upload dedupes only to an object with its own key *and* its own content: anyone may POST
     /// with any key, so a key alone would let junk stored first stand in for the real photo.
-    private let index: Mutex<[String: String]>
+    let index: Mutex<[String: String]>
     /// Content SHA-256 (hex) -> the first object stored with it, for `object(sha256Hex:)`. The
     /// receiver computed each digest itself, so an object found here holds exactly those bytes.
-    private let digestIndex: Mutex<[String: String]>
+    let digestIndex: Mutex<[String: String]>
 
     /// The index entry for a key and a content digest (hex).
-    private static func indexKey(_ idempotencyKey: String, sha256Hex: String) -> String {
+    static func indexKey(_ idempotencyKey: String, sha256Hex: String) -> String {
         idempotencyKey + "\n" + sha256Hex
     }
 
@@ -175,325 +179,16 @@ final class UploadStore: Sendable {
     static func newID() -> String { Hex.string(Syscalls.randomBytes(16)) }
 
     func partPath(_ id: String) -> String { uploadsDirectory + "/" + id + ".part" }
-    private func recordPath(_ id: String) -> String { uploadsDirectory + "/" + id + ".json" }
+    func recordPath(_ id: String) -> String { uploadsDirectory + "/" + id + ".json" }
     func objectPath(_ id: String) -> String { objectsDirectory + "/" + id }
-    private func sidecarPath(_ id: String) -> String { objectsDirectory + "/" + id + ".json" }
-
-    // MARK: Resumable uploads
-
-    /// Creates an upload resource: an empty partial file and its record. Both survive a process
-    /// kill; they are fsync'd only when `syncsEveryWrite` (after a machine crash an unsynced
-    /// resource may be gone, and its client starts over: a 404 is an answer it handles).
-    func createUpload(interopVersion: Int, length: Int64?, metadata: ObjectMetadata, now: Date) throws(ReceiverError) -> UploadRecord {
-        let id = Self.newID()
-        let fd = try Syscalls.open(partPath(id), O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
-        defer { Syscalls.closeDescriptor(fd) }
-        if syncsEveryWrite { try Syscalls.fsync(fd, context: partPath(id)) }
-        let record = UploadRecord(id: id, interopVersion: interopVersion, durableOffset: 0, length: length, complete: false,
-                                  objectID: nil, reservedObjectID: Self.newID(), createdAt: now, updatedAt: now,
-                                  metadata: metadata, checkpointedAt: nil, bootID: bootID)
-        try save(record)
-        return record
-    }
-
-    /// An upload with its received length, or nil when unknown or expired (an expired one is
-    /// removed). Call it holding the upload's slot, so no append is changing the length.
-    func upload(_ id: String, now: Date) throws(ReceiverError) -> Resource? {
-        guard let record = try record(id, now: now) else { return nil }
-        if record.complete { return Resource(record: record, received: record.length ?? record.durableOffset) }
-        let part = partPath(id)
-        let fd: Int32
-        do throws(ReceiverError) {
-            fd = try Syscalls.open(part, O_RDONLY)
-        } catch {
-            guard error.systemErrno == ENOENT else { throw error }
-            try removeUpload(id)
-            return nil
-        }
-        defer { Syscalls.closeDescriptor(fd) }
-        return Resource(record: record, received: try Syscalls.fileSize(fd, context: part))
-    }
-
-    /// fsyncs an upload's partial file and records its received length as durable, so the offset
-    /// survives a machine crash. Call it holding the upload's slot.
-    func makeDurable(_ upload: Resource, now: Date) throws(ReceiverError) -> Resource {
-        let part = partPath(upload.record.id)
-        let fd = try Syscalls.open(part, O_RDONLY)
-        defer { Syscalls.closeDescriptor(fd) }
-        try Syscalls.fsync(fd, context: part)
-        var durable = upload
-        durable.record.durableOffset = upload.received
-        durable.record.updatedAt = now
-        durable.record.checkpointedAt = now
-        try save(durable.record, durable: true)
-        return durable
-    }
-
-    /// The record of an upload, or nil when unknown or expired (an expired one is removed).
-    private func record(_ id: String, now: Date) throws(ReceiverError) -> UploadRecord? {
-        guard Self.isValidID(id), Syscalls.exists(recordPath(id)) else { return nil }
-        let record: UploadRecord
-        do {
-            record = settled(try Self.decode(UploadRecord.self, at: recordPath(id)))
-        } catch {
-            throw ReceiverError(code: .corruptMetadata, message: "upload record \(id) is unreadable")
-        }
-        if hasExpired(record, now: now) {
-            try removeUpload(id)
-            return nil
-        }
-        return record
-    }
-
-    /// Whether `record` (settled) has been untouched for longer than the partial TTL at `now`.
-    func hasExpired(_ record: UploadRecord, now: Date) -> Bool {
-        now.timeIntervalSince(record.updatedAt) > partialTTL
-    }
-
-    /// `record` as it stands: complete when its reserved object was stored (completion does not
-    /// rewrite the record, see `UploadRecord.reservedObjectID`; `ExpirySweeper` does, later),
-    /// counting its age from then.
-    private func settled(_ record: UploadRecord) -> UploadRecord {
-        guard !record.complete, let reserved = record.reservedObjectID, Self.isValidID(reserved),
-              !Syscalls.exists(partPath(record.id)), let object = object(reserved) else { return record }
-        var complete = record
-        complete.complete = true
-        complete.objectID = object.id
-        complete.length = object.size
-        complete.durableOffset = object.size
-        complete.updatedAt = max(record.updatedAt, object.storedAt)
-        return complete
-    }
-
-    /// Writes a record atomically (temporary file, rename), stamped with the current boot. With
-    /// `durable`, or when `syncsEveryWrite`, the file and the directory are fsync'd too.
-    func save(_ record: UploadRecord, durable: Bool = false) throws(ReceiverError) {
-        var stamped = record
-        stamped.bootID = bootID
-        try writeAtomically(try Self.encode(stamped), to: recordPath(record.id), directory: uploadsDirectory,
-                            durable: durable || syncsEveryWrite)
-    }
-
-    /// Removes an upload's record and partial bytes (the object, if one was stored, stays), and
-    /// syncs the directory unless `syncDirectory` is false (the expiry sweep syncs once per pass).
-    func removeUpload(_ id: String, syncDirectory: Bool = true) throws(ReceiverError) {
-        guard Self.isValidID(id) else { return }
-        try Syscalls.unlinkIfPresent(recordPath(id))
-        try Syscalls.unlinkIfPresent(partPath(id))
-        if syncDirectory { try syncUploadsDirectory() }
-    }
-
-    /// fsyncs `uploads/`, making the removals before it durable.
-    func syncUploadsDirectory() throws(ReceiverError) {
-        try Syscalls.fsyncDirectory(uploadsDirectory)
-    }
-
-    // MARK: For the expiry sweep
-
-    /// The id of every upload that has a record, sorted.
-    func uploadIDs() throws(ReceiverError) -> [String] {
-        try Syscalls.listDirectory(uploadsDirectory).compactMap { name -> String? in
-            guard name.hasSuffix(".json") else { return nil }
-            let id = String(name.dropLast(5))
-            return Self.isValidID(id) ? id : nil
-        }.sorted()
-    }
-
-    /// An upload's record as it is on disk and as it stands (`settled`: complete once its object
-    /// was stored), or nil when it is gone or unreadable. Hold the upload's slot.
-    func storedRecord(_ id: String) -> (onDisk: UploadRecord, current: UploadRecord)? {
-        guard Self.isValidID(id), let onDisk = try? Self.decode(UploadRecord.self, at: recordPath(id)) else { return nil }
-        return (onDisk, settled(onDisk))
-    }
-
-    // MARK: Objects
-
-    /// A path in `tmp/` for staging a plain upload.
-    func stagingPath() -> String { temporaryDirectory + "/" + Self.newID() + ".upload" }
-
-    /// Turns fsync'd bytes at `stagedPath` into an object: checks the digest, dedupes by idempotency
-    /// key and content (an object with the same key but other bytes is not a duplicate), renames
-    /// the bytes into `objects/`, then writes the sidecar. The staged file is gone afterwards
-    /// unless an error is thrown (then it is left in place for the caller).
-    /// `sha256` is the digest computed while the bytes streamed in, when they all came in one
-    /// request; otherwise the file is read back to compute it. A new object is stored under
-    /// `reservedID` when one is given (a resumable upload's, see `UploadRecord.reservedObjectID`).
-    func complete(stagedPath: String, size: Int64, metadata: ObjectMetadata, sha256: [UInt8]?, reservedID: String? = nil,
-                  now: Date) throws(ReceiverError) -> Completion {
-        let digest: [UInt8]
-        if let sha256 { digest = sha256 } else { digest = try SHA256Hasher.digest(ofFileAt: stagedPath) }
-        if let expected = metadata.expectedSHA256, expected != digest {
-            try Syscalls.unlinkIfPresent(stagedPath)
-            return .digestMismatch
-        }
-        let digestHex = Hex.string(digest)
-        let entry = metadata.idempotencyKey.map { Self.indexKey($0, sha256Hex: digestHex) }
-        return try index.withLock { keys throws(ReceiverError) -> Completion in
-            if let entry, let existing = keys[entry],
-               let object = try? Self.decode(StoredObject.self, at: sidecarPath(existing)), object.sha256 == digestHex {
-                // A duplicate only while the first copy's bytes are really there: an object whose
-                // file was lost (deleted, cut short) is stored again, and its stale sidecar goes,
-                // or the client would be told its photo is held when it is not.
-                if Syscalls.regularFileSize(bytes: contentPath(of: object)) == object.size {
-                    try Syscalls.unlinkIfPresent(stagedPath)
-                    return .deduplicated(object)
-                }
-                try Syscalls.unlinkIfPresent(sidecarPath(existing))
-                keys[entry] = nil
-                digestIndex.withLock { digests in
-                    if digests[digestHex] == existing { digests[digestHex] = nil }
-                }
-            }
-            let id: String
-            if let reservedID, Self.isValidID(reservedID), !Syscalls.exists(objectPath(reservedID)) {
-                id = reservedID
-            } else {
-                id = Self.newID()
-            }
-            var object = StoredObject(id: id, size: size, sha256: digestHex,
-                                      idempotencyKey: metadata.idempotencyKey, filename: metadata.filename,
-                                      verdict: metadata.verdict, storedAt: now, filenameEncoded: metadata.filenameEncoded,
-                                      provenance: metadata.provenance)
-            var placed: [UInt8]?
-            do throws(ReceiverError) {
-                // The sidecar's directory fsync makes both renames durable. A crash in between can
-                // leave the object without a sidecar, which the next start removes: it was never
-                // acknowledged.
-                if layout == .path, let library = metadata.provenance?.pathBytes,
-                   let stored = try placeByPath(stagedPath, libraryPath: library, sha256Hex: digestHex, id: id) {
-                    placed = stored
-                    object.storedPath = Provenance.percentEncode(stored)
-                } else {
-                    if layout == .path {
-                        // Said in the sidecar (and the request's log line): never silently elsewhere.
-                        object.layoutNote = "stored as objects/\(id): " + (metadata.provenance?.pathBytes.map(Self.pathLayoutProblem)
-                            ?? "the upload named no library path (X-Photo-Path)")
-                    }
-                    try Syscalls.rename(stagedPath, objectPath(id))
-                }
-                try writeAtomically(try Self.encode(object), to: sidecarPath(id), directory: objectsDirectory, durable: true)
-            } catch {
-                // Put the bytes back where the caller expects them (a resumable upload can then be
-                // completed again); never leave an object without its sidecar.
-                if let placed {
-                    let full = Array(root.utf8) + [0x2F] + placed
-                    if (try? Syscalls.rename(bytes: full, stagedPath)) == nil { try? Syscalls.unlinkIfPresent(bytes: full) }
-                } else if Syscalls.exists(objectPath(id)) && (try? Syscalls.rename(objectPath(id), stagedPath)) == nil {
-                    try? Syscalls.unlinkIfPresent(objectPath(id))
-                }
-                throw error
-            }
-            if let entry { keys[entry] = id }
-            digestIndex.withLock { digests in
-                if digests[digestHex] == nil { digests[digestHex] = id }
-            }
-            return .stored(object)
-        }
-    }
-
-    /// Moves staged bytes to `files/<library path>` (`ObjectLayout.path`) and returns where they
-    /// went, relative to the root; nil (nothing moved) when the path cannot be made, and the
-    /// object goes to `objects/<id>`. The name is never replaced: a link that finds the name taken
-    /// tries `~<12 hex of the SHA-256>`, then `~<id>`, before the extension. Throws for other
-    /// file-system failures.
-    /// Why `--layout path` cannot place a library path, in words.
-    static func pathLayoutProblem(_ libraryPath: [UInt8]) -> String {
-        let components = libraryPath.split(separator: 0x2F, omittingEmptySubsequences: true).filter { $0.elementsEqual([0x2E]) == false }
-        if components.isEmpty { return "the library path names no file" }
-        if components.count > 64 { return "the library path is \(components.count) folders deep (at most 64)" }
-        if components.contains(where: { $0.contains(0) }) { return "the library path holds a NUL byte" }
-        if components.contains(where: { $0.count + 1 + 64 > 255 }) { return "a name in the library path is too long for a file name (over 190 bytes)" }
-        return "the library path cannot be made under files/"
-    }
-
-    private func placeByPath(_ stagedPath: String, libraryPath: [UInt8], sha256Hex: String, id: String) throws(ReceiverError) -> [UInt8]? {
-        var components: [[UInt8]] = []
-        for part in libraryPath.split(separator: 0x2F, omittingEmptySubsequences: true) {
-            let component = Array(part)
-            if component == [0x2E] { continue }                                  // "."
-            components.append(component == [0x2E, 0x2E] ? [0x5F, 0x5F] : component)   // ".." never climbs: "__"
-        }
-        guard let leaf = components.popLast(), components.count < 64,
-              (components + [leaf]).allSatisfy({ !$0.contains(0) && $0.count + 1 + 64 <= 255 }) else { return nil }
-        let rootBytes = Array(root.utf8)
-        var directory = Array("files".utf8)
-        var created: [[UInt8]] = []
-        do throws(ReceiverError) {
-            try Syscalls.makeDirectory(bytes: rootBytes + [0x2F] + directory)
-            for component in components {
-                directory += [0x2F] + component
-                let full = rootBytes + [0x2F] + directory
-                if !Syscalls.exists(bytes: full) { created.append(full) }
-                try Syscalls.makeDirectory(bytes: full)
-            }
-        } catch {
-            // A file where a folder should be (or a name the file system refuses): keep the
-            // object under its id rather than fail the upload.
-            guard error.systemErrno == ENOTDIR || error.systemErrno == ENAMETOOLONG || error.systemErrno == EINVAL else { throw error }
-            return nil
-        }
-        let dot = leaf.lastIndex(of: 0x2E).flatMap { $0 > 0 ? $0 : nil }
-        let stem = Array(dot.map { leaf[..<$0] } ?? leaf[...])
-        let ext = Array(dot.map { leaf[$0...] } ?? [])
-        let candidates = [leaf, stem + Array("~\(sha256Hex.prefix(12))".utf8) + ext, stem + Array("~\(id)".utf8) + ext]
-        for candidate in candidates {
-            let relative = directory + [0x2F] + candidate
-            let full = rootBytes + [0x2F] + relative
-            if try Syscalls.linkUnlessPresent(stagedPath, to: full) {
-                try Syscalls.unlinkIfPresent(stagedPath)
-                try Syscalls.fsyncDirectory(bytes: rootBytes + [0x2F] + directory)
-                for made in created.reversed() {
-                    try Syscalls.fsyncDirectory(bytes: Array(made[..<(made.lastIndex(of: 0x2F) ?? made.endIndex)]))
-                }
-                return relative
-            }
-        }
-        return nil
-    }
-
-    /// Where an object's bytes are: `objects/<id>`, or its `storedPath` under `--layout path`.
-    func contentPath(of object: StoredObject) -> [UInt8] {
-        if let stored = object.storedPath, let relative = Provenance.percentDecode(stored), !relative.isEmpty {
-            return Array(root.utf8) + [0x2F] + relative
-        }
-        return Array(objectPath(object.id).utf8)
-    }
-
-    /// Every stored object, oldest first.
-    func objects() throws(ReceiverError) -> [StoredObject] {
-        var found: [StoredObject] = []
-        for name in try Syscalls.listDirectory(objectsDirectory) where name.hasSuffix(".json") {
-            let id = String(name.dropLast(5))
-            if Self.isValidID(id), let object = try? Self.decode(StoredObject.self, at: sidecarPath(id)) {
-                found.append(object)
-            }
-        }
-        return found.sorted { ($0.storedAt, $0.id) < ($1.storedAt, $1.id) }
-    }
-
-    /// A stored object whose content has the SHA-256 `sha256Hex` (64 lowercase hex digits), or
-    /// nil. Its sidecar is read back and its content file must be there at its size, so an object
-    /// removed from disk (or cut short) is not reported: clients take this answer as proof that
-    /// the receiver holds the bytes (`photodrain verify`, the hash pre-check).
-    func object(sha256Hex: String) -> StoredObject? {
-        guard let id = digestIndex.withLock({ $0[sha256Hex] }),
-              let object = object(id), object.sha256 == sha256Hex,
-              Syscalls.regularFileSize(bytes: contentPath(of: object)) == object.size else { return nil }
-        return object
-    }
-
-    /// One stored object's sidecar, or nil.
-    func object(_ id: String) -> StoredObject? {
-        guard Self.isValidID(id) else { return nil }
-        return try? Self.decode(StoredObject.self, at: sidecarPath(id))
-    }
+    func sidecarPath(_ id: String) -> String { objectsDirectory + "/" + id + ".json" }
 
     // MARK: Files
 
     /// Writes `bytes` to `path` so that a reader sees the old or the new content, never a mix:
     /// a file in `tmp/` renamed over `path`. With `durable` the file is fsync'd before the rename
     /// and the directory after it, so the new content also survives a machine crash.
-    private func writeAtomically(_ bytes: [UInt8], to path: String, directory: String, durable: Bool) throws(ReceiverError) {
+    func writeAtomically(_ bytes: [UInt8], to path: String, directory: String, durable: Bool) throws(ReceiverError) {
         let staging = temporaryDirectory + "/" + Self.newID() + ".json"
         do {
             let fd = try Syscalls.open(staging, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
@@ -508,7 +203,7 @@ final class UploadStore: Sendable {
         if durable { try Syscalls.fsyncDirectory(directory) }
     }
 
-    private static func encode(_ value: some Encodable) throws(ReceiverError) -> [UInt8] {
+    static func encode(_ value: some Encodable) throws(ReceiverError) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         encoder.dateEncodingStrategy = .iso8601

@@ -1,4 +1,5 @@
 import Foundation
+import SystemSupport
 
 /// What the receiver holds, checked against the library: counted from the `/objects` listing and
 /// the sidecars on disk, with each object's bytes hashed again.
@@ -33,7 +34,7 @@ struct Audit {
                 audit.notes.append("unreadable sidecar \(name)")
                 continue
             }
-            let actual = Digest.sha256(ofFile: objectsDirectory + "/" + id)
+            let actual = try? SHA256.hex(path: objectsDirectory + "/" + id)
             if actual != recorded {
                 audit.corrupted += 1
                 audit.notes.append("object \(id): bytes hash to \(actual ?? "unreadable"), sidecar says \(recorded)")

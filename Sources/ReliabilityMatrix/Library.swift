@@ -1,5 +1,6 @@
 import Foundation
 import PhotoDecoding
+import SystemSupport
 
 /// One scenario's working folder: a photo library made from SampleImages, the store, and the
 /// receiver's directory. Each photo is a sample with a unique trailer after its end marker (JPEG
@@ -50,7 +51,7 @@ final class Library {
             fileBytes -= Int64((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0)
         }
         guard rename(staging, path) == 0 else { throw MatrixError("rename to \(path) failed") }
-        guard let sha = Digest.sha256(bytes) else { throw MatrixError("sha256 failed") }
+        guard let sha = (try? SHA256.digest(bytes)).map(SHA256.hex) else { throw MatrixError("sha256 failed") }
         current[relative] = sha
         everWritten.insert(sha)
         fileBytes += Int64(bytes.count)
@@ -58,7 +59,7 @@ final class Library {
 
     /// Records the current content of `relative` (after a change made outside `write`).
     func rememberContent(of relative: String) throws {
-        guard let sha = Digest.sha256(ofFile: folder + "/" + relative) else { throw MatrixError("cannot hash \(relative)") }
+        guard let sha = try? SHA256.hex(path: folder + "/" + relative) else { throw MatrixError("cannot hash \(relative)") }
         current[relative] = sha
         everWritten.insert(sha)
     }

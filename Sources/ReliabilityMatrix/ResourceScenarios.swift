@@ -62,7 +62,8 @@ enum ResourceScenarios {
     /// `wake` in a memory-capped cgroup (v1 memory controller or v2, whichever is writable here;
     /// else `--memory-limit`): it must never be killed for memory, must finish across
     /// invocations while an agent uploads, and must analyse the large photos at the scale it
-    /// would with no cap (issue 22 item 7: never smaller to fit).
+    /// would with no cap: a verdict from a photo shrunk to fit would be banked as its own and
+    /// never redone, so memory pressure may only defer a photo, never shrink it.
     static func memoryCappedWake(_ context: MatrixContext) throws -> ScenarioResult {
         var result = ScenarioResult(name: "memory-capped wake")
         var random = SeededRandom.forScenario(result.name, seed: context.seed)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// `photodrain serve` on a fixed loopback port, so it can be killed and restarted at the same
 /// address (a proxy in front keeps pointing at it).
@@ -17,7 +18,8 @@ final class ServeInstance {
         self.environment = environment
         self.directory = directory
         self.extra = extra
-        self.port = try FreePort.pick()
+        guard let port = LoopbackSocket.freePort() else { throw MatrixError("no free loopback port") }
+        self.port = port
         try start()
     }
 
@@ -51,29 +53,6 @@ final class ServeInstance {
 
     /// Everything the server logged (one line per request), over every start.
     var log: String { child?.stderr ?? "" }
-}
-
-/// A free loopback port, found by binding port 0 and closing.
-enum FreePort {
-    static func pick() throws -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw MatrixError("socket() failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 else { throw MatrixError("bind() failed") }
-        var actual = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &actual) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return UInt16(bigEndian: actual.sin_port)
-    }
 }
 
 /// A failure of the matrix itself (not of the system under test).

@@ -1,7 +1,8 @@
 import Foundation
 
-// reliability-matrix: drives the built `photodrain` binary through the fault scenarios of issue 7
-// and writes the results table. Usage:
+// reliability-matrix: drives the built `photodrain` binary through the faults a real library meets
+// (kills at random points, a receiver restarted, cut and stalled connections, a full disk, a
+// memory cap) and writes the results table, the evidence behind RELIABILITY.md. Usage:
 //   reliability-matrix --binary PATH --samples DIR [--quick] [--seed N] [--out FILE] [--only NAME] [--skip NAME] [--keep]
 
 let usage = "usage: reliability-matrix --binary PATH --samples DIR [--quick] [--seed N] [--out FILE] [--only SUBSTRING] [--skip SUBSTRING] [--keep]"

@@ -1,4 +1,5 @@
 import Foundation
+import SystemSupport
 
 /// Which version of which file an upload is sending, told apart across runs: the device and
 /// inode say which file, the size and modification time which version of it. The absolute path
@@ -28,7 +29,7 @@ public struct FileIdentity: Sendable, Equatable, Codable {
     /// Examines the file at `path` (relative to the current directory when not absolute).
     /// Throws `TransferError` (`file-unreadable`) when it is missing or not a regular file.
     public init(examining path: String) throws(TransferError) {
-        let found = try OpenFile(path: path).identity()
+        let found = try TransferError.translating { () throws(SystemError) in try ReadOnlyFile(path: path).stamp() }
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         self.init(path: absolute, device: found.device, inode: found.inode, size: found.size,
                   modifiedNanoseconds: found.modifiedNanoseconds)

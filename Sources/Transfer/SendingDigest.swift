@@ -1,5 +1,5 @@
-import UploadProtocol
 import Foundation
+import SystemSupport
 
 /// The SHA-256 of a file built from the bytes its upload requests send, so a large file is hashed
 /// as it goes out instead of being read a second time by a separate hasher competing with the
@@ -15,14 +15,14 @@ import Foundation
 /// property is read and written only under `lock`.
 final class SendingDigest: @unchecked Sendable {
     private let lock = NSLock()
-    private var hasher: SHA256Hasher?
+    private var hasher: SHA256?
     /// Bytes of the file hashed so far, from its start.
     private var hashed: Int64 = 0
     private var failed = false
     private var result: String?
 
     init() {
-        hasher = try? SHA256Hasher()
+        hasher = try? SHA256()
     }
 
     /// Feeds the piece of the body that starts at file offset `offset`.
@@ -55,7 +55,7 @@ final class SendingDigest: @unchecked Sendable {
         guard !failed, hashed > 0, hashed <= size, let hasher else { return nil }
         do {
             try FileDigest.feed(hasher, path: path, offset: hashed, length: size - hashed)
-            let hex = Hex.string(try hasher.finish())
+            let hex = SHA256.hex(try TransferError.translating { () throws(SystemError) in try hasher.finish() })
             result = hex
             self.hasher = nil
             return hex

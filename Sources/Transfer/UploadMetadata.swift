@@ -1,3 +1,4 @@
+import SystemSupport
 import UploadProtocol
 
 /// What travels with every upload besides the bytes: the file name, the content hash (the
@@ -10,6 +11,10 @@ public struct UploadMetadata: Sendable, Equatable {
     public var sha256Hex: String
     /// The verdict as one line of compact JSON, sent in `X-Verdict`.
     public var verdictJSON: String
+    /// The verdict's summary (FaceAnalysis's `Verdict.summary`), compact JSON, made by the caller
+    /// that knows the verdict's type: sent instead of the whole where that does not fit (S3's
+    /// 2 KB of metadata). Nil: there is none, and a verdict that does not fit is refused.
+    public var verdictSummaryJSON: String?
     /// Where the photo came from (`X-Photo-*` headers; S3: `x-amz-meta-path` and the like); nil
     /// sends none.
     public var provenance: Provenance?
@@ -44,9 +49,9 @@ public struct UploadMetadata: Sendable, Equatable {
     /// `dateTimeOriginal`. Throws `TransferError` (`file-unreadable`) when it cannot be read.
     public static func provenance(ofFile path: String, libraryPath: [UInt8],
                                   dateTimeOriginal: String?) throws(TransferError) -> Provenance {
-        let stamp = try OpenFile(path: path).stamp()
-        let mtime = Int64(stamp.modified.tv_sec) * 1_000_000_000 + Int64(stamp.modified.tv_nsec)
-        return Provenance(path: libraryPath, mtimeNanoseconds: mtime, size: stamp.size, dateTimeOriginal: dateTimeOriginal)
+        let stamp = try TransferError.translating { () throws(SystemError) in try ReadOnlyFile(path: path).stamp() }
+        return Provenance(path: libraryPath, mtimeNanoseconds: stamp.modifiedNanoseconds, size: stamp.size,
+                          dateTimeOriginal: dateTimeOriginal)
     }
 
     /// The name sent for the file at `path`: its last path component.

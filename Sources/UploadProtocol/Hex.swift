@@ -1,16 +1,12 @@
+import SystemSupport
+
 /// Lowercase hexadecimal text of bytes, and back: SHA-256 digests on the wire and in the stores,
 /// path bytes that are not UTF-8 in the asset store, random upload ids.
 public enum Hex {
-    /// Two lowercase hex digits per byte.
+    /// Two lowercase hex digits per byte (`SHA256.hex`: one spelling of the digits for the
+    /// whole project).
     public static func string(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 15)])
-        }
-        return String(decoding: out, as: UTF8.self)
+        SHA256.hex(bytes)
     }
 
     /// The bytes of hex text in either case; nil unless it is an even run of hex digits.

@@ -164,11 +164,6 @@ struct ParsedArguments {
         return value
     }
 
-    func optionalInt(_ name: String, range: ClosedRange<Int> = 0...Int.max) throws(UsageError) -> Int? {
-        guard values[name] != nil else { return nil }
-        return try int(name, default: 0, range: range)
-    }
-
     func double(_ name: String, default defaultValue: Double, range: ClosedRange<Double>) throws(UsageError) -> Double {
         guard let text = values[name] else { return defaultValue }
         guard let value = Double(text), value.isFinite, range.contains(value) else {

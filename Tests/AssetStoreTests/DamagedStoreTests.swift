@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import AssetStore
 
-/// Issue 15 item 12: a damaged store is reported in one line a person can act on, with a code of
+/// A damaged store is reported in one line a person can act on, with a code of
 /// its own, and never with the SQL text.
 @Suite struct DamagedStoreTests {
     @Test(arguments: ["assets", "meta"])

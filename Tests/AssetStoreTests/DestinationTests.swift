@@ -3,7 +3,7 @@ import Testing
 @testable import AssetStore
 import UploadProtocol
 
-/// Issue 21 item 2: "uploaded" means uploaded *there*. The store remembers each destination's
+/// "uploaded" means uploaded *there*. The store remembers each destination's
 /// marks; a run naming another destination is refused unless asked for, and then gets its own.
 @Suite struct DestinationTests {
     private static let first = "http://127.0.0.1:8080/uploads"
@@ -103,7 +103,7 @@ import UploadProtocol
     }
 }
 
-/// Issue 22 item 8: a drain that finds a photo held by another runner on the same store says so.
+/// A drain that finds a photo held by another runner on the same store says so.
 @Suite struct HeldByOtherRunnersTests {
     @Test func claimsOfAnotherLiveProcessAreCountedAndOurOwnAreNot() throws {
         let library = try TemporaryLibrary()
@@ -123,7 +123,7 @@ import UploadProtocol
     }
 }
 
-/// Issue 24 item 8: which photo a companion file belongs to.
+/// Which photo a companion file belongs to.
 @Suite struct CompanionMatchTests {
     static let library = ["a/img_0001.heic": "a/IMG_0001.HEIC", "a/img_0002.jpg": "a/IMG_0002.jpg", "b/img_0001.jpeg": "b/IMG_0001.jpeg"]
 

@@ -5,7 +5,7 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 16 item 6: scans read only the folders whose identity or modification time changed
+/// Scans read only the folders whose identity or modification time changed
 /// since the last scan; a full walk (`scan(full: true)`, `--rescan`, or a last full walk older
 /// than `AssetStore.fullWalkInterval`) reads them all and finds files rewritten in place.
 @Suite struct IncrementalScanTests {

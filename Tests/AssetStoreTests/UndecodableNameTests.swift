@@ -5,7 +5,7 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 15 item 3: a file or folder whose name is not valid UTF-8 is tracked like any other: a
+/// A file or folder whose name is not valid UTF-8 is tracked like any other: a
 /// row whose `path` shows the bytes escaped and whose `rawPath` keeps them, a file the runners
 /// can open (`absolutePath(of:)`), and nothing skipped.
 @Suite struct UndecodableNameTests {

@@ -94,7 +94,7 @@ import Testing
         #expect(!verdicts.stdout.contains("\"path\":\"\(photos[0])\""))
     }
 
-    /// Issue 15 item 10: a `--memory-limit` below the process's own footprint can never let a
+    /// A `--memory-limit` below the process's own footprint can never let a
     /// photo be analysed, so "work remains, run again" (75) would be a lie repeated forever.
     /// `analyze` and `drain` exit 1 with "no progress possible", as `wake` does.
     @Test(arguments: ["analyze", "drain"])
@@ -110,7 +110,7 @@ import Testing
         }
     }
 
-    /// Issue 22 item 7: a memory limit that leaves headroom, but less than a photo needs at its
+    /// A memory limit that leaves headroom, but less than a photo needs at its
     /// analysis scale, once made the runners decode it smaller and bank that lesser verdict. Now
     /// nothing is banked, the photo stays to analyse, and since no rerun under that limit can
     /// help, `analyze`, `drain` and `wake` exit 1 saying what the photo needs.
@@ -136,7 +136,7 @@ import Testing
         #expect((report["counts"] as? [String: Any])?["discovered"] as? Int == 1, "\(status.stdout)")
     }
 
-    /// Issue 22 item 7: photos are deferred rather than analysed smaller, so the resident set (the
+    /// Photos are deferred rather than analysed smaller, so the resident set (the
     /// guard's measure of use) must fall back after each photo. It did not: glibc kept the freed
     /// buffers and BlazeFace its idle ones, and under a limit that holds one analysis every photo
     /// after the first was deferred. Three large photos under such a limit, one slot: all analysed
@@ -177,7 +177,7 @@ import Testing
     }
 }
 
-/// Issue 24 item 9: with stderr going to a log (not a terminal), progress comes as plain lines
+/// With stderr going to a log (not a terminal), progress comes as plain lines
 /// now and then, never a silent run; `--json` keeps stdout and stderr free of them.
 @Suite struct ProgressLogCLITests {
     @Test func aLogGetsPlainProgressLines() throws {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 24 item 4: the manual pages and the shell completions are made from the same specs as
+/// The manual pages and the shell completions are made from the same specs as
 /// `--help`, so every command and every option `help` lists appears in each of them.
 @Suite struct DocsCLITests {
     /// Every command `--help` lists, and for each the options its help lists.

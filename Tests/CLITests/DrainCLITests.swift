@@ -42,7 +42,7 @@ import Testing
         #expect(!second.stdout.contains("\"event\":\"uploaded\""))
     }
 
-    /// Issue 16 item 5: the hash pre-check. A second library (another store) holding the same
+    /// The hash pre-check. A second library (another store) holding the same
     /// photos asks the receiver by digest, sends no photo bytes, and records the objects that
     /// the first library's drain stored.
     @Test func aSecondLibraryWithTheSamePhotosSendsNoBytes() throws {
@@ -64,7 +64,7 @@ import Testing
         let second = try CLI.run(["drain", b.library, "--store", b.store, "--to", server.url, "--json"] + Self.fast)
         #expect(second.status == 0, "stderr: \(second.stderr)")
         #expect(second.stdout.components(separatedBy: "\"event\":\"uploaded\"").count - 1 == photos.count)
-        // Issue 22 item 8: said as it is, not as if the photos had been sent.
+        // Said as it is, not as if the photos had been sent.
         #expect(second.stdout.components(separatedBy: "\"alreadyStored\":true").count - 1 == photos.count)
         #expect(second.stdout.contains("\"alreadyOnTheServer\":\(photos.count)"))
         var log: [Substring] = []
@@ -121,7 +121,7 @@ import Testing
         try Self.expectOneIntactObjectPerPhoto(server, ws, photos: photos)
     }
 
-    /// Issue 15 item 7: a destination that refuses everything is a configuration error. A port
+    /// A destination that refuses everything is a configuration error. A port
     /// out of range is a usage error (64); a wrong token or a path with no upload endpoint stops
     /// the drain with exit 1, and no photo is failed or charged an attempt.
     @Test(arguments: ["port", "token", "path"])
@@ -256,7 +256,7 @@ import Testing
         #expect(drain.wait() == 75)
         #expect(Date().timeIntervalSince(sent) < 5)
         #expect(drain.stdout.contains("interrupted by SIGINT"))
-        // Issue 22 item 8: the summary counts every verdict this run banked, including one that
+        // The summary counts every verdict this run banked, including one that
         // finished after the signal (the store was new, so all of its verdicts are this run's).
         let said = drain.stdout.split(separator: "\n").last { $0.hasPrefix("uploaded ") }
             .flatMap { line in line.split(separator: ",").first { $0.hasPrefix(" analysed ") } }
@@ -281,7 +281,7 @@ import Testing
     }
 }
 
-/// Issue 24 item 8: a Live Photo's video, its edit list and its sidecar travel with their photo.
+/// A Live Photo's video, its edit list and its sidecar travel with their photo.
 @Suite struct CompanionFilesCLITests {
     @Test func companionsAreUploadedAfterTheirPhotoWithItsVerdict() throws {
         let ws = try Workspace()

@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 
-/// Issue 16 item 6, end to end: photos copied in while `drain` runs are uploaded by the same run;
+/// Photos copied in while `drain` runs are uploaded by the same run;
 /// a receiver's `Retry-After` is waited for, up to `--retry-after-limit`, and a longer ask stops
 /// the drain with exit 75 and charges nothing.
 @Suite(.serialized) struct DrainRescanCLITests {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 24 item 7, end to end: `drain --watch` keeps running, uploads photos copied in after it
+/// `drain --watch` keeps running, uploads photos copied in after it
 /// started (into a new folder too) within the quiet period plus 5 s, survives its library folder
 /// going away and coming back, and ends on SIGTERM or SIGINT with the usual summary.
 @Suite(.serialized) struct DrainWatchCLITests {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 16 item 4: --include/--exclude on the runners and readers, and --dry-run that changes
+/// --include/--exclude on the runners and readers, and --dry-run that changes
 /// nothing.
 @Suite(.serialized) struct FilterCLITests {
     static let fast = ["--analysis-size", "96"]

@@ -49,7 +49,7 @@ import Testing
         #expect(viaEnvironment.status == 75)
     }
 
-    /// Issue 22 item 5: a misspelt key is refused, naming it and the key meant, not ignored.
+    /// A misspelt key is refused, naming it and the key meant, not ignored.
     @Test(arguments: [("tokenfile", "tokenFile"), ("token-file", "tokenFile"), ("max-attemps", nil), ("inflightlimit", "inflightLimit")] as [(String, String?)])
     func unknownConfigurationKeysAreRefused(key: String, meant: String?) throws {
         let ws = try Workspace()
@@ -71,7 +71,7 @@ import Testing
     }
 }
 
-/// Issue 22 item 9: the demo's table showed `unanalysab`; every label is shown whole.
+/// The demo's table showed `unanalysab`; every label is shown whole.
 @Suite struct DemoCLITests {
     @Test func theDemoTableShowsEveryLabelWhole() throws {
         let demo = try CLI.run(["demo"])

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 15 item 3 end to end: a photo named with bytes that are not UTF-8 (Latin-1 "café.jpg",
+/// A photo named with bytes that are not UTF-8 (Latin-1 "café.jpg",
 /// in a Latin-1 folder) is analysed, uploaded, and its exact name bytes are on the receiver; `status`
 /// shows it tracked and uploaded, nothing skipped.
 @Suite(.serialized) struct NonUTF8CLITests {

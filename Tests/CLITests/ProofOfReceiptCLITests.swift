@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 21 from the command line: `verify` finds what a receiver lost and `--repair` queues it
+/// `verify` finds what a receiver lost and `--repair` queues it
 /// again; a second destination is not told "uploaded" for photos it never got.
 @Suite(.serialized) struct ProofOfReceiptCLITests {
     static let fast = ["--analysis-size", "96"]

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 16 item 3 end to end: `drain`, `wake` + `agent` and `upload` send each photo's
+/// `drain`, `wake` + `agent` and `upload` send each photo's
 /// provenance (library path, mtime, size, EXIF DateTimeOriginal) to a real `photodrain serve`,
 /// which lists it; with `--layout path` the objects mirror the library.
 @Suite(.serialized) struct ProvenanceCLITests {

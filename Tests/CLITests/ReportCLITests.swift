@@ -379,7 +379,7 @@ import Testing
     }
 }
 
-/// Issue 22 item 9: a file that is not a photo is labelled as such in the report, not `error`,
+/// A file that is not a photo is labelled as such in the report, not `error`,
 /// and is not counted as undecodable.
 @Suite struct ReportUnanalysableCLITests {
     @Test func aVideoIsNotAPhotoNotAnError() throws {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 24 item 10: `photodrain report` on a library bigger than `--page-size` writes an index
+/// `photodrain report` on a library bigger than `--page-size` writes an index
 /// and pages; the filters on the index reach photos on every page. Page sizes here are tiny so a
 /// dozen sample photos make several pages.
 @Suite(.serialized) struct ReportPagesCLITests {

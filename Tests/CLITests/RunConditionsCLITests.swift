@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 24 item 5 from the command line: runners wait (exit 75, nothing charged) for the
+/// Runners wait (exit 75, nothing charged) for the
 /// conditions asked for, and status shows the last wait. The probes are given through
 /// PHOTODRAIN_POWER_SUPPLY_DIR and PHOTODRAIN_NETWORK_METERED.
 @Suite(.serialized) struct RunConditionsCLITests {

@@ -16,7 +16,7 @@ import Testing
         let fast = ["--analysis-size", "96"]
 
         // Wrong token: a configuration error (exit 1) whose message names no secret; no photo
-        // is failed or charged (issue 15 item 7).
+        // is failed or charged.
         let refused = try CLI.run(["drain", ws.library, "--store", ws.store, "--to", server.url, "--token-file", wrongFile, "--json"] + fast)
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("refused"))
@@ -52,7 +52,7 @@ import Testing
         }
     }
 
-    /// Issue 22 item 5: `serve` started with a token file that holds a space or a control
+    /// `serve` started with a token file that holds a space or a control
     /// character inside the token, which every client refuses to send, so every upload was refused.
     /// Now it refuses to start, as the clients do, naming the file and never the token.
     @Test(arguments: ["\(token) trailing-word\n", "\(token)\tafter-a-tab", "\(token)\nsecond-line\n", "\(token)\u{7F}"])

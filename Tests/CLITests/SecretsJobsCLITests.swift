@@ -36,7 +36,7 @@ import Testing
         // An agent with the wrong token is refused: the jobs record a sanitized error.
         let refused = try CLI.run(["agent", ws.library, "--store", ws.store, "--token-file", wrongFile, "--exit-when-idle", "1", "--json"])
         haystacks += [refused.stdout, refused.stderr, Self.storeText(ws)]
-        // Issue 22 item 8: an agent whose every job was refused does not say it is done.
+        // An agent whose every job was refused does not say it is done.
         #expect(refused.status == 1, "\(refused.stderr)")
         #expect(refused.stderr.contains("the destination refused the upload (unauthorized"), "\(refused.stderr)")
         // wake has no --token-file: its advice names the agent's.

@@ -10,7 +10,7 @@ import Testing
         return try CLI.run(arguments, through: wrapper)
     }
 
-    /// Issue 15 item 12: a store in a folder the reader may not write (a read-only disk, another
+    /// A store in a folder the reader may not write (a read-only disk, another
     /// user's store) failed `status` with "attempt to write a readonly database": opening set
     /// the journal mode and would create the WAL files. `status` and `verdicts` only read.
     @Test func aReadOnlyStoreIsReadableByStatusAndVerdicts() throws {
@@ -35,7 +35,7 @@ import Testing
     }
 }
 
-/// Issue 22 item 6: after a runner ends, the `.sqlite` file alone is a complete store (the
+/// After a runner ends, the `.sqlite` file alone is a complete store (the
 /// write-ahead log was checkpointed into it), so a backup that copies only it loses nothing.
 @Suite struct StoreBackupCLITests {
     @Test(arguments: ["analyze", "drain"])
@@ -65,7 +65,7 @@ import Testing
     }
 }
 
-/// Issue 22 item 8: `status` on a folder no runner has seen said zeros from a store it created.
+/// `status` on a folder no runner has seen said zeros from a store it created.
 @Suite struct NoStoreYetCLITests {
     @Test(arguments: ["status", "verdicts"])
     func readersSayThereIsNoStoreAndCreateNone(command: String) throws {
@@ -81,7 +81,7 @@ import Testing
     }
 }
 
-/// Issue 22 item 9: hidden files were dropped without a count; status counts them and
+/// Hidden files were dropped without a count; status counts them and
 /// `--include-hidden` takes them in, for good.
 @Suite struct HiddenFilesCLITests {
     @Test func hiddenEntriesAreCountedAndTakenInWhenAsked() throws {

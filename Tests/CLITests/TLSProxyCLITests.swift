@@ -3,7 +3,7 @@ import Foundation
 import PhotoDecoding
 import Testing
 
-/// Issue 21 item 4: TLS as a user with a home server meets it. `photodrain serve` behind Debian's
+/// TLS as a user with a home server meets it. `photodrain serve` behind Debian's
 /// nginx, with a certificate from a private CA. Without `--ca-file` the destination is refused as
 /// a configuration mistake, like a wrong token: nothing is charged, the run exits 1 and says how to
 /// fix it. With it, every photo arrives byte for byte, those above nginx's 1 MB body limit too.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Issue 16: a file in the library that is not a photo PhotoDrain analyses never disappears: it
+/// A file in the library that is not a photo PhotoDrain analyses never disappears: it
 /// gets an `unanalysable` verdict, `status` names it and why, and it is uploaded as it is only
 /// with `--upload-unanalysable`.
 @Suite(.serialized) struct UnanalysableCLITests {

@@ -18,7 +18,7 @@ import Testing
         return (running.wait(), running.stdout)
     }
 
-    /// Issue 16 item 5: a small file waits for its digest before its first byte anyway, so
+    /// A small file waits for its digest before its first byte anyway, so
     /// `upload` asks the receiver by digest first; a file it already holds is sent no byte.
     @Test func aSmallFileTheReceiverHoldsIsNotSentAgain() throws {
         let ws = try Workspace()
@@ -36,7 +36,7 @@ import Testing
         #expect(try server.objects().count == 1)
     }
 
-    /// Issue 15 item 4: a FIFO's open (and reads) wait for a writer that never comes, so
+    /// A FIFO's open (and reads) wait for a writer that never comes, so
     /// `upload` blocked forever. It is not a regular file: a counted failure at once, exit 65.
     @Test func aFIFOFailsAtOnceInsteadOfBlocking() throws {
         let ws = try Workspace()
@@ -50,7 +50,7 @@ import Testing
         #expect(try server.objects().count == 1)  // the photo after it was still uploaded
     }
 
-    /// Issue 15 item 5: a name with a tab or a line break cannot go into a header as it is, but
+    /// A name with a tab or a line break cannot go into a header as it is, but
     /// Content-Disposition's filename* percent-encodes it: such files upload, and the receiver
     /// keeps the name exactly.
     @Test(arguments: ["tab\there.jpg", "line\nbreak.jpg", "cr\rand del\u{7F}.jpg"])
@@ -67,7 +67,7 @@ import Testing
     }
 }
 
-/// Issue 22 item 1: legal URLs never crash the client; an invalid one is a usage error.
+/// Legal URLs never crash the client; an invalid one is a usage error.
 @Suite struct UploadURLCLITests {
     @Test func aPercentEncodedOrNonASCIIPathIsAnsweredNotACrash() throws {
         let ws = try Workspace()
@@ -90,7 +90,8 @@ import Testing
     }
 }
 
-/// Issue 22 item 8: https:// to a plain-http receiver said "timed-out" after 41 s.
+/// An https:// destination that is a plain-http receiver is a setting to fix, said at once: it
+/// used to be reported as "timed-out" after 41 s.
 @Suite struct WrongSchemeCLITests {
     @Test func httpsToAPlainReceiverSaysSoAtOnce() throws {
         let ws = try Workspace()
@@ -113,7 +114,7 @@ import Testing
     }
 }
 
-/// Issue 24 item 6: a 20 MB upload with `--bwlimit 4M` takes at least 4.5 s (20 MB at 4 MiB/s is
+/// A 20 MB upload with `--bwlimit 4M` takes at least 4.5 s (20 MB at 4 MiB/s is
 /// 4.8 s): the limit holds for the whole transfer, not only its start.
 @Suite struct BandwidthLimitCLITests {
     @Test func aBandwidthLimitHoldsForTheWholeUpload() throws {

@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 
-/// Issue 22 item 3: `photodrain upload` killed part-way through a large file resumes in the next
+/// `photodrain upload` killed part-way through a large file resumes in the next
 /// run from the receiver's offset instead of opening a new upload and sending every byte again.
 @Suite(.serialized) struct UploadResumeCLITests {
     /// Whether the proxy slows new connections down, so the first run is still sending when it is killed.

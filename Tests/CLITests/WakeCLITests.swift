@@ -2,7 +2,7 @@ import AssetStore
 import Foundation
 import Testing
 
-/// Issue 16 item 6: `wake` exits 75 only when work is moving.
+/// `wake` exits 75 only when work is moving.
 @Suite(.serialized) struct WakeCLITests {
     static let fast = ["--analysis-size", "96"]
 
@@ -34,7 +34,7 @@ import Testing
         #expect(busy.status == 75 && busy.stdout.contains("\"agentRunning\":true"), "\(busy.stdout)")
     }
 
-    /// Issue 16 item 6: `--runtime-limit` holds during the analysis page too. With a limit far
+    /// `--runtime-limit` holds during the analysis page too. With a limit far
     /// shorter than the page takes, wake stops admitting photos, says why, and exits 75 (it made
     /// progress or was interrupted, and work remains); it does not analyse the whole page.
     @Test func theRuntimeLimitStopsTheAnalysisPage() throws {
@@ -85,7 +85,7 @@ import Testing
             domain: "transfer", code: "rate-limited", message: "the server asked to slow down", transient: true))))
     }
 
-    /// Issue 22 item 9: when every open job waits for the server's Retry-After, wake says work
+    /// When every open job waits for the server's Retry-After, wake says work
     /// remains (75), not "no agent is running" (1).
     @Test func jobsWaitingForRetryAfterAreWorkRemainingNotAFailure() throws {
         let ws = try Workspace()
@@ -96,7 +96,7 @@ import Testing
         #expect(wake.stdout.contains("waiting for the server's Retry-After"), "\(wake.stdout)")
     }
 
-    /// Issue 22 item 9: the old server's Retry-After does not hold back a move to another server.
+    /// The old server's Retry-After does not hold back a move to another server.
     @Test func anotherDestinationIsNotHeldByTheOldOnesRetryAfter() throws {
         let ws = try Workspace()
         let old = "http://127.0.0.1:9/uploads", new = "http://127.0.0.1:7/uploads"

@@ -53,7 +53,7 @@ import Transfer
         #expect(asset.uploadedAt != nil && asset.attempts == 0 && !asset.failed)
     }
 
-    /// Issue 15 item 12: a store whose photo table is damaged made every job a deferral, and the
+    /// A store whose photo table is damaged made every job a deferral, and the
     /// agent idled out with exit 0, for ever. A store that cannot be read stops it with the
     /// error (the CLI exits 1), and nothing is sent.
     @Test func aDamagedStoreStopsTheAgentWithTheError() async throws {
@@ -76,10 +76,11 @@ import Transfer
         #expect(destination.uploadCalls.withLock { $0.count } == 0)
     }
 
-    /// Issue 15 item 7, for the extension: the agent's upload refused with 401 (a wrong token)
-    /// is not the photo's failure. `wake` puts the job back uncharged and reports the refusal
-    /// (the CLI exits 1), instead of acknowledging it and failing the photo for good. Issue 21
-    /// item 4: a server certificate that fails verification is such a refusal too.
+    /// The agent's upload refused with 401 (a wrong token) is not the photo's failure: a wrong
+    /// setting must not use up a photo's attempts. `wake` puts the job back uncharged and reports
+    /// the refusal (the CLI exits 1), instead of acknowledging it and failing the photo for good.
+    /// A server certificate that fails verification (a home server's self-signed one) is such a
+    /// refusal too.
     @Test(arguments: [TransferError.forStatus(401, creation: true), TransferError.forStatus(404, creation: true),
                       DrainRunnerTests.certificateUnverified])
     func aRefusedJobIsPutBackUnchargedByWake(refusal: TransferError) async throws {

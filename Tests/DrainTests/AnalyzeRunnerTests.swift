@@ -1,5 +1,6 @@
 import AssetStore
 import Foundation
+import PhotoAnalysis
 import Synchronization
 import Testing
 @testable import Drain
@@ -15,7 +16,7 @@ final class CountingAnalyzer: PhotoAnalyzing {
         calls.withLock { $0[path, default: 0] += 1 }
         if delay > .zero { Thread.sleep(forTimeInterval: Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18) }
         let name = (path as NSString).lastPathComponent
-        return .verdict(BankedVerdict(json: "{\"file\":\"\(name)\"}", label: "no-faces", faceCount: 0, score: 0.1))
+        return .verdict(.noFaces)
     }
 
     var total: Int { calls.withLock { $0.values.reduce(0, +) } }

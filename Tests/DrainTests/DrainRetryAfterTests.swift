@@ -5,7 +5,7 @@ import Testing
 import Transfer
 @testable import Drain
 
-/// Issue 16 item 6: `drain` honours a destination's `Retry-After` (on a 429 or 503): uploads
+/// `drain` honours a destination's `Retry-After` (on a 429 or 503): uploads
 /// pause that long and the photo is tried again, counted as the retry policy says; an ask longer
 /// than `retryAfterLimit` ends the drain with `retryLater` and charges the photo nothing.
 @Suite struct DrainRetryAfterTests {

@@ -100,9 +100,9 @@ final class ScriptedDestination: UploadDestination {
         for (gap, least) in zip(gaps, [100, 200, 400]) { #expect(gap >= .milliseconds(least)) }
     }
 
-    /// Issue 15 item 7: a wrong token (401/403) or a URL with no upload endpoint (404) refuses
+    /// A wrong token (401/403) or a URL with no upload endpoint (404) refuses
     /// every photo alike. The drain stops with `refused` (the CLI exits 1) and charges nothing,
-    /// instead of failing the whole library for good and reporting success. Issue 21 item 4: so
+    /// instead of failing the whole library for good and reporting success. So
     /// does a server certificate that fails verification (a home server's self-signed one); and
     /// an answer like a web page's (a captive portal) and a receipt without proof.
     @Test(arguments: [TransferError.forStatus(401), TransferError.forStatus(403), TransferError.forStatus(404, creation: true),
@@ -176,10 +176,6 @@ final class ScriptedDestination: UploadDestination {
         #expect(try store.counts().uploaded == 2)
     }
 
-    @Test func backoffDoublesUpToItsCeiling() {
-        let pauses = (0...7).map { DrainRunner.backoff(after: $0, base: .seconds(1), ceiling: .seconds(30)) }
-        #expect(pauses == [.zero, .seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(16), .seconds(30), .seconds(30)])
-    }
 
     @Test func onlyFailuresWithoutAnHTTPAnswerMeanUnreachable() {
         #expect(Reachability.isUnreachable(TransferError(.connectionFailed, "x")))

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Drain
 
-/// Issue 24 item 7: the inotify watcher behind `drain --watch` names the folders where something
+/// The inotify watcher behind `drain --watch` names the folders where something
 /// changed, watches folders created later, asks for a full walk when events were lost, and waits
 /// for a library folder that went away.
 @Suite struct LibraryWatcherTests {

@@ -1,5 +1,6 @@
 import AssetStore
 import Foundation
+import PhotoAnalysis
 import Synchronization
 import Testing
 @testable import Drain
@@ -34,7 +35,7 @@ final class HungryAnalyzer: PhotoAnalyzing {
         if let memoryBudget, need > memoryBudget {
             return .deferred(reason: "\(name) needs \(need >> 20) MiB", needs: need)
         }
-        return .verdict(BankedVerdict(json: "{\"file\":\"\(name)\"}", label: "no-faces", faceCount: 0, score: 0))
+        return .verdict(.noFaces)
     }
 
     func calls(_ name: String) -> [(budget: Int?, overlapped: Bool)] { calls.withLock { $0[name] ?? [] } }
@@ -44,7 +45,7 @@ final class HungryAnalyzer: PhotoAnalyzing {
     func releaseIdleMemory() { released.withLock { $0 += 1 } }
 }
 
-/// Issue 22 item 7, in the runners: a photo whose analysis does not fit a slot's share of the
+/// A photo whose analysis does not fit a slot's share of the
 /// memory headroom is analysed alone with all of it (never smaller); one that does not fit even
 /// then stays unanalysed and the run goes on with the others, reporting what it needs.
 @Suite struct MemoryDeferralTests {

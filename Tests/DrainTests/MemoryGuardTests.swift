@@ -1,4 +1,5 @@
 import Foundation
+import PhotoAnalysis
 import Testing
 @testable import Drain
 
@@ -77,19 +78,20 @@ struct FakeSystem {
 
     /// The estimate follows the decoded size; a progressive JPEG holds all its coefficients whatever
     /// the scale. (The guard once also stepped the scale down to fit a budget, which made verdicts
-    /// depend on free memory: issue 22 item 7. A photo that does not fit is now deferred.)
+    /// depend on free memory, and a verdict is banked for good. A photo that does not fit is now
+    /// deferred.)
     @Test func estimatedCostFollowsTheDecodedSize() {
-        let cost2 = MemoryGuard.estimatedCost(width: 4000, height: 3000, denominator: 2, analysisShortSide: 1200, channels: 3)
-        let cost4 = MemoryGuard.estimatedCost(width: 4000, height: 3000, denominator: 4, analysisShortSide: 1200, channels: 3)
+        let cost2 = AnalysisCost.estimatedBytes(width: 4000, height: 3000, denominator: 2, analysisShortSide: 1200, channels: 3)
+        let cost4 = AnalysisCost.estimatedBytes(width: 4000, height: 3000, denominator: 4, analysisShortSide: 1200, channels: 3)
         #expect(cost4 < cost2)
         #expect(cost2 > 2000 * 1500 * 3 * 2)  // the RGB decode and its upright copy
         // A cascade's integral images (sum and squared sum of the analysed image); BlazeFace makes none.
-        let blazeFace = MemoryGuard.estimatedCost(width: 4000, height: 3000, denominator: 2, analysisShortSide: 1200, channels: 3,
+        let blazeFace = AnalysisCost.estimatedBytes(width: 4000, height: 3000, denominator: 2, analysisShortSide: 1200, channels: 3,
                                                   integralImages: false)
         #expect(cost2 - blazeFace == 1600 * 1200 * 24)
-        let progressive = MemoryGuard.estimatedCost(width: 4000, height: 3000, denominator: 8, progressive: true, analysisShortSide: 480)
+        let progressive = AnalysisCost.estimatedBytes(width: 4000, height: 3000, denominator: 8, progressive: true, analysisShortSide: 480)
         #expect(progressive > 36_000_000)
-        #expect(MemoryGuard.mebibytes(1) == 1 && MemoryGuard.mebibytes(1 << 20) == 1 && MemoryGuard.mebibytes((1 << 20) + 1) == 2)
+        #expect(AnalysisCost.mebibytes(1) == 1 && AnalysisCost.mebibytes(1 << 20) == 1 && AnalysisCost.mebibytes((1 << 20) + 1) == 2)
     }
 
     @Test(arguments: [

@@ -1,6 +1,7 @@
 import AssetStore
 import FaceAnalysis
 import Foundation
+import PhotoAnalysis
 import PhotoDecoding
 import Testing
 @testable import Drain
@@ -42,7 +43,7 @@ struct LargePhoto: Sendable {
         guard case .verdict(let verdict) = pipeline.analyze(path: path, memoryBudget: nil) else {
             throw CocoaError(.featureUnsupported, userInfo: [NSLocalizedDescriptionKey: "deferred with no memory limit"])
         }
-        unlimited = verdict
+        unlimited = BankedVerdict(verdict)
     }
 
     /// `image` enlarged `times` (nearest neighbour) with its top left at `x`, `y` of an RGB canvas.
@@ -64,7 +65,7 @@ struct LargePhoto: Sendable {
     }
 }
 
-/// Issue 22 item 7: a verdict must not depend on free memory. Under a tight budget a photo used to
+/// A verdict must not depend on free memory. Under a tight budget a photo used to
 /// be decoded at a smaller DCT scale (1/4 instead of 1/2), found fewer faces, and the lesser
 /// verdict was banked as the photo's own. Now the photo is analysed at its one analysis scale or
 /// deferred (its claim released, the run ends with work remaining); no budget changes its verdict.
@@ -78,10 +79,11 @@ struct LargePhoto: Sendable {
     /// A budget that just holds the analysis gives the verdict of no limit at all.
     @Test func aTightButSufficientBudgetGivesTheUnlimitedVerdict() throws {
         let photo = try LargePhoto.shared.get()
-        guard case .verdict(let tight) = photo.pipeline.analyze(path: photo.path, memoryBudget: photo.needs) else {
+        guard case .verdict(let analysed) = photo.pipeline.analyze(path: photo.path, memoryBudget: photo.needs) else {
             Issue.record("deferred with exactly the \(photo.needs) bytes it needs")
             return
         }
+        let tight = BankedVerdict(analysed)
         #expect(try LargePhoto.analysisSize(tight) == LargePhoto.analysisSize(photo.unlimited))
         #expect(tight.faceCount == photo.unlimited.faceCount)
         #expect(tight.label == photo.unlimited.label && tight.score == photo.unlimited.score)
@@ -95,12 +97,12 @@ struct LargePhoto: Sendable {
             let result = photo.pipeline.analyze(path: photo.path, memoryBudget: budget)
             guard case .deferred(let reason, let needs) = result else {
                 if case .verdict(let verdict) = result {
-                    Issue.record("banked at \((try? LargePhoto.analysisSize(verdict)) ?? "?") within \(budget) of \(photo.needs) bytes")
+                    Issue.record("banked at \((try? LargePhoto.analysisSize(BankedVerdict(verdict))) ?? "?") within \(budget) of \(photo.needs) bytes")
                 }
                 continue
             }
             #expect(needs == photo.needs)
-            #expect(reason.contains("2400x1800 needs about \(MemoryGuard.mebibytes(photo.needs)) MiB"), "\(reason)")
+            #expect(reason.contains("2400x1800 needs about \(AnalysisCost.mebibytes(photo.needs)) MiB"), "\(reason)")
         }
     }
 

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Drain
 
-/// Issue 24 item 5: the run conditions, decided from injected probes (no real battery or modem).
+/// The run conditions, decided from injected probes (no real battery or modem).
 @Suite struct RunConditionsTests {
     static let metered = NetworkProbe.Finding(cost: .metered, how: "test")
     static let unmetered = NetworkProbe.Finding(cost: .unmetered, how: "test")

@@ -1,5 +1,6 @@
 import AssetStore
 import Foundation
+import PhotoAnalysis
 import Synchronization
 import Testing
 @testable import Drain
@@ -15,7 +16,7 @@ final class SnapshotAnalyzer: PhotoAnalyzing {
         let registered = ((try? store.jobs(for: .process)) ?? []).map(\.assetID)
         let finished = ((try? store.jobs(for: .acknowledge)) ?? []).count
         seen.withLock { $0.append(((path as NSString).lastPathComponent, registered, finished)) }
-        return .verdict(BankedVerdict(json: "{}", label: "no-faces", faceCount: 0, score: 0))
+        return .verdict(.noFaces)
     }
 }
 
@@ -142,6 +143,6 @@ final class SlowAnalyzer: PhotoAnalyzing {
     func analyze(path: String, memoryBudget: Int?) -> AnalysisResult {
         calls.withLock { $0 += 1 }
         Thread.sleep(forTimeInterval: delay)
-        return .verdict(BankedVerdict(json: "{}", label: "no-faces", faceCount: 0, score: 0))
+        return .verdict(.noFaces)
     }
 }

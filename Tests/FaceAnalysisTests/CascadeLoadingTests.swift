@@ -3,7 +3,7 @@ import Testing
 
 /// Every cascade Debian's opencv-data ships loads; broken or foreign files are clear errors.
 @Suite struct CascadeLoadingTests {
-    /// The face cascades issue 3 requires, with what we know about each.
+    /// The OpenCV face cascades a user may point PhotoDrain at, with what we know about each.
     @Test(arguments: [
         ("haarcascade_frontalface_default", FeatureType.haar, 24, 24, 25),
         ("haarcascade_frontalface_alt", .haar, 20, 20, 22),

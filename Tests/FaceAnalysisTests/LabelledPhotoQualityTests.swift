@@ -104,7 +104,7 @@ import Testing
 }
 
 /// BlazeFace's memory estimate, which the memory guard budgets with. A photo is searched the same
-/// way whatever memory is free (issue 22 item 7): the estimate is of that one search.
+/// way whatever memory is free: the estimate is of that one search.
 @Suite struct BlazeFaceMemoryTests {
     @Test func theEstimateCountsTheFinestLevelAndTheLargestTile() throws {
         let network = try BlazeFace(contentsOf: Fixtures.modelsDirectory + "/blazeface-full-range.pdnn")

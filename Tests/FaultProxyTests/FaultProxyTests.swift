@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import FaultProxy
+import TestSupport
 
 /// A loopback server that reads until EOF, records what it got, and answers with `reply`.
 final class RecordingServer: Sendable {
@@ -10,44 +11,44 @@ final class RecordingServer: Sendable {
     private let fd: Int32
 
     init(reply: [UInt8]) throws {
-        guard let (fd, port) = Sockets.listen(port: 0) else { throw POSIXError(.EADDRINUSE) }
+        guard let (fd, port) = LoopbackSocket.listen() else { throw POSIXError(.EADDRINUSE) }
         self.fd = fd
         self.port = port
         Thread { [self] in
             // The accept loop closes the listener itself once `stop()` wakes it: closed under a
             // blocked accept, its number could go to another test's listener (every test runs in
             // one process) and this loop would take that test's connections.
-            defer { Sockets.close(fd) }
-            while let client = Sockets.accept(fd) {
+            defer { LoopbackSocket.close(fd) }
+            while let client = LoopbackSocket.accept(fd) {
                 Thread { [self] in
                     var got: [UInt8] = []
                     var buffer = [UInt8](repeating: 0, count: 4096)
                     while true {
-                        let n = buffer.withUnsafeMutableBytes { Sockets.read(client, into: $0) }
+                        let n = buffer.withUnsafeMutableBytes { LoopbackSocket.read(client, into: $0) }
                         if n <= 0 { break }
                         got += buffer[0..<n]
                     }
                     received.withLock { $0.append(got) }
-                    _ = reply.withUnsafeBytes { Sockets.writeAll(client, $0) }
-                    Sockets.close(client)
+                    _ = reply.withUnsafeBytes { LoopbackSocket.writeAll(client, $0) }
+                    LoopbackSocket.close(client)
                 }.start()
             }
         }.start()
     }
 
-    func stop() { Sockets.shutdownBoth(fd) }
+    func stop() { LoopbackSocket.shutdownBoth(fd) }
 }
 
 /// Sends `payload` through the proxy, half-closes, and reads the answer to EOF.
 func exchange(port: UInt16, payload: [UInt8]) -> [UInt8]? {
-    guard let fd = Sockets.connect(port: port) else { return nil }
-    defer { Sockets.close(fd) }
-    _ = payload.withUnsafeBytes { Sockets.writeAll(fd, $0) }
+    guard let fd = LoopbackSocket.connect(port: port) else { return nil }
+    defer { LoopbackSocket.close(fd) }
+    _ = payload.withUnsafeBytes { LoopbackSocket.writeAll(fd, $0) }
     _ = shutdown(fd, Int32(SHUT_WR))
     var got: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 4096)
     while true {
-        let n = buffer.withUnsafeMutableBytes { Sockets.read(fd, into: $0) }
+        let n = buffer.withUnsafeMutableBytes { LoopbackSocket.read(fd, into: $0) }
         if n <= 0 { break }
         got += buffer[0..<n]
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 
 /// A TCP relay on 127.0.0.1 that understands just enough HTTP/1.1 (request heads and
 /// `Content-Length` bodies; responses pass through untouched) to stand between the client and the

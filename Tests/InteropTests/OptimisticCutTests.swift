@@ -5,7 +5,7 @@ import Testing
 import Transfer
 import UploadProtocol
 
-/// Issue 15 item 11: an optimistic creation (the whole small file in one POST, the 104 giving
+/// An optimistic creation (the whole small file in one POST, the 104 giving
 /// its upload URL at once) cut by a proxy must resume from the receiver's offset, not start over.
 @Suite struct OptimisticCutTests {
     /// client -> FaultProxy (cuts connection 0's POST after `cutAfter` bytes) -> HTTPRelay -> receiver.

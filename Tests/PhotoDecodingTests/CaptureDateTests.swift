@@ -2,7 +2,7 @@ import Foundation
 import PhotoDecoding
 import Testing
 
-/// Issue 16 item 3: the EXIF `DateTimeOriginal` that travels with each upload, from every container.
+/// The EXIF `DateTimeOriginal` that travels with each upload, from every container.
 @Suite struct CaptureDateTests {
     /// Fixtures written by Scripts/make-capture-date-fixtures (TIFF block assembled in Python).
     @Test(arguments: ["capture-date.jpg", "capture-date.heic", "capture-date.webp", "capture-date.png"])

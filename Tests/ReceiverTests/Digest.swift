@@ -1,16 +1,11 @@
-import CCrypto
+import SystemSupport
 import UploadProtocol
 
-/// SHA-256 for building `Repr-Digest` values in tests, computed through the C shim directly,
-/// not through the receiver's hasher.
+/// SHA-256 for building `Repr-Digest` values and expected object ids in tests
+/// (`SystemSupport.SHA256`, checked against the published vectors in its own tests).
 enum Digest {
     static func sha256(_ bytes: [UInt8]) -> [UInt8] {
-        let context = pd_sha256_create()
-        defer { pd_sha256_free(context) }
-        var digest = [UInt8](repeating: 0, count: 32)
-        _ = bytes.withUnsafeBytes { raw in pd_sha256_update(context, raw.baseAddress, raw.count) }
-        _ = pd_sha256_final(context, &digest)
-        return digest
+        (try? SHA256.digest(bytes)) ?? []
     }
 
     static func reprDigest(_ bytes: [UInt8]) -> String {
@@ -18,6 +13,6 @@ enum Digest {
     }
 
     static func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        SHA256.hex(bytes)
     }
 }

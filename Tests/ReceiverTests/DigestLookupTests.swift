@@ -3,7 +3,7 @@ import Receiver
 import Testing
 import UploadProtocol
 
-/// Issue 16 item 5: the hash pre-check's lookup, `HEAD|GET /objects/by-digest/<sha256>`.
+/// The hash pre-check's lookup, `HEAD|GET /objects/by-digest/<sha256>`.
 @Suite struct DigestLookupTests {
     @Test func aStoredObjectIsFoundByItsDigestAndOtherContentIsNot() throws {
         let receiver = try TestReceiver()

@@ -6,7 +6,7 @@ import UploadProtocol
 /// The background housekeeping of `uploads/` (`ExpirySweeper`): expiry without traffic, a bounded
 /// amount per pass, never inside a request; and finished uploads' records written as complete.
 @Suite struct ExpirySweepTests {
-    /// Issue 22 item 4: expiry ran inside whichever request found it due, and never without
+    /// Expiry ran inside whichever request found it due, and never without
     /// traffic. Now a background thread removes expired uploads, at most `sweepBatch` per pass.
     @Test func expiredUploadsAreRemovedWithoutTrafficABatchAtATime() throws {
         let receiver = try TestReceiver { $0.partialTTL = 600; $0.sweepInterval = 0.05; $0.sweepBatch = 4 }
@@ -26,7 +26,7 @@ import UploadProtocol
         #expect(removed.allSatisfy { $0 <= 4 }, "a pass removed more than its batch: \(removed)")
     }
 
-    /// Issue 22 item 4: the first request after the sweep fell due did the sweep (5,274 expired
+    /// The first request after the sweep fell due did the sweep (5,274 expired
     /// uploads made one `GET /healthz` take 16 s). No request removes an upload it does not name.
     @Test func requestsNeverSweep() throws {
         let receiver = try TestReceiver { $0.partialTTL = 600; $0.sweepInterval = 3_600 }
@@ -39,7 +39,7 @@ import UploadProtocol
         #expect(receiver.files(in: "uploads").count == 10, "a request swept")
     }
 
-    /// Issue 22 item 8: the record of every finished upload stayed `"complete": false` on disk
+    /// The record of every finished upload stayed `"complete": false` on disk
     /// (completion leaves it as it is, to keep file deletions off the hot path, and it reads as
     /// complete). The background pass now writes it as complete; HEAD answers as before, also
     /// after a restart.

@@ -62,7 +62,7 @@ import Testing
         #expect(RequestHeadParsing.parse(Array(("GET / HTTP/1.1\r\n" + String(repeating: "h", count: 32_800)).utf8))?.refusal == 431)
     }
 
-    /// Issue 15 item 9: up to `maxLeadingEmptyLines` empty lines before the request line are
+    /// Up to `maxLeadingEmptyLines` empty lines before the request line are
     /// ignored; more is refused at once, complete request or not.
     @Test(arguments: [(0, nil as Int?), (8, nil), (9, 400), (100_000, 400)])
     func leadingEmptyLinesAreCapped(count: Int, refusal: Int?) throws {

@@ -3,9 +3,9 @@ import Receiver
 import Testing
 import UploadProtocol
 
-/// Issue 16 item 3: the receiver keeps each upload's provenance (`X-Photo-*`) in its sidecar and
+/// The receiver keeps each upload's provenance (`X-Photo-*`) in its sidecar and
 /// lists it; `--layout path` stores objects by library path, never outside `files/`, never over
-/// other content. Issue 15 item 3: a path or name that is not UTF-8 keeps its exact bytes.
+/// other content. A path or name that is not UTF-8 keeps its exact bytes (Linux names are bytes).
 @Suite struct ProvenanceTests {
     static func provenanceHeaders(path: String, mtime: String = "2024-07-01T09:30:00.123456789Z", size: Int,
                                   taken: String? = "2024:07:01 11:29:58") -> [(String, String)] {
@@ -157,7 +157,7 @@ import UploadProtocol
         #expect(try receiver.content(of: id) == body)
     }
 
-    /// Issue 22 item 9: a path `--layout path` cannot make (a name too long for a file name, a
+    /// A path `--layout path` cannot make (a name too long for a file name, a
     /// path too deep, only `.`) is stored at `objects/<id>` and says so in its sidecar and the log.
     @Test(arguments: [(String(repeating: "n", count: 230) + ".jpg", "too long"),
                       (Array(repeating: "d", count: 70).joined(separator: "/") + "/deep.jpg", "folders deep"),

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import TestSupport
 
 /// A deliberately tiny HTTP/1.1 client over a loopback socket, for speaking to the receiver byte by
 /// byte: it can send malformed requests, stop in the middle of a body, and read interim (1xx)
@@ -26,46 +27,24 @@ final class RawHTTPClient {
     /// Connects to 127.0.0.1:`port`; reads give up after 20 s so a broken server fails a test
     /// instead of hanging it.
     init(port: Int) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw ClientError(description: "socket failed") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard result == 0 else {
-            close(fd)
+        guard let port = UInt16(exactly: port), let fd = LoopbackSocket.connect(port: port) else {
             throw ClientError(description: "connect failed: errno \(errno)")
         }
-        var timeout = timeval(tv_sec: 20, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        self.fd = fd
+        LoopbackSocket.setReadTimeout(fd, seconds: 20)
     }
 
-    deinit { close(fd) }
+    deinit { LoopbackSocket.close(fd) }
 
     /// Makes reads give up after `seconds` instead of 20 s (a test that wants an answer "at once").
     func setReadTimeout(seconds: Double) {
-        var timeout = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - seconds.rounded(.down)) * 1_000_000))
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        LoopbackSocket.setReadTimeout(fd, seconds: seconds)
     }
 
     /// Sends raw bytes; false if the server has gone.
     @discardableResult
     func send(_ bytes: [UInt8]) -> Bool {
-        var sent = 0
-        while sent < bytes.count {
-            let n = bytes.withUnsafeBytes { raw in
-                Glibc.send(fd, raw.baseAddress.map { $0 + sent }, raw.count - sent, Int32(MSG_NOSIGNAL))
-            }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return false }
-            sent += n
-        }
-        return true
+        LoopbackSocket.writeAll(fd, bytes)
     }
 
     @discardableResult
@@ -112,28 +91,21 @@ final class RawHTTPClient {
 
     /// Half-closes: the server sees the end of the request stream, the client can still read.
     func finishSending() {
-        shutdown(fd, Int32(SHUT_WR))
+        LoopbackSocket.shutdownWrite(fd)
     }
 
     /// True when the server closed the connection (reads end) without sending anything more.
     func isClosedByServer() -> Bool {
-        while true {
-            var byte: UInt8 = 0
-            let n = recv(fd, &byte, 1, 0)
-            if n < 0 && errno == EINTR { continue }
-            return n == 0 || (n < 0 && errno == ECONNRESET)
-        }
+        var byte: UInt8 = 0
+        let n = withUnsafeMutableBytes(of: &byte) { LoopbackSocket.read(fd, into: $0) }
+        return n == 0 || (n < 0 && errno == ECONNRESET)
     }
 
     private func fill() throws {
         var chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { throw ClientError(description: "connection closed or timed out (errno \(errno))") }
-            buffer += chunk[0..<n]
-            return
-        }
+        let n = chunk.withUnsafeMutableBytes { LoopbackSocket.read(fd, into: $0) }
+        if n <= 0 { throw ClientError(description: "connection closed or timed out (errno \(errno))") }
+        buffer += chunk[0..<n]
     }
 
     private func readOne(forHead: Bool) throws -> Response {

@@ -122,7 +122,7 @@ import UploadProtocol
         #expect(receiver.files(in: "uploads").allSatisfy { !$0.hasSuffix(".part") })
     }
 
-    /// Issue 21 item 4: behind a TLS-terminating reverse proxy. nginx speaks HTTP/1.0 to its
+    /// Behind a TLS-terminating reverse proxy. nginx speaks HTTP/1.0 to its
     /// backend by default, passes a 1xx on to its client as the final response (the real one then
     /// arriving as its body), and `proxy_set_header Host $host` drops the port. So no 1xx goes to an
     /// HTTP/1.0 client, and Location is a path, which the client resolves against the https URL it

@@ -51,7 +51,7 @@ import UploadProtocol
         Case(name: "unknown method", request: "BREW /uploads HTTP/1.1\r\nHost: x\r\n\r\n", status: 405),
         Case(name: "unknown path", request: "GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n", status: 404),
         Case(name: "absolute-form target", request: "GET http://x/healthz HTTP/1.1\r\nHost: x\r\n\r\n", status: 400),
-        // Issue 15 item 9: a few empty lines before the request line are ignored, a flood is refused.
+        // A few empty lines before the request line are ignored, a flood is refused.
         Case(name: "two leading empty lines", request: "\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", status: 200),
         Case(name: "leading CRLF flood", request: String(repeating: "\r\n", count: 20_000) + "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n",
              status: 400),
@@ -120,7 +120,7 @@ import UploadProtocol
         #expect(holder.isClosedByServer())
     }
 
-    /// Issue 15 item 6 (slowloris): connections that send no request head (or only part of one)
+    /// Slowloris: connections that send no request head (or only part of one)
     /// held every slot until their idle timeout (60 s), locking real clients out. When the slots
     /// are full, the connection that has waited longest for a head is closed to admit the new one.
     @Test(arguments: [false, true])
@@ -142,7 +142,7 @@ import UploadProtocol
         #expect(receiver.log.lines.contains { $0.contains("evicted the connection idle longest") })
     }
 
-    /// Issue 22 item 2: peers without the token sent a POST head announcing a body, were answered
+    /// Peers without the token sent a POST head announcing a body, were answered
     /// 401 with `Connection: close`, and kept their slots by trickling body bytes: the receiver
     /// went on reading them (lingering for as long as a byte came within every second after a
     /// large body, draining a small one with a 30 s timeout per silence, before even answering),

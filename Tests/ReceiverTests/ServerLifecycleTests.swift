@@ -68,7 +68,7 @@ import UploadProtocol
         }
     }
 
-    /// Issue 22 item 5: a token with a space or a control character inside is one no client sends
+    /// A token with a space or a control character inside is one no client sends
     /// (`BearerTokenText`), so a receiver holding it would refuse every upload: refused at start,
     /// the file named and the token never shown.
     @Test(arguments: ["tok3n-value more\n", "tok3n-value\tmore", "tok3n-value\r\nmore\n", "tok3n-value\u{7F}", " tok3n-value\u{0}more "])

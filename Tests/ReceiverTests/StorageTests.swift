@@ -50,7 +50,7 @@ import UploadProtocol
         #expect(receiver.files(in: "uploads").allSatisfy { !$0.hasSuffix(".part") })
     }
 
-    /// Issue 15 item 2: anyone may POST (no token by default), so junk stored first under a
+    /// Anyone may POST (no token by default), so junk stored first under a
     /// photo's Idempotency-Key must not stand in for the photo. The real upload, plain or
     /// resumable, is stored as an object of its own and named by its digest in the answer; a
     /// repeat of it then dedupes to it, across a restart too.
@@ -170,7 +170,7 @@ import UploadProtocol
         #expect(try receiver.objects().isEmpty)
     }
 
-    /// Issue 15 item 8: the comparison kept only 8 bits of the length difference, so the token
+    /// The comparison kept only 8 bits of the length difference, so the token
     /// followed by 256 (or 512, ...) more bytes was accepted.
     @Test(arguments: [1, 255, 256, 512, 1_024])
     func aTokenWithBytesAppendedIsRefused(extra: Int) throws {

@@ -3,7 +3,7 @@ import Testing
 @testable import Transfer
 import UploadProtocol
 
-/// Issue 16 item 3 on S3: provenance travels as user metadata (`x-amz-meta-path`, `-mtime`,
+/// Provenance travels as user metadata (`x-amz-meta-path`, `-mtime`,
 /// `-size`, `-taken`), ASCII only (the path's bytes percent-encoded), within the 2 KB limit.
 @Suite struct S3ProvenanceTests {
     static let path: [UInt8] = Array("2024/Café ".utf8) + [0xE9] + Array(" 100%.jpg".utf8)   // a Latin-1 byte too
@@ -44,6 +44,7 @@ import UploadProtocol
         let faces = (0..<24).map { #"{"x":\#($0),"y":1,"w":2,"h":3,"score":0.5,"confirmed":true}"# }.joined(separator: ",")
         let verdict = #"{"label":"keep","faces":[\#(faces)]}"#
         var metadata = UploadMetadata(filename: "a.jpg", sha256Hex: String(repeating: "a", count: 64), verdictJSON: verdict)
+        metadata.verdictSummaryJSON = #"{"boxes":24,"faces":24,"label":"keep","summary":true}"#
         let without = try S3Metadata.headers(for: metadata)
         #expect(without.first { $0.name == S3Metadata.verdictHeader }?.value == verdict)
         metadata.provenance = Provenance(path: Array(String(repeating: "folder/", count: 120).utf8) + Array("a.jpg".utf8),

@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 @testable import Transfer
 
-/// Issue 22 item 3 for S3: `photodrain upload --to s3://…` killed in the middle of a multipart
+/// `photodrain upload --to s3://…` killed in the middle of a multipart
 /// upload resumes it in the next run (ListParts), sending only the parts S3 does not hold.
 @Suite struct S3ResumeCLITests {
     /// Whether the proxy slows new connections down.

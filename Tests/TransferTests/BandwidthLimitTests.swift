@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Transfer
 
-/// Issue 24 item 6: `--bwlimit` rates and timetables.
+/// `--bwlimit` rates and timetables.
 @Suite struct BandwidthLimitTests {
     @Test(arguments: [("2M", 2 * 1024 * 1024), ("512k", 512 * 1024), ("1.5M", 1_572_864), ("100", 100 * 1024), ("300b", 300)] as [(String, Int64)])
     func ratesParse(text: String, bytes: Int64) throws {

@@ -78,7 +78,7 @@ import Testing
         }
     }
 
-    /// Issue 15 item 1: `photodrain` must end its hashing threads before `exit()` runs
+    /// `photodrain` must end its hashing threads before `exit()` runs
     /// libcrypto's exit handlers. `stopAll()` returns only once no hashing thread is running, and
     /// a file being hashed stops within a chunk.
     @Test func stopAllEndsRunningDigestsBeforeReturning() async throws {

@@ -2,7 +2,7 @@ import Testing
 @testable import Transfer
 import UploadProtocol
 
-/// Issue 16 item 5: the hash pre-check asks before sending; a receiver without the lookup (an
+/// The hash pre-check asks before sending; a receiver without the lookup (an
 /// older one, another server) answers anything but a 200 naming an object, and still gets the file.
 @Suite struct HashPreCheckTests {
     static func uploader(_ fixture: UploadFixture) -> ResumableUploader {

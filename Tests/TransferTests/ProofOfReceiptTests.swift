@@ -2,7 +2,7 @@ import Testing
 @testable import Transfer
 import UploadProtocol
 
-/// Issue 21: a photo counts as uploaded only when the destination has shown it holds exactly
+/// A photo counts as uploaded only when the destination has shown it holds exactly
 /// those bytes. Each case is a way a destination can say "OK" without holding the photo.
 @Suite struct ProofOfReceiptTests {
     /// A captive portal answers every request 200 with an HTML page: that is no receiver, nothing
@@ -93,7 +93,7 @@ import UploadProtocol
     }
 }
 
-/// Issue 22 item 9: a failure keeps every header of the server's answer, as a success does.
+/// A failure keeps every header of the server's answer, as a success does.
 @Suite struct FailureHeadersTests {
     @Test func aRefusedDiscoveryKeepsTheServersHeaders() async throws {
         let fixture = try UploadFixture(size: 1000, behaviour: .init(

@@ -49,8 +49,8 @@ import UploadProtocol
         #expect(fixture.requests("OPTIONS").count == 3)
     }
 
-    /// Issue 15 item 2 again, when the completing answer is lost: the client finds the upload
-    /// complete by HEAD, and the digest that HEAD names must still be its own.
+    /// Junk stored first under the same key, when the completing answer is lost: the client finds
+    /// the upload complete by HEAD, and the digest that HEAD names must still be its own.
     @Test(arguments: [64 * 1024 as Int64, 1_000])
     func anUploadFoundCompleteAfterALostAnswerIsCheckedToo(optimisticLimit: Int64) async throws {
         let junk = ResumableUpload.reprDigest(sha256: try FileDigest.sha256(bytes: [1, 2, 3]))
@@ -78,7 +78,7 @@ import UploadProtocol
         #expect(cache.capability(for: "http://a", now: start + .seconds(60)) == nil)
     }
 
-    /// Issue 15 item 2: a server that deduped by Idempotency-Key alone acknowledges junk someone
+    /// A server that deduped by Idempotency-Key alone acknowledges junk someone
     /// stored under the photo's key; the client must see the stored digest is not its own and
     /// fail (permanent), not report the photo uploaded. Every way an upload can complete is
     /// checked: optimistic creation, appends, a plain upload.
@@ -219,7 +219,7 @@ import UploadProtocol
         #expect(receipt.bytesSent <= 650_000)
     }
 
-    /// Issue 15 item 11: every cut that moved the upload on refills the resume budget, so a
+    /// Every cut that moved the upload on refills the resume budget, so a
     /// link that cuts more often than the budget but always after some progress still gets the
     /// photo through; cuts that gain nothing still end the call after the budget.
     @Test func cutsThatEachMadeProgressNeverExhaustTheResumes() async throws {
@@ -454,7 +454,7 @@ import UploadProtocol
         #expect(fixture.server.requests.isEmpty)
     }
 
-    /// Issue 15 item 5: a file name with a line break cannot inject a header: Content-Disposition
+    /// A file name with a line break cannot inject a header: Content-Disposition
     /// carries it percent-encoded in filename* (and as `_` in the ASCII fallback).
     @Test func aFileNameWithLineBreaksIsSentEncodedNeverAsAHeader() async throws {
         let fixture = try UploadFixture(size: 100, name: "a\r\nX-Evil: 1.jpg")

@@ -1,7 +1,7 @@
 import Testing
 import Transfer
 
-/// Issue 21 item 4: which CAs verify an https destination. libcurl reads neither `SSL_CERT_FILE`
+/// Which CAs verify an https destination. libcurl reads neither `SSL_CERT_FILE`
 /// nor `SSL_CERT_DIR`, so the client takes them from the environment itself, and `--ca-file`
 /// (`Settings.trust`) reaches the HTTP client of either kind of destination, S3 included.
 @Suite struct TrustedAuthoritiesTests {

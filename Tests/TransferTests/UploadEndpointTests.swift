@@ -31,7 +31,7 @@ import Testing
         #expect(UploadEndpoint.origin(of: url) == nil)
     }
 
-    /// Issue 22 item 1: a legal URL with `%XX`, or non-ASCII letters, in its path trapped in
+    /// A legal URL with `%XX`, or non-ASCII letters, in its path trapped in
     /// Foundation when the digest lookup rebuilt the path. The path stays encoded as given.
     @Test(arguments: [
         ("http://127.0.0.1:8080/my%20uploads", "http://127.0.0.1:8080/my%20uploads/objects/by-digest/"),

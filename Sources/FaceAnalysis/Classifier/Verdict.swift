@@ -8,8 +8,11 @@ import PhotoDecoding
 /// face. The photo's `label` is `faces` when at least one box is confirmed and `no-faces` otherwise
 /// (including when the detector found nothing); its `score` is the highest box probability (0
 /// without boxes). The analysis pipeline records every confirmed box and the strongest rejected
-/// ones (`FacePipeline.recorded`). A photo that could not be
-/// decoded gets the terminal `error` label with a stable code and a message, so it is not retried.
+/// ones (`FacePipeline.recorded` in PhotoAnalysis). A photo that could not be decoded gets the
+/// terminal `error` label with a stable code and a message, so it is not retried.
+///
+/// Every reader goes through this type: the store's row, the upload's `X-Verdict` and its S3
+/// summary (`Verdict+Summary.swift`), `status`, `verdicts` and `report`.
 ///
 /// Probabilities and detector scores are kept to 4 decimal places and the time to 0.001 ms, so a
 /// verdict survives a JSON round trip unchanged. `json()` is compact with sorted keys: the same
@@ -97,6 +100,10 @@ public struct Verdict: Codable, Sendable, Equatable {
     public var milliseconds: Double
     /// Why the photo has no analysis; nil unless `label` is `error` or `unanalysable`.
     public var error: Failure?
+    /// On the verdict a companion file (a Live Photo's video, an `.AAE`, an `.xmp`) is uploaded
+    /// with: its photo's path, the photo's verdict being the rest. Nil (and absent from the JSON)
+    /// on every banked verdict.
+    public var companionOf: String?
 
     /// The verdict of an analysed photo: the label and score follow from the faces (see the type).
     public init(faces: [Face], model: String, cascade: String, analysisSize: Size, milliseconds: Double) {
@@ -141,14 +148,7 @@ public struct Verdict: Codable, Sendable, Equatable {
 
     /// Compact JSON with sorted keys and unescaped slashes: stable for a given verdict.
     public func json() throws(FaceAnalysisError) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        do {
-            return String(decoding: try encoder.encode(self), as: UTF8.self)
-        } catch {
-            throw FaceAnalysisError(.malformedVerdict, "the verdict cannot be encoded (a value is not finite)",
-                                  cause: "\(error)")
-        }
+        try Self.compactJSON(self)
     }
 
     /// Parses a verdict from its JSON. Throws `malformedVerdict` when it is not one.

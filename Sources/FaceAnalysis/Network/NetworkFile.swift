@@ -1,4 +1,4 @@
-import CCrypto
+import SystemSupport
 import Foundation
 
 /// A convolutional network in PhotoDrain's own weight format (`PDNN`, version 1), as
@@ -128,7 +128,7 @@ public struct NetworkFile: Sendable {
         guard header.data_halves >= 0, dataStart + header.data_halves * 2 == bytes.count else {
             throw malformed("the file holds \(max(0, bytes.count - dataStart)) bytes of weights, the header promises \(header.data_halves * 2)")
         }
-        let digest = bytes.withUnsafeBytes { Self.sha256Hex(UnsafeRawBufferPointer(rebasing: $0[dataStart...])) }
+        let digest = bytes.withUnsafeBytes { (try? SHA256.digest(UnsafeRawBufferPointer(rebasing: $0[dataStart...]))).map(SHA256.hex) ?? "" }
         guard digest == header.data_sha256 else {
             throw malformed("the weights are damaged (SHA-256 \(digest.prefix(16))…, expected \(header.data_sha256.prefix(16))…)")
         }
@@ -178,17 +178,5 @@ public struct NetworkFile: Sendable {
     func slice(_ range: [Int]?) -> ArraySlice<Float> {
         guard let range, range.count == 2 else { return [] }
         return weights[range[0]..<(range[0] + range[1])]
-    }
-
-    static func sha256Hex(_ bytes: UnsafeRawBufferPointer) -> String {
-        guard let context = pd_sha256_create() else { return "" }
-        defer { pd_sha256_free(context) }
-        var out = [UInt8](repeating: 0, count: 32)
-        guard pd_sha256_update(context, bytes.baseAddress, bytes.count) == 1,
-              pd_sha256_final(context, &out) == 1 else { return "" }
-        let digits = Array("0123456789abcdef".utf8)
-        var text = [UInt8]()
-        for byte in out { text.append(digits[Int(byte >> 4)]); text.append(digits[Int(byte & 15)]) }
-        return String(decoding: text, as: UTF8.self)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SystemSupport
 
 /// An HTTP/1.1 client on libcurl easy handles. Each request runs `curl_easy_perform` on a thread
 /// of its own (never on Swift's cooperative pool) and is bridged back with a continuation. Handles
@@ -57,9 +58,9 @@ public final class HTTPClient: Sendable {
     /// Creates a client.
     public init(options: Options = Options()) {
         settings = CurlSettings(
-            connectTimeoutMilliseconds: max(1, Self.milliseconds(options.connectTimeout)),
+            connectTimeoutMilliseconds: max(1, Int(options.connectTimeout.milliseconds)),
             lowSpeedLimitBytesPerSecond: max(1, options.lowSpeedLimit),
-            lowSpeedTimeSeconds: max(1, Self.milliseconds(options.stallTimeout) / 1000),
+            lowSpeedTimeSeconds: max(1, Int(options.stallTimeout.milliseconds) / 1000),
             uploadBufferSize: min(max(options.uploadBufferSize, 16 * 1024), 2 * 1024 * 1024),
             maxHeaderBytes: max(1024, options.maxHeaderBytes),
             maxBodyBytes: max(0, options.maxBodyBytes),
@@ -104,10 +105,5 @@ public final class HTTPClient: Sendable {
             if handles.count < maxIdleHandles { handles.append(easy) }
         }
         return outcome
-    }
-
-    private static func milliseconds(_ duration: Duration) -> Int {
-        let (seconds, attoseconds) = duration.components
-        return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
     }
 }

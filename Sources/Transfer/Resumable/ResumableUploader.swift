@@ -1,3 +1,4 @@
+import SystemSupport
 import UploadProtocol
 
 /// Uploads files with the IETF resumable-upload protocol (interop 3...8), falling back to a
@@ -68,7 +69,7 @@ public final class ResumableUploader: Sendable {
         // anyway; a larger one is pre-checked only if it is already known, so its bytes start at once.
         if resumeFrom == nil, configuration.hashPreCheck {
             var hex = try? digest.sha256HexIfFinished()
-            if hex == nil, let size = try? OpenFile(path: path).size(), size <= configuration.optimisticCreationLimit {
+            if hex == nil, let size = try? ReadOnlyFile(path: path).size(), size <= configuration.optimisticCreationLimit {
                 hex = try? await digest.sha256Hex()
             }
             if let hex, let stored = await alreadyStored(sha256Hex: hex) { return stored }

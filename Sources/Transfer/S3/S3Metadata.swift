@@ -43,7 +43,7 @@ public enum S3Metadata {
     /// The metadata headers for an upload, in order: content hash, file name, provenance (when the
     /// metadata has it: path, mtime, size, capture date, all ASCII, the path percent-encoded) and
     /// verdict. A verdict too long for S3's 2 KB limit (a group photo's every box) is replaced by
-    /// its summary (`summary(ofVerdict:)`); the whole verdict stays in the store. Throws
+    /// its summary (`UploadMetadata.verdictSummaryJSON`); the whole verdict stays in the store. Throws
     /// `TransferError` (`invalid-request`, permanent) when even that does not fit (a path of
     /// nearly 2 KB once encoded).
     public static func headers(for metadata: UploadMetadata) throws(TransferError) -> [(name: String, value: String)] {
@@ -68,28 +68,11 @@ public enum S3Metadata {
         }
         let whole = headers(metadata.verdictJSON)
         if whole.total <= limit { return whole.headers }
-        if let summary = summary(ofVerdict: metadata.verdictJSON) {
+        if let summary = metadata.verdictSummaryJSON {
             let short = headers(summary)
             if short.total <= limit { return short.headers }
         }
         throw TransferError(.invalidRequest, "the verdict, file name and path exceed S3's 2 KB metadata limit")
-    }
-
-    /// A verdict without its boxes: label, score, model, detector, how many faces were confirmed
-    /// and how many boxes the full verdict has, marked `"summary": true`. Compact JSON with sorted
-    /// keys; nil when `json` is not a verdict object.
-    public static func summary(ofVerdict json: String) -> String? {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] else { return nil }
-        var summary: [String: Any] = ["summary": true]
-        for key in ["label", "score", "model", "detector", "cascade", "version", "error"] {
-            if let value = object[key] { summary[key] = value }
-        }
-        if let faces = object["faces"] as? [[String: Any]] {
-            summary["boxes"] = faces.count
-            summary["faces"] = faces.filter { $0["confirmed"] as? Bool == true }.count
-        }
-        guard let data = try? JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys, .withoutEscapingSlashes]) else { return nil }
-        return String(decoding: data, as: UTF8.self)
     }
 
     /// A `Content-Type` from the file name's extension (photos), else `application/octet-stream`.

@@ -1,3 +1,4 @@
+import SystemSupport
 import UploadProtocol
 import Foundation
 
@@ -43,7 +44,7 @@ final class S3UploadSession {
         self.uploader = uploader
         self.path = path
         self.metadata = metadata
-        self.size = try OpenFile(path: path).size()
+        self.size = try TransferError.translating { () throws(SystemError) in try ReadOnlyFile(path: path).size() }
         self.key = uploader.configuration.objectKey(for: metadata)
         self.objectHeaders = [("content-type", S3Metadata.contentType(for: metadata.filename))] + (try S3Metadata.headers(for: metadata))
         self.progress = progress
@@ -257,7 +258,7 @@ final class S3UploadSession {
             guard let part = parts[number] else {
                 throw TransferError(.badServerResponse, "part \(number) is missing before completion", classification: .transient)
             }
-            xml += "<Part><PartNumber>\(number)</PartNumber><ETag>\(S3XML.escape(part.etag))</ETag></Part>"
+            xml += "<Part><PartNumber>\(number)</PartNumber><ETag>\(Markup.escape(part.etag))</ETag></Part>"
         }
         xml += "</CompleteMultipartUpload>"
         let response = try await uploader.send("POST", key: key, query: [("uploadId", uploadID)],

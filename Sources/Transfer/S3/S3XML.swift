@@ -73,19 +73,4 @@ public enum S3XML {
         }
         return out + rest
     }
-
-    /// Text escaped for an XML element's content.
-    public static func escape(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
 }

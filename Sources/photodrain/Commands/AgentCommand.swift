@@ -3,6 +3,7 @@ import Drain
 import Foundation
 import Synchronization
 import Transfer
+import UploadProtocol
 
 /// `photodrain agent DIR`: the transfer service that performs upload jobs.
 enum AgentCommand: Command {
@@ -87,7 +88,7 @@ enum AgentCommand: Command {
             case .finished(.succeeded(let status, let headers, let proof, let alreadyStored)):
                 var unverified = proof == .unverified ? " (unverified: the destination gave no proof it holds the bytes)" : ""
                 if alreadyStored { unverified += " (already on the server: nothing sent)" }
-                line = Line(job: id, outcome: "succeeded", message: "\(status) \(headers["x-server-resource-id"] ?? "")\(unverified)")
+                line = Line(job: id, outcome: "succeeded", message: "\(status) \(headers[ResumableUpload.Header.serverResourceID] ?? "")\(unverified)")
                 tally.withLock { $0.succeeded += 1 }
             case .finished(.failed(_, _, let failure)):
                 line = Line(job: id, outcome: "failed", message: "\(failure.code): \(failure.message)")

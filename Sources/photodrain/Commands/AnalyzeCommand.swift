@@ -1,7 +1,9 @@
 import AssetStore
 import Drain
+import FaceAnalysis
 import Foundation
 import Synchronization
+import SystemSupport
 
 /// `photodrain analyze DIR`: the background runner; banks a verdict on every photo, never uploads.
 enum AnalyzeCommand: Command {
@@ -92,34 +94,34 @@ enum AnalyzeCommand: Command {
         let tally = Mutex((analysed: 0, faces: 0, withFaces: 0, errors: 0, unanalysable: 0))
         let clock = ContinuousClock()
         let start = clock.now
-        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<AnalyzeOutcome, Never>) in
-            Thread.detachNewThread {
-                continuation.resume(returning: runner.run { event in
+        let outcome = await onOwnThreadUntilDone("photodrain-analyze") {
+            runner.run { event in
                     switch event {
-                    case .verdict(let path, let verdict, let banked, let ms):
+                    case .verdict(let path, let analysed, let banked, let ms):
                         guard banked else { return }
+                        let verdict = analysed.verdict
                         tally.withLock {
                             $0.analysed += 1
-                            $0.faces += verdict.faceCount
-                            if verdict.faceCount > 0 { $0.withFaces += 1 }
-                            if verdict.label == AssetRecord.unanalysableLabel {
+                            $0.faces += verdict.confirmedFaces
+                            if verdict.confirmedFaces > 0 { $0.withFaces += 1 }
+                            if verdict.label == .unanalysable {
                                 $0.unanalysable += 1
-                            } else if verdict.analysisError != nil {
+                            } else if verdict.error != nil {
                                 $0.errors += 1
                             }
                         }
                         if json {
-                            console.json(VerdictLine(path: path, label: verdict.label, faces: verdict.faceCount, score: verdict.score,
-                                                     error: verdict.analysisError, milliseconds: (ms * 10).rounded() / 10))
+                            console.json(VerdictLine(path: path, label: verdict.label.rawValue, faces: verdict.confirmedFaces,
+                                                     score: verdict.indexedScore, error: verdict.error?.code,
+                                                     milliseconds: (ms * 10).rounded() / 10))
                         }
-                        bar.advance(status: verdict.analysisError.map { "(\(path): \($0))" })
+                        bar.advance(status: verdict.error.map { "(\(path): \($0.code))" })
                     case .deferred(let path, let reason):
                         if !json { console.err("\(path): deferred: \(reason)") }
                     case .stopping(let reason):
                         if !json { console.err("stopping (\(describe(reason))); finishing analyses in flight") }
                     }
-                })
-            }
+                }
         }
         bar.finish()
         let seconds = (clock.now - start).seconds

@@ -1,7 +1,9 @@
 import Drain
 import FaceAnalysis
 import Foundation
+import PhotoAnalysis
 import PhotoDecoding
+import SystemSupport
 
 /// `photodrain bench [DIR|FILE...]`: times the analysis core stage by stage.
 enum BenchCommand: Command {

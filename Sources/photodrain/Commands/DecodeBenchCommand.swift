@@ -1,6 +1,7 @@
-import Foundation
 import FaceAnalysis
+import Foundation
 import PhotoDecoding
+import SystemSupport
 
 /// `photodrain bench-decode FILE...`: times the probe and the gray decode at each DCT scale.
 enum DecodeBenchCommand: Command {

@@ -3,6 +3,7 @@ import Drain
 import Foundation
 import Receiver
 import Synchronization
+import SystemSupport
 import Transfer
 
 /// `photodrain demo`: the whole pipeline on the sample photos against an embedded receiver.
@@ -57,9 +58,10 @@ enum DemoCommand: Command {
             switch event {
             case .scanned(let report):
                 console.out("scanned \(report.photoCount) files")
-            case .analysed(let path, let verdict, _):
-                let what = verdict.label == AssetRecord.unanalysableLabel ? "not a photo: unanalysable, not uploaded"
-                    : verdict.analysisError.map { "undecodable (\($0))" } ?? "\(verdict.faceCount) face\(verdict.faceCount == 1 ? "" : "s"), \(verdict.label ?? "?")"
+            case .analysed(let path, let analysed, _):
+                let verdict = analysed.verdict, faces = verdict.confirmedFaces
+                let what = verdict.label == .unanalysable ? "not a photo: unanalysable, not uploaded"
+                    : verdict.error.map { "undecodable (\($0.code))" } ?? "\(faces) face\(faces == 1 ? "" : "s"), \(verdict.label.rawValue)"
                 console.out("  analysed  \(path): \(what)")
             case .uploaded(let path, let id, _):
                 console.out("  uploaded  \(path) -> \(id ?? "?")")
@@ -95,7 +97,7 @@ enum DemoCommand: Command {
         for row in rows {
             console.out("\(cell(row.path, nameWidth)) \(cell(String(row.faceCount ?? 0), 6)) \(cell(row.label ?? "-", labelWidth)) \(row.serverID ?? "-")")
             if let id = row.serverID, let object = byID[id], let path = server.contentPath(ofObject: id),
-               let sha = try? FileDigest.sha256Hex(path: path), sha == object.sha256, sha == row.sha256,
+               let sha = try? SHA256.hex(path: path), sha == object.sha256, sha == row.sha256,
                object.verdict == row.verdictJSON {
                 intact += 1
             }

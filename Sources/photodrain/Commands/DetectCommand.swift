@@ -1,7 +1,9 @@
 import Drain
 import FaceAnalysis
 import Foundation
+import PhotoAnalysis
 import PhotoDecoding
+import SystemSupport
 
 /// `photodrain detect FILE...`: the faces of given photos, without a store.
 enum DetectCommand: Command {

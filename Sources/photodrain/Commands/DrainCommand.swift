@@ -2,6 +2,7 @@ import AssetStore
 import Drain
 import Foundation
 import Synchronization
+import SystemSupport
 import Transfer
 
 /// `photodrain drain DIR --to URL`: the foreground runner.
@@ -167,10 +168,12 @@ enum DrainCommand: Command {
             case .retryAfter(let path, let until):
                 line = EventLine(event: "retry-after", path: path, message: isoTimestamp(until.timeIntervalSince1970))
                 if !json { console.err("\(path): the destination asked to wait; retrying at \(isoTimestamp(until.timeIntervalSince1970) ?? "?")") }
-            case .analysed(let path, let verdict, let banked):
+            case .analysed(let path, let analysed, let banked):
                 guard banked else { return }
                 tally.withLock { $0.analysed += 1 }
-                line = EventLine(event: "analysed", path: path, label: verdict.label, faces: verdict.faceCount, message: verdict.analysisError)
+                let verdict = analysed.verdict
+                line = EventLine(event: "analysed", path: path, label: verdict.label.rawValue, faces: verdict.confirmedFaces,
+                                 message: verdict.error?.code)
                 bar.advance(by: 0, status: "analysed \(tally.withLock { $0.analysed })")
             case .deferred(let path, let reason):
                 line = EventLine(event: "deferred", path: path, message: reason)

@@ -1,5 +1,6 @@
 import Foundation
 import PhotoDecoding
+import SystemSupport
 
 /// `photodrain inspect FILE...`: probe each photo, decode it at the scale analysis would use, and
 /// report what was found or why it failed.

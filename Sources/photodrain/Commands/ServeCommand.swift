@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Drain
 import Receiver
+import SystemSupport
 
 /// `photodrain serve --dir DIR`: the reference receiving server.
 enum ServeCommand: Command {
@@ -94,12 +95,7 @@ enum ServeCommand: Command {
         Console.shared.out("photodrain serve: uploads at http://\(host):\(port)/uploads, objects in \(directory)")
         let watcher = SignalWatcher { _ in server.stop() }
         // Block a thread of our own, never the cooperative pool.
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            Thread.detachNewThread {
-                _ = try? server.run()
-                continuation.resume()
-            }
-        }
+        await onOwnThreadUntilDone("photodrain-serve") { _ = try? server.run() }
         watcher.cancel()
         return .success
     }

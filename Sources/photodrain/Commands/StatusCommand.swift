@@ -1,4 +1,5 @@
 import AssetStore
+import Drain
 import FaceAnalysis
 import Foundation
 
@@ -90,7 +91,7 @@ enum StatusCommand: Command {
 
     /// The code and message of a row's error verdict; the code alone when the verdict is unreadable.
     static func problem(_ row: AssetRecord) -> Problem {
-        let failure = row.verdictJSON.flatMap { try? JSONDecoder().decode(Verdict.self, from: Data($0.utf8)) }?.error
+        let failure = (try? row.verdict())?.error
         return Problem(path: row.path, code: failure?.code ?? row.analysisError,
                        reason: failure?.message ?? row.analysisError ?? "unknown", state: row.state.rawValue)
     }

@@ -1,3 +1,4 @@
+import FaceAnalysis
 import Foundation
 import PhotoDecoding
 import Transfer
@@ -105,6 +106,9 @@ enum UploadCommand: Command {
         let uploader = try TransferOptions.destination(arguments)
         let resumption = UploadResumption(uploader: uploader)
         let verdict = arguments.string("verdict") ?? "{}"
+        // What S3 sends when the verdict does not fit its 2 KB: the summary of a verdict given
+        // in PhotoDrain's own form; other JSON has none.
+        let verdictSummary = (try? Verdict.decode(json: verdict)).flatMap { try? $0.summaryJSON() }
         let json = arguments.flag("json")
         var permanent = 0, transient = 0, unreadable = 0
         var certificateRefused = false
@@ -151,6 +155,7 @@ enum UploadCommand: Command {
                                                          onBodySent: { if startNextWhenSent { next?.start() } })
                 } else {
                     var metadata = UploadMetadata(file: file, sha256Hex: try await digest.sha256Hex(), verdictJSON: verdict)
+                    metadata.verdictSummaryJSON = verdictSummary
                     metadata.provenance = provenance
                     receipt = try await uploader.upload(file: file, metadata: metadata, resumeFrom: start.resumeFrom,
                                                         progress: { _ in }, checkpoint: checkpoint)

@@ -1,4 +1,6 @@
 import AssetStore
+import Drain
+import FaceAnalysis
 import Foundation
 
 /// `photodrain verdicts [DIR]`: every photo's verdict as JSON lines or CSV, for other tools.
@@ -21,6 +23,70 @@ enum VerdictsCommand: Command {
 
     static let csvColumns = ["path", "state", "label", "faces", "score", "analyzed_at", "uploaded_at", "server_id", "error", "sha256"]
 
+    /// One photo's record; a JSON line has these keys (sorted, absent when nil).
+    struct Line: Encodable {
+        let path: String
+        let state: String
+        let label: String?
+        let faces: Int?
+        let score: Double?
+        let analyzedAt: String?
+        let uploadedAt: String?
+        let serverID: String?
+        let error: String?
+        let sha256: String?
+        /// The whole banked verdict (JSON lines only).
+        let verdict: BankedForm?
+
+        enum CodingKeys: String, CodingKey {
+            case path, state, label, faces, score, error, sha256, verdict
+            case analyzedAt = "analyzed_at", uploadedAt = "uploaded_at", serverID = "server_id"
+        }
+
+        init(_ row: AssetRecord) {
+            path = row.path
+            state = row.state.rawValue
+            label = row.label
+            faces = row.faceCount
+            score = row.score
+            analyzedAt = isoTimestamp(row.analyzedAt)
+            uploadedAt = isoTimestamp(row.uploadedAt)
+            serverID = row.serverID
+            error = row.analysisError ?? row.lastError
+            sha256 = row.sha256
+            if let photo = row.companionOf, row.label == AssetRecord.companionLabel {
+                verdict = .companion(CompanionLink(companionOf: photo))
+            } else {
+                verdict = (try? row.verdict()).map(BankedForm.verdict)
+            }
+        }
+
+        /// The CSV fields, in `csvColumns` order.
+        var csvFields: [String] {
+            [path, state, label, faces.map { "\($0)" }, score.map { "\($0)" }, analyzedAt, uploadedAt, serverID, error, sha256]
+                .map(VerdictsCommand.csvField)
+        }
+    }
+
+    /// What a row banked: a verdict, or a companion file's link to its photo.
+    enum BankedForm: Encodable {
+        case verdict(Verdict)
+        case companion(CompanionLink)
+
+        func encode(to encoder: any Encoder) throws {
+            switch self {
+            case .verdict(let verdict): try verdict.encode(to: encoder)
+            case .companion(let link): try link.encode(to: encoder)
+            }
+        }
+    }
+
+    /// A companion file's banked form: its label and its photo's path.
+    struct CompanionLink: Encodable {
+        var label = AssetRecord.companionLabel
+        let companionOf: String
+    }
+
     static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
         let format = arguments.string("format") ?? "jsonl"
         guard format == "jsonl" || format == "csv" else {
@@ -29,31 +95,22 @@ enum VerdictsCommand: Command {
         let store = try LibraryOptions.open(arguments, readOnly: true)
         let rows = try store.assets()
         if format == "csv" { Console.shared.out(csvColumns.joined(separator: ",")) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         for row in rows {
-            let fields: [String: Any?] = [
-                "path": row.path, "state": row.state.rawValue, "label": row.label, "faces": row.faceCount,
-                "score": row.score, "analyzed_at": isoTimestamp(row.analyzedAt), "uploaded_at": isoTimestamp(row.uploadedAt),
-                "server_id": row.serverID, "error": row.analysisError ?? row.lastError, "sha256": row.sha256,
-            ]
+            let line = Line(row)
             if format == "csv" {
-                Console.shared.out(csvColumns.map { csvField(fields[$0] ?? nil) }.joined(separator: ","))
+                Console.shared.out(line.csvFields.joined(separator: ","))
             } else {
-                var object: [String: Any] = [:]
-                for (key, value) in fields { if let value { object[key] = value } }
-                if let json = row.verdictJSON, let verdict = try? JSONSerialization.jsonObject(with: Data(json.utf8)) {
-                    object["verdict"] = verdict
-                }
-                let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-                Console.shared.out(String(decoding: data, as: UTF8.self))
+                Console.shared.out(String(decoding: try encoder.encode(line), as: UTF8.self))
             }
         }
         return .success
     }
 
     /// RFC 4180: quote a field holding a comma, quote or line break, doubling its quotes.
-    static func csvField(_ value: Any?) -> String {
-        guard let value else { return "" }
-        let text = "\(value)"
+    static func csvField(_ value: String?) -> String {
+        guard let text = value else { return "" }
         guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
         return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }

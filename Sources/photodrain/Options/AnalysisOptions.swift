@@ -1,6 +1,7 @@
 import Drain
 import FaceAnalysis
 import Foundation
+import PhotoAnalysis
 
 /// The options every command that analyses shares: detector, its files, model, memory limit.
 enum AnalysisOptions {
@@ -61,13 +62,13 @@ enum AnalysisOptions {
         let precision = try precision(arguments, override: override)
         let modelFile = kind == .blazeface ? (precision == .fp32 ? fp32VerdictModelFile : AnalysisSettings.verdictModelFile)
             : AnalysisSettings.cascadeModelFile
-        guard let model = arguments.string("model") ?? AnalysisSettings.locateDefaultModel(modelFile) else {
+        guard let model = arguments.string("model") ?? ModelSearch.current.locate(modelFile) else {
             throw UsageError("\(ModelSearch.current.describeSearch(for: modelFile)); pass --model PATH", command: arguments.command)
         }
         var settings = AnalysisSettings(modelPath: model)
         settings.detector = kind
         if kind == .blazeface {
-            guard let network = arguments.string("weights") ?? AnalysisSettings.locateDefaultModel(AnalysisSettings.networkFile) else {
+            guard let network = arguments.string("weights") ?? ModelSearch.current.locate(AnalysisSettings.networkFile) else {
                 throw UsageError("\(ModelSearch.current.describeSearch(for: AnalysisSettings.networkFile)); pass --weights PATH (Scripts/convert-blazeface writes it)",
                                  command: arguments.command)
             }
@@ -90,7 +91,7 @@ enum AnalysisOptions {
     /// BlazeFace as the options describe it (for `train --labelled`).
     static func blazeFace(_ arguments: ParsedArguments) throws -> FaceDetector {
         try precision(arguments)
-        guard let network = arguments.string("weights") ?? AnalysisSettings.locateDefaultModel(AnalysisSettings.networkFile) else {
+        guard let network = arguments.string("weights") ?? ModelSearch.current.locate(AnalysisSettings.networkFile) else {
             throw UsageError("\(ModelSearch.current.describeSearch(for: AnalysisSettings.networkFile)); pass --weights PATH", command: arguments.command)
         }
         return .blazeFace(try BlazeFace(contentsOf: network), BlazeFaceOptions(), minFaceSize: nil)
@@ -116,11 +117,11 @@ enum AnalysisOptions {
             return "no progress possible: \(limit) leaves no headroom above this process's own footprint (\(reading.used >> 20) MiB) to analyse a photo"
         }
         if reading.headroom < leastHeadroom {
-            return "no progress possible: \(limit) leaves \(reading.headroom >> 20) MiB of headroom above this process's own footprint (\(reading.used >> 20) MiB) and its reserve (\(memory.reserve >> 20) MiB), less than the \(MemoryGuard.mebibytes(leastHeadroom)) MiB a photo is started with. Raise the limit"
+            return "no progress possible: \(limit) leaves \(reading.headroom >> 20) MiB of headroom above this process's own footprint (\(reading.used >> 20) MiB) and its reserve (\(memory.reserve >> 20) MiB), less than the \(AnalysisCost.mebibytes(leastHeadroom)) MiB a photo is started with. Raise the limit"
         }
         if deferrals.count >= remaining, let need = deferrals.smallestNeed, need > reading.headroom {
             let photos = remaining == 1 ? "the photo left needs" : "the least of the \(remaining) photos left needs"
-            return "no progress possible: \(limit) leaves \(reading.headroom >> 20) MiB of headroom above this process's own footprint (\(reading.used >> 20) MiB) and its reserve (\(memory.reserve >> 20) MiB); \(photos) about \(MemoryGuard.mebibytes(need)) MiB at its analysis scale, and no photo is analysed smaller to fit. Raise the limit"
+            return "no progress possible: \(limit) leaves \(reading.headroom >> 20) MiB of headroom above this process's own footprint (\(reading.used >> 20) MiB) and its reserve (\(memory.reserve >> 20) MiB); \(photos) about \(AnalysisCost.mebibytes(need)) MiB at its analysis scale, and no photo is analysed smaller to fit. Raise the limit"
         }
         return nil
     }

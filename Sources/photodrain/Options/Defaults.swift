@@ -6,14 +6,6 @@ enum Defaults {
     static let analysisSize = 480
 }
 
-extension Duration {
-    /// The duration in milliseconds, as a Double.
-    var milliseconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) * 1000 + Double(attoseconds) / 1e15
-    }
-}
-
 /// A byte count for people: `812 B`, `4.1 MB`.
 func formatBytes(_ bytes: Int) -> String {
     let units = ["B", "KB", "MB", "GB", "TB"]

@@ -1,6 +1,7 @@
 import Drain
 import FaceAnalysis
 import Foundation
+import PhotoAnalysis
 
 /// `photodrain --version`: the version, the commit the binary was built from, and the identifiers
 /// of the models it finds (the ones its verdicts would name).

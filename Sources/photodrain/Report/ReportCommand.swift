@@ -1,6 +1,7 @@
 import AssetStore
 import Foundation
 import PhotoDecoding
+import SystemSupport
 
 /// `photodrain report DIR --out FILE.html`: a contact sheet of the library with face boxes and
 /// verdicts; one file for a small library, an index with pages for a big one (`ReportLayout`).
@@ -87,21 +88,19 @@ enum ReportCommand: Command {
         let library = store.root, storePath = store.path
 
         let bar = ProgressBar(title: "thumbnails", total: entries.count)
-        let outcome = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PagedReport.Outcome, any Error>) in
-            // Decoding is blocking CPU work: it gets its own thread, not the cooperative pool.
-            Thread.detachNewThread {
-                continuation.resume(with: Result {
-                    switch layout.shape {
-                    case .singleFile:
-                        try writeSingleFile(entries, to: out, summary: summary, library: library, store: storePath,
-                                            generatedAt: generatedAt, size: size, slots: slots, progress: bar)
-                    case .paged:
-                        try PagedReport.write(entries, layout: layout, summary: summary, library: library, store: storePath,
-                                              generatedAt: generatedAt, size: size, slots: slots, progress: bar)
-                    }
-                })
+        // Decoding is blocking CPU work: it gets its own thread, not the cooperative pool.
+        let outcome = try await onOwnThreadUntilDone("photodrain-report") {
+            Result { () throws -> PagedReport.Outcome in
+                switch layout.shape {
+                case .singleFile:
+                    try writeSingleFile(entries, to: out, summary: summary, library: library, store: storePath,
+                                        generatedAt: generatedAt, size: size, slots: slots, progress: bar)
+                case .paged:
+                    try PagedReport.write(entries, layout: layout, summary: summary, library: library, store: storePath,
+                                          generatedAt: generatedAt, size: size, slots: slots, progress: bar)
+                }
             }
-        }
+        }.get()
         bar.finish()
         func megabytes(_ bytes: Int) -> String { String(format: "%.1f MB", Double(bytes) / 1_048_576) }
         let photos = "\(entries.count) photos (\(outcome.tally.thumbnails) thumbnails, \(outcome.tally.placeholders) without a preview), " +

@@ -1,4 +1,5 @@
 import AssetStore
+import Drain
 import FaceAnalysis
 
 /// One photo as the report shows it: its row, its parsed verdict, and the thumbnail's outcome.
@@ -41,17 +42,12 @@ struct ReportEntry: Sendable {
     /// Reads the row's verdict JSON; a verdict that does not parse becomes `verdictProblem`.
     init(record: AssetRecord) {
         self.record = record
-        if let json = record.verdictJSON, record.label != AssetRecord.companionLabel {
-            do {
-                verdict = try Verdict.decode(json: json)
-                verdictProblem = nil
-            } catch {
-                verdict = nil
-                verdictProblem = "the stored verdict cannot be read: \(error.message)"
-            }
-        } else {
-            verdict = nil
+        do {
+            verdict = try record.verdict()
             verdictProblem = nil
+        } catch {
+            verdict = nil
+            verdictProblem = "the stored verdict cannot be read: \(error.message)"
         }
     }
 
@@ -70,10 +66,10 @@ struct ReportEntry: Sendable {
     }
 
     /// Boxes the classifier confirmed as faces.
-    var confirmedFaces: Int { verdict?.faces.filter(\.confirmed).count ?? 0 }
+    var confirmedFaces: Int { verdict?.confirmedFaces ?? 0 }
 
     /// Boxes the cascade proposed that the classifier rejected.
-    var rejectedBoxes: Int { (verdict?.faces.count ?? 0) - confirmedFaces }
+    var rejectedBoxes: Int { verdict?.rejectedBoxes ?? 0 }
 
     /// Why the photo could not be analysed, in words: the verdict's error, else the row's code.
     var analysisProblem: String? {

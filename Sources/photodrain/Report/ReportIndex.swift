@@ -1,4 +1,5 @@
 import AssetStore
+import SystemSupport
 
 /// The index of a paged report: the library's totals and filters, the photos that match the
 /// filter (as links to their cards), and a table of the pages with their counts by label and
@@ -47,15 +48,15 @@ enum ReportIndex {
         let labels = ReportEntry.Label.allCases.filter { (summary.byLabel[$0] ?? 0) > 0 }
         let states = AssetRecord.State.allCases.filter { (summary.byState[$0] ?? 0) > 0 }
         var html = "<section>\n<h2>Pages</h2>\n<table class=\"pages\" id=\"pages\">\n<thead><tr><th>page</th><th>photos</th><th>matches</th>"
-        for label in labels { html += "<th><span class=\"tag \(label.rawValue)\">\(ReportPage.escape(label.title))</span></th>" }
-        for state in states { html += "<th><span class=\"tag \(state.rawValue)\">\(ReportPage.escape(ReportPage.stateTitle(state)))</span></th>" }
+        for label in labels { html += "<th><span class=\"tag \(label.rawValue)\">\(Markup.escape(label.title))</span></th>" }
+        for state in states { html += "<th><span class=\"tag \(state.rawValue)\">\(Markup.escape(ReportPage.stateTitle(state)))</span></th>" }
         html += "<th>paths</th></tr></thead>\n<tbody>\n"
         for row in rows {
             html += "<tr data-page=\"\(row.number)\"><td>\(ReportPage.navLink(row.href, "page \(row.number)", rel: "section"))</td>"
             html += "<td>\(row.summary.photos)</td><td class=\"matches\">\(row.summary.photos)</td>"
             for label in labels { html += "<td data-label=\"\(label.rawValue)\">\(row.summary.byLabel[label] ?? 0)</td>" }
             for state in states { html += "<td data-state=\"\(state.rawValue)\">\(row.summary.byState[state] ?? 0)</td>" }
-            html += "<td class=\"range\"><code>\(ReportPage.escape(row.firstPath))</code> … <code>\(ReportPage.escape(row.lastPath))</code></td></tr>\n"
+            html += "<td class=\"range\"><code>\(Markup.escape(row.firstPath))</code> … <code>\(Markup.escape(row.lastPath))</code></td></tr>\n"
         }
         return html + "</tbody>\n</table>\n</section>\n"
     }

@@ -2,6 +2,7 @@ import AssetStore
 import FaceAnalysis
 import Foundation
 import PhotoDecoding
+import SystemSupport
 
 /// The HTML of a page of cards: the single file of a small library, or one page of a paged
 /// report. Self-contained (inline CSS and script, thumbnails as `data:` URIs) and written in
@@ -9,25 +10,8 @@ import PhotoDecoding
 ///
 /// Order: `head`, then `summary` (the single file) or `pageHeader` (a page), then one `card` per
 /// photo, then `foot`. Every text that comes from a file name, the store or a verdict goes
-/// through `escape`.
+/// through `Markup.escape`.
 enum ReportPage {
-    /// Escapes text for HTML element content and double- or single-quoted attribute values.
-    static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
-
     /// The document's start: doctype, title and style. `thumbnailSize` sets the grid's cell size.
     static func head(title: String, thumbnailSize: Int) -> String {
         """
@@ -37,7 +21,7 @@ enum ReportPage {
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <meta name="generator" content="photodrain \(PhotoDrainCLI.version)">
-        <title>\(escape(title))</title>
+        <title>\(Markup.escape(title))</title>
         <style>
         \(ReportStyle.css(thumbnailSize: thumbnailSize))</style>
         </head>
@@ -62,9 +46,9 @@ enum ReportPage {
 
     /// The line under the title: the library, the store, when, and the models the verdicts name.
     static func whereLine(_ summary: ReportSummary, library: String, store: String, generatedAt: String) -> String {
-        var html = "<p class=\"where\"><code>\(escape(library))</code> · store <code>\(escape(store))</code> · \(escape(generatedAt))"
+        var html = "<p class=\"where\"><code>\(Markup.escape(library))</code> · store <code>\(Markup.escape(store))</code> · \(Markup.escape(generatedAt))"
         if !summary.models.isEmpty {
-            html += " · " + summary.models.map { "<code>\(escape($0))</code>" }.joined(separator: ", ")
+            html += " · " + summary.models.map { "<code>\(Markup.escape($0))</code>" }.joined(separator: ", ")
         }
         return html + "</p>\n"
     }
@@ -94,7 +78,7 @@ enum ReportPage {
         }
         var html = "<ul class=\"stats\" id=\"summary\">\n"
         for stat in stats {
-            html += "<li><b>\(escape(stat.value))</b><small>\(escape(stat.caption))</small></li>\n"
+            html += "<li><b>\(Markup.escape(stat.value))</b><small>\(Markup.escape(stat.caption))</small></li>\n"
         }
         return html + "</ul>\n"
     }
@@ -127,7 +111,7 @@ enum ReportPage {
     static func pageHeader(number: Int, layout: ReportLayout, summary: ReportSummary, library: String) -> String {
         let range = layout.photoRange(ofPage: number)
         var html = "<header>\n<h1>PhotoDrain report: page \(number) of \(layout.pageCount)</h1>\n"
-        html += "<p class=\"where\"><code>\(escape(library))</code> · photos \(range.lowerBound + 1)–\(range.upperBound) of \(layout.photos), by path</p>\n"
+        html += "<p class=\"where\"><code>\(Markup.escape(library))</code> · photos \(range.lowerBound + 1)–\(range.upperBound) of \(layout.photos), by path</p>\n"
         html += "<nav class=\"pages\">" + navLink(layout.indexHrefFromPage, "index: every page, filters across the library", rel: "index")
         if number > 1 { html += navLink(ReportLayout.pageFileName(number - 1), "← page \(number - 1)", rel: "prev") }
         html += "<span class=\"here\">page \(number)</span>"
@@ -140,7 +124,7 @@ enum ReportPage {
 
     /// A link whose script keeps the page's filter in its fragment (`data-href` is the bare target).
     static func navLink(_ href: String, _ text: String, rel: String) -> String {
-        "<a rel=\"\(rel)\" href=\"\(escape(href))\" data-href=\"\(escape(href))\">\(escape(text))</a>"
+        "<a rel=\"\(rel)\" href=\"\(Markup.escape(href))\" data-href=\"\(Markup.escape(href))\">\(Markup.escape(text))</a>"
     }
 
     /// One photo's card: the thumbnail with its boxes (or a placeholder with the error), the
@@ -151,24 +135,24 @@ enum ReportPage {
         let record = entry.record
         let label = entry.label
         let state = record.state
-        var html = "<article class=\"card\" data-label=\"\(label.rawValue)\" data-state=\"\(state.rawValue)\" data-path=\"\(escape(record.path))\" id=\"photo-\(number)\">\n"
+        var html = "<article class=\"card\" data-label=\"\(label.rawValue)\" data-state=\"\(state.rawValue)\" data-path=\"\(Markup.escape(record.path))\" id=\"photo-\(number)\">\n"
         html += "<div class=\"frame\">"
         var problems: [String] = []
         if let problem = entry.analysisProblem { problems.append(problem) }
         switch thumbnail {
         case .success(let thumb):
-            html += "<div class=\"photo\"><img class=\"thumb\" width=\"\(thumb.width)\" height=\"\(thumb.height)\" alt=\"\(escape(record.path))\" src=\"\(thumb.dataURI)\">"
+            html += "<div class=\"photo\"><img class=\"thumb\" width=\"\(thumb.width)\" height=\"\(thumb.height)\" alt=\"\(Markup.escape(record.path))\" src=\"\(thumb.dataURI)\">"
             if let verdict = entry.verdict, let size = verdict.analysisSize, size.width > 0, size.height > 0 {
                 for face in verdict.faces { html += box(face, in: size) }
             }
             html += "</div>"
         case .failure(let error):
             let reason = "\(error.code.rawValue): \(error.message)"
-            html += "<div class=\"placeholder\"><strong>no preview</strong>\(escape(reason))</div>"
+            html += "<div class=\"placeholder\"><strong>no preview</strong>\(Markup.escape(reason))</div>"
             // An undecodable photo's verdict already says why; say it again only when it differs.
             if entry.analysisProblem == nil { problems.append("no preview: \(reason)") }
         }
-        html += "</div>\n<div class=\"meta\">\n<h2 class=\"name\">\(escape(record.path))</h2>\n"
+        html += "</div>\n<div class=\"meta\">\n<h2 class=\"name\">\(Markup.escape(record.path))</h2>\n"
         html += "<p><span class=\"tag \(label.rawValue)\">\(label.title)</span>"
         if let verdict = entry.verdict, verdict.label != .error, verdict.label != .unanalysable {
             html += " score \(String(format: "%.3f", verdict.score))"
@@ -176,17 +160,17 @@ enum ReportPage {
             if entry.rejectedBoxes > 0 { html += ", \(entry.rejectedBoxes) rejected" }
         }
         html += "</p>\n<p><span class=\"tag \(state.rawValue)\">\(stateTitle(state))</span>"
-        if let serverID = record.serverID { html += " server id <code>\(escape(serverID))</code>" }
+        if let serverID = record.serverID { html += " server id <code>\(Markup.escape(serverID))</code>" }
         if record.attempts > 0 { html += " · \(record.attempts) failed attempt\(record.attempts == 1 ? "" : "s")" }
         html += "</p>\n"
         if let verdict = entry.verdict {
             var line = String(format: "analysed in %.1f ms", verdict.milliseconds)
             if let size = verdict.analysisSize { line += " at \(size.width)×\(size.height)" }
             if let width = record.width, let height = record.height { line += " · photo \(width)×\(height)" }
-            html += "<p class=\"muted\">\(escape(line))</p>\n"
+            html += "<p class=\"muted\">\(Markup.escape(line))</p>\n"
         }
         if let lastError = record.lastError { problems.append("upload: \(lastError)") }
-        for problem in problems { html += "<p class=\"problem\">\(escape(problem))</p>\n" }
+        for problem in problems { html += "<p class=\"problem\">\(Markup.escape(problem))</p>\n" }
         html += "</div>\n</article>\n"
         return html
     }

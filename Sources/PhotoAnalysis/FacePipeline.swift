@@ -1,51 +1,14 @@
-import AssetStore
 import FaceAnalysis
 import Foundation
 import PhotoDecoding
-import Transfer
-
-/// Where the analysis finds its detector and model, and how it looks for faces.
-public struct AnalysisSettings: Sendable {
-    /// Which detector proposes the boxes.
-    public var detector: DetectorKind = .blazeface
-    /// BlazeFace's weights (`Scripts/convert-blazeface` writes them).
-    public var networkPath: String
-    /// The smallest face BlazeFace looks for, in photo pixels; nil for a fortieth of each photo's
-    /// short side, between 8 and 40 pixels (`FaceDetector.automaticMinFaceSize`).
-    public var minFaceSize: Int?
-    /// The short side photos are analysed at by a cascade.
-    public var analysisSize = 480
-    /// OpenCV cascade XML (Debian's opencv-data installs these).
-    public var cascadePath = AnalysisSettings.defaultCascade
-    /// The classifier that decides each box (`photodrain train` writes one).
-    public var modelPath: String
-    public var detection = DetectionParameters(scaleFactor: 1.1, minNeighbors: 3, minSize: 24)
-    /// Refuse photos whose header claims more pixels.
-    public var maxPixels = DecodeOptions.defaultMaxPixels
-
-    public static let defaultCascade = "/usr/share/opencv4/haarcascades/haarcascade_frontalface_default.xml"
-    /// The shipped files: BlazeFace's weights, the verdict model for its boxes, and the older model
-    /// for cascade boxes.
-    public static let networkFile = "blazeface-full-range.pdnn"
-    public static let verdictModelFile = "face-verdict.json"
-    public static let cascadeModelFile = "face-confirm.json"
-
-    public init(modelPath: String, networkPath: String = "") {
-        self.modelPath = modelPath
-        self.networkPath = networkPath
-    }
-
-    /// A shipped model file where `ModelSearch.current` finds it; nil when it is nowhere.
-    public static func locateDefaultModel(_ file: String = cascadeModelFile) -> String? {
-        ModelSearch.current.locate(file)
-    }
-}
+import SystemSupport
 
 /// The analysis of one photo: probe, DCT-scaled decode at the scale the detector wants, the
 /// detector (BlazeFace over a pyramid in colour, or a cascade on gray at the analysis size), the
-/// linear classifier on each box, and the verdict with the file's SHA-256. A photo whose analysis
-/// does not fit the memory budget is deferred, never analysed at a smaller scale: a verdict does
-/// not depend on how much memory was free.
+/// linear classifier on each box, and the verdict with what the later stages need of the file: its
+/// SHA-256, format, upright size and capture date (`AnalysedPhoto`), all read now, while it is
+/// open for analysis. A photo whose analysis does not fit the memory budget is deferred, never
+/// analysed at a smaller scale: a verdict does not depend on how much memory was free.
 public struct FacePipeline: PhotoAnalyzing {
     public let settings: AnalysisSettings
     public let detector: FaceDetector
@@ -93,15 +56,15 @@ public struct FacePipeline: PhotoAnalyzing {
     public func memoryNeed(for header: ImageHeader) -> Int {
         let natural = detector.decodeShortSide(for: header, cascadeShortSide: settings.analysisSize)
         let denominator = PhotoDecoder.scaleDenominator(for: header, targetShortSide: natural)
-        return MemoryGuard.estimatedCost(width: header.width, height: header.height, denominator: denominator,
-                                         progressive: header.decodesFullFrame, analysisShortSide: natural,
-                                         channels: detector.wantsColour ? 3 : 1, integralImages: detector.kind == .cascade,
-                                         detectorBytes: detector.memoryEstimate(for: header, decodedShortSide: natural))
+        return AnalysisCost.estimatedBytes(width: header.width, height: header.height, denominator: denominator,
+                                           progressive: header.decodesFullFrame, analysisShortSide: natural,
+                                           channels: detector.wantsColour ? 3 : 1, integralImages: detector.kind == .cascade,
+                                           detectorBytes: detector.memoryEstimate(for: header, decodedShortSide: natural))
     }
 
     /// Analyses the photo at `path` at the scale the detector wants, or defers it when that does
     /// not fit `memoryBudget`. A smaller scale would fit, but it finds fewer faces, and its verdict
-    /// would be banked as if it were the photo's own and never redone (issue 22 item 7).
+    /// would be banked as if it were the photo's own and never redone.
     public func analyze(path: String, memoryBudget: Int?) -> AnalysisResult {
         let clock = ContinuousClock()
         let start = clock.now
@@ -111,25 +74,27 @@ public struct FacePipeline: PhotoAnalyzing {
             if let memoryBudget {
                 let needs = memoryNeed(for: header)
                 guard needs <= memoryBudget else {
-                    return .deferred(reason: "analysing \(header.width)x\(header.height) needs about \(MemoryGuard.mebibytes(needs)) MiB, more than the \(memoryBudget >> 20) MiB of headroom",
+                    return .deferred(reason: "analysing \(header.width)x\(header.height) needs about \(AnalysisCost.mebibytes(needs)) MiB, more than the \(memoryBudget >> 20) MiB of headroom",
                                      needs: needs)
                 }
             }
             let (image, faces) = try findFaces(in: path, header: header)
-            let sha = try FileDigest.sha256Hex(path: path)
+            let sha = try AnalysedPhoto.sha256(ofFile: path)
             let verdict = Verdict(faces: Self.recorded(faces), model: classifier.model.identifier, detector: detector.identifier,
                                   analysisSize: Verdict.Size(width: image.width, height: image.height), milliseconds: elapsed())
-            return .verdict(BankedVerdict(json: try verdict.json(), label: verdict.label.rawValue,
-                                          faceCount: verdict.faces.filter(\.confirmed).count, score: (Double(verdict.score) * 10_000).rounded() / 10_000,
-                                          sha256: sha, format: header.format.rawValue,
-                                          width: header.uprightSize.width, height: header.uprightSize.height))
+            // A verdict that cannot be banked (a value not finite) is this photo's failure, not the runner's.
+            _ = try verdict.json()
+            let upright = header.uprightSize
+            return .verdict(AnalysedPhoto(verdict: verdict, sha256: sha, format: header.format,
+                                          uprightSize: Verdict.Size(width: upright.width, height: upright.height),
+                                          captureDate: AnalysedPhoto.captureDate(ofFile: path)))
         } catch let error as DecodeError {
             return .verdict(Self.errorVerdict(code: error.code.rawValue, message: error.message, path: path, elapsed: elapsed(),
                                               unanalysable: Self.isUnanalysable(error, path: path)))
         } catch let error as FaceAnalysisError {
             return .verdict(Self.errorVerdict(code: "analysis-failed", message: error.description, path: path, elapsed: elapsed()))
-        } catch let error as TransferError {
-            return .verdict(Self.errorVerdict(code: "unreadable", message: error.message, path: path, elapsed: elapsed()))
+        } catch let error as SystemError {
+            return .verdict(Self.errorVerdict(code: "unreadable", message: error.description, path: path, elapsed: elapsed()))
         } catch {
             return .verdict(Self.errorVerdict(code: "analysis-failed", message: "\(error)", path: path, elapsed: elapsed()))
         }
@@ -161,17 +126,10 @@ public struct FacePipeline: PhotoAnalyzing {
     /// is not a photo PhotoDrain analyses); an undecodable photo is still hashed when it can be
     /// read, so it uploads with its identity. An unanalysable file is not: it may be a video of
     /// gigabytes that is never sent, and an upload hashes a file that has no hash yet itself.
-    static func errorVerdict(code: String, message: String, path: String, elapsed: Double, unanalysable: Bool = false) -> BankedVerdict {
+    /// Either keeps its capture date, read from the metadata alone, for the upload to send.
+    static func errorVerdict(code: String, message: String, path: String, elapsed: Double, unanalysable: Bool = false) -> AnalysedPhoto {
         let verdict = Verdict(failure: Verdict.Failure(code: code, message: message), milliseconds: elapsed, unanalysable: unanalysable)
-        let json = (try? verdict.json()) ?? "{\"label\":\"\(verdict.label.rawValue)\"}"
-        return BankedVerdict(json: json, label: verdict.label.rawValue, faceCount: 0, score: nil,
-                             analysisError: code, sha256: unanalysable ? nil : try? FileDigest.sha256Hex(path: path))
-    }
-}
-
-extension Duration {
-    var milliseconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) * 1000 + Double(attoseconds) / 1e15
+        return AnalysedPhoto(verdict: verdict, sha256: unanalysable ? nil : try? AnalysedPhoto.sha256(ofFile: path),
+                             captureDate: AnalysedPhoto.captureDate(ofFile: path))
     }
 }

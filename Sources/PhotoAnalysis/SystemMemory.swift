@@ -1,11 +1,11 @@
 import CMalloc
 
 /// The C library's allocator, asked through the CMalloc shim: one place for the calls.
-enum SystemMemory {
+public enum SystemMemory {
     /// Returns the free memory malloc holds in every arena to the system (`malloc_trim(0)`).
     /// Large buffers freed by an analysis otherwise stay resident, and the memory guard, which
     /// measures use by the resident set or the cgroup's charge, would count them as taken.
-    static func returnFreePages() {
+    public static func returnFreePages() {
         _ = pd_malloc_trim()
     }
 
@@ -15,7 +15,7 @@ enum SystemMemory {
     /// heap: after one 12 MP photo the resident set stayed about 40 MB above what was live, and
     /// every later photo was deferred under a limit that held it. Process-wide; repeating it is
     /// harmless. Costs about 2 % more CPU (the buffers' pages are mapped afresh per photo).
-    static func returnLargeBuffersWhenFreed() {
+    public static func returnLargeBuffersWhenFreed() {
         _ = pd_malloc_fix_thresholds(128 << 10)
     }
 }

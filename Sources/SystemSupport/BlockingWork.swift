@@ -7,8 +7,8 @@ import Synchronization
 public enum OwnThreads {
     private static let running = Mutex(0)
 
-    static func started() { running.withLock { $0 += 1 } }
-    static func finished() { running.withLock { $0 -= 1 } }
+    fileprivate static func started() { running.withLock { $0 += 1 } }
+    fileprivate static func finished() { running.withLock { $0 -= 1 } }
 
     /// How many are running now.
     public static var count: Int { running.withLock { $0 } }
@@ -22,12 +22,13 @@ public enum OwnThreads {
     }
 }
 
-/// Runs blocking work (decoding, SQLite waits) on a thread of its own, never on Swift's
-/// cooperative pool, and resumes the caller when it is done. If the calling task is cancelled
+/// Runs blocking work (decoding, SQLite queries, folder walks, a server's accept loop) on a
+/// thread of its own, never on Swift's cooperative pool, and resumes the caller when it is done:
+/// the project's one bridge between async code and blocking work. If the calling task is cancelled
 /// first, the caller resumes at once with nil and the thread's result is dropped: a stopping
 /// runner does not wait for an analysis it will not use (the work is redone by the next run).
 /// `OwnThreads.waitForAll()` lets the process wait for such threads before it exits.
-func onOwnThread<T: Sendable>(_ name: String, _ work: @escaping @Sendable () -> T) async -> T? {
+public func onOwnThread<T: Sendable>(_ name: String, _ work: @escaping @Sendable () -> T) async -> T? {
     let state = Mutex(OwnThreadState<T>())
     /// Takes the continuation exactly once: whoever finishes first resumes it.
     @Sendable func take() -> CheckedContinuation<T?, Never>? {
@@ -68,4 +69,18 @@ private struct OwnThreadState<T: Sendable> {
     var continuation: CheckedContinuation<T?, Never>?
     var finished = false
     var cancelled = false
+}
+
+/// As `onOwnThread`, but the caller waits for the work whatever happens: for work that must not
+/// be abandoned halfway (recording an upload's outcome in the store, a command's whole run).
+public func onOwnThreadUntilDone<T: Sendable>(_ name: String, _ work: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
+        OwnThreads.started()
+        let thread = Thread {
+            continuation.resume(returning: work())
+            OwnThreads.finished()
+        }
+        thread.name = name
+        thread.start()
+    }
 }

@@ -1,7 +1,7 @@
-import AssetStore
+import FaceAnalysis
 import Foundation
 import Testing
-@testable import Drain
+@testable import PhotoAnalysis
 
 /// The analysis tells a file that is not a photo PhotoDrain analyses (`unanalysable`, held back
 /// from upload) from a broken photo (`error`, uploaded with its error as the verdict).
@@ -34,18 +34,18 @@ import Testing
         let models = Self.repository.appendingPathComponent("Models")
         let pipeline = try FacePipeline(settings: AnalysisSettings(modelPath: models.appendingPathComponent(AnalysisSettings.verdictModelFile).path,
                                                                    networkPath: models.appendingPathComponent(AnalysisSettings.networkFile).path))
-        guard case .verdict(let verdict) = pipeline.analyze(path: path, memoryBudget: nil) else {
+        guard case .verdict(let analysed) = pipeline.analyze(path: path, memoryBudget: nil) else {
             Issue.record("\(name) was deferred")
             return
         }
-        #expect(verdict.label == label)
-        #expect(verdict.analysisError == code)
+        let verdict = analysed.verdict
+        #expect(verdict.label.rawValue == label)
+        #expect(verdict.error?.code == code)
+        let said = verdict.error?.message ?? ""
+        #expect(said.hasPrefix(message), "\(said)")
         // An unanalysable file is not read whole at analysis (an upload hashes it if it is sent).
-        #expect((verdict.sha256 == nil) == (label == "unanalysable"))
-        let json = try #require(try JSONSerialization.jsonObject(with: Data(verdict.json.utf8)) as? [String: Any])
-        #expect(json["label"] as? String == label)
-        let error = try #require(json["error"] as? [String: Any])
-        #expect(error["code"] as? String == code)
-        #expect((error["message"] as? String ?? "").hasPrefix(message), "\(error)")
+        #expect((analysed.sha256 == nil) == (label == "unanalysable"))
+        #expect(analysed.format == nil && analysed.uprightSize == nil && analysed.captureDate == nil)
+        #expect(try Verdict.decode(json: verdict.json()) == verdict)
     }
 }

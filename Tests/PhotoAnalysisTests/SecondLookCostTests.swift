@@ -1,6 +1,6 @@
-import Drain
 import FaceAnalysis
 import Foundation
+import PhotoAnalysis
 import Testing
 
 /// Second looks cost two network runs per box: the pipeline runs them only for a model that weighs them.
