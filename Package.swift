@@ -79,8 +79,8 @@ let package = Package(
         .target(name: "FaceAnalysis", dependencies: ["PhotoDecoding", "SystemSupport", "CNNKernels", "CNNKernelsAVX2", "CNNKernelsAVX512"],
                 swiftSettings: swiftSettings + kernelSettings),
         // The analysis stage: one file in, one typed result out (verdict, digest, format, upright
-        // size, capture date). Apart from FaceAnalysis, which stays the detector library FaceBench
-        // and the fuzzer use, so hashing files, memory budgets and malloc stay out of it.
+        // size, capture date). Apart from FaceAnalysis, which stays the detector library the
+        // benchmarks and the fuzzer use, so hashing files, memory budgets and malloc stay out of it.
         .target(name: "PhotoAnalysis", dependencies: ["PhotoDecoding", "FaceAnalysis", "SystemSupport", "CMalloc"], swiftSettings: swiftSettings),
         .target(name: "AssetStore", dependencies: ["CSQLite", "UploadProtocol"], swiftSettings: swiftSettings),
         .target(name: "UploadProtocol", dependencies: ["SystemSupport"], swiftSettings: swiftSettings),
@@ -91,9 +91,6 @@ let package = Package(
             dependencies: ["FaceAnalysis", "PhotoAnalysis", "AssetStore", "Transfer", "UploadProtocol", "SystemSupport"],
             swiftSettings: swiftSettings
         ),
-
-        // MARK: Benchmark harness for Scripts/bench-vs-opencv (times the detector alone)
-        .executableTarget(name: "FaceBench", dependencies: ["FaceAnalysis", "PhotoDecoding"], swiftSettings: swiftSettings),
 
         // MARK: The command-line tool
         .executableTarget(
