@@ -15,7 +15,22 @@ extension AVX2Kernels {
         NetworkKernels.depthwise3x3(input: input, height: height, width: width, channels: channels, stride: stride,
                                     padTop: padTop, padLeft: padLeft, weights: weights, bias: bias, output: output,
                                     outHeight: outHeight, outWidth: outWidth, relu: relu, NetworkKernels.FusedMultiplyAdd.self,
-                                    NetworkKernels.Int16Store.self, quantization: quantization)
+                                    PairStore.self, quantization: quantization)
+    }
+
+    /// A depthwise store of quantised Int16 activations: a saturating pack and a permute put the
+    /// eight values in the low 16 bytes (the shared lane-by-lane store doubled an inference's time).
+    enum PairStore: NetworkKernels.DepthwiseStore {
+        @inline(__always)
+        static func store(_ v: SIMD8<Float>, _ output: UnsafeMutableRawPointer, _ index: Int, _ q: NetworkKernels.Quantization?) {
+            guard let q else { return }
+            let x = NetworkKernels.quantized8(v, inverse: SIMD8(repeating: 1 / q.scale), zero: SIMD8(repeating: Float(q.zeroPoint)))
+            let i32 = _mm256_cvtps_epi32(x)
+            let w16 = _mm256_packus_epi32(i32, i32)
+            let gathered = _mm256_permutevar8x32_epi32(w16, _mm256_setr_epi32(0, 1, 4, 5, 0, 1, 4, 5))
+            let words = unsafeBitCast(gathered, to: SIMD4<UInt64>.self)
+            (output + 2 * index).storeBytes(of: SIMD2(words[0], words[1]), as: SIMD2<UInt64>.self)
+        }
     }
 
     public static func quantize(_ input: UnsafePointer<Float>, count: Int, _ q: NetworkKernels.Quantization,
