@@ -27,6 +27,13 @@ public protocol NetworkKernelSet {
     /// Quantises `count` floats into `output` as this set's activations (`int8Layout`).
     static func quantize(_ input: UnsafePointer<Float>, count: Int, _ q: NetworkKernels.Quantization,
                          output: UnsafeMutableRawPointer)
+    /// `depthwise3x3` writing its outputs quantised with `quantization` as this set's activations
+    /// (`int8Layout`) into `output`, for the int8 1x1 convolution that is their only reader.
+    static func depthwise3x3Quantized(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,
+                                      stride: Int, padTop: Int, padLeft: Int,
+                                      weights: UnsafePointer<Float>, bias: UnsafePointer<Float>,
+                                      output: UnsafeMutableRawPointer, outHeight: Int, outWidth: Int, relu: Bool,
+                                      quantization: NetworkKernels.Quantization)
     /// The int8 1x1 convolution (see `NetworkKernels+Int8.swift`): `input` is `pixels` rows of
     /// `inStride` quantised activations, `weights` packed in `int8Layout`; sums start at
     /// `sumBase`, become `Float(sum) * multipliers + bias`, then `epilogue`.
@@ -83,6 +90,17 @@ public enum PortableKernels: NetworkKernelSet {
     }
 
     public static let int8Layout = NetworkKernels.Int8Layout.pairs
+
+    public static func depthwise3x3Quantized(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,
+                                             stride: Int, padTop: Int, padLeft: Int,
+                                             weights: UnsafePointer<Float>, bias: UnsafePointer<Float>,
+                                             output: UnsafeMutableRawPointer, outHeight: Int, outWidth: Int, relu: Bool,
+                                             quantization: NetworkKernels.Quantization) {
+        NetworkKernels.depthwise3x3(input: input, height: height, width: width, channels: channels, stride: stride,
+                                    padTop: padTop, padLeft: padLeft, weights: weights, bias: bias, output: output,
+                                    outHeight: outHeight, outWidth: outWidth, relu: relu, NetworkKernels.SeparateMultiplyAdd.self,
+                                    NetworkKernels.Int16Store.self, quantization: quantization)
+    }
 
     public static func quantize(_ input: UnsafePointer<Float>, count: Int, _ q: NetworkKernels.Quantization,
                                 output: UnsafeMutableRawPointer) {

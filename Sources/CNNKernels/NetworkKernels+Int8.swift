@@ -117,4 +117,15 @@ extension NetworkKernels {
             o += int8Block
         }
     }
+
+    /// A depthwise store of quantised Int16 activations (the `pairs` sets), lane by lane.
+    public enum Int16Store: DepthwiseStore {
+        @inlinable @inline(__always)
+        public static func store(_ v: SIMD8<Float>, _ output: UnsafeMutableRawPointer, _ index: Int, _ q: Quantization?) {
+            guard let q else { return }
+            let x = quantized8(v, inverse: SIMD8(repeating: 1 / q.scale), zero: SIMD8(repeating: Float(q.zeroPoint)))
+            let out = output.assumingMemoryBound(to: Int16.self) + index
+            for lane in 0..<8 { out[lane] = Int16(x[lane]) }
+        }
+    }
 }

@@ -1,5 +1,6 @@
 import _Builtin_intrinsics.intel
 import CNNKernels
+import CNNKernelsAVX2
 
 /// The int8 1x1 convolution with AVX-512 VNNI (`quads` layout): one `vpdpbusd` multiplies four
 /// UInt8 inputs by four Int8 weights for sixteen channels and adds the four products into each
@@ -7,6 +8,18 @@ import CNNKernels
 /// per step (sixteen sums in flight), then a last block of 16 eight pixels at a time.
 extension AVX512Kernels {
     public static let int8Layout = NetworkKernels.Int8Layout.quads
+
+    /// The AVX2 set's depthwise kernel writing quantised bytes: the same source compiled for this
+    /// target made a 448x448 inference 12.3-13.0 ms instead of 7.1.
+    public static func depthwise3x3Quantized(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,
+                                             stride: Int, padTop: Int, padLeft: Int,
+                                             weights: UnsafePointer<Float>, bias: UnsafePointer<Float>,
+                                             output: UnsafeMutableRawPointer, outHeight: Int, outWidth: Int, relu: Bool,
+                                             quantization: NetworkKernels.Quantization) {
+        AVX2Kernels.depthwise3x3QuantizedBytes(input: input, height: height, width: width, channels: channels, stride: stride,
+                                               padTop: padTop, padLeft: padLeft, weights: weights, bias: bias, output: output,
+                                               outHeight: outHeight, outWidth: outWidth, relu: relu, quantization: quantization)
+    }
 
     public static func quantize(_ input: UnsafePointer<Float>, count: Int, _ q: NetworkKernels.Quantization,
                                 output: UnsafeMutableRawPointer) {

@@ -109,6 +109,19 @@ import Testing
         }
     }
 
+    /// The whole int8 network, with the depthwise steps writing quantised bytes (AVX-512) or Int16
+    /// (AVX2): the same outputs bit for bit, since both sets run the same Float steps with FMA.
+    @Test("the int8 network gives the same bits with AVX2 and AVX-512", arguments: inputs)
+    func avx2AndAVX512Agree(name: String) throws {
+        guard AVX2Kernels.isSupported, AVX512Kernels.isSupported else { return }
+        let file = try NetworkFile.load(Fixtures.modelsDirectory + "/blazeface-full-range.pdnn")
+        let plan = try ConvolutionalNetwork(file: file, precision: .int8, calibration: try Self.calibration(file))
+        #expect(!plan.depthwiseQuantization.isEmpty)
+        let avx2 = try Self.outputs(plan, .avx2, input: name), avx512 = try Self.outputs(plan, .avx512, input: name)
+        #expect(avx2.logits == avx512.logits)
+        #expect(avx2.regressors == avx512.regressors)
+    }
+
     /// Tolerances: a face of 0.5 or more in either plan is found by the other (score 0.3 or more)
     /// with IoU >= 0.9 and a score within 0.02; logits within 1 wherever either is above -4 (a
     /// probability of 0.018). Measured: IoU 0.95 or more, scores within 0.008, logits within 0.73.

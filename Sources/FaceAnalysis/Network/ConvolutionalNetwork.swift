@@ -70,6 +70,11 @@ public final class ConvolutionalNetwork: Sendable {
     /// Bytes of quantised activations the largest int8 step's input takes (2 per value, enough
     /// for either layout).
     let quantizedBytes: Int
+    /// Depthwise steps (by step index) that write the quantised input of the int8 1x1 convolution
+    /// that is their only reader, with its quantisation; and those convolutions, which then do not
+    /// quantise. Saves writing the Floats and the pass that quantises them.
+    let depthwiseQuantization: [Int: NetworkKernels.Quantization]
+    let prequantized: Set<Int>
 
     /// Loads and plans the network at `path`; throws what `NetworkFile.load` throws, and
     /// `malformedModel` for a graph this runner does not support.
@@ -337,6 +342,21 @@ public final class ConvolutionalNetwork: Sendable {
                 if let slot = layouts[id]?.slot { free.append(slot) }
             }
         }
+        var depthwiseQuantization: [Int: NetworkKernels.Quantization] = [:]
+        var prequantized = Set<Int>()
+        var readerSteps: [Int: [Int]] = [:]
+        for (t, ids) in consumed.enumerated() { for id in Set(ids) { readerSteps[id, default: []].append(t) } }
+        for (s, step) in steps.enumerated() {
+            // The reader must come before any other int8 step, which would overwrite the scratch.
+            guard case let .depthwise(_, output, _, _, _, _, _, _) = step, !kept.contains(output),
+                  let r = readerSteps[output], r.count == 1, let t = r.first, t > s,
+                  case let .pointwiseInt8(input, _, q, _, residual, _) = steps[t], input == output, residual != output,
+                  !steps[(s + 1)..<t].contains(where: { if case .pointwiseInt8 = $0 { true } else { false } }) else { continue }
+            depthwiseQuantization[s] = q.quantization
+            prequantized.insert(t)
+        }
+        self.depthwiseQuantization = depthwiseQuantization
+        self.prequantized = prequantized
         for role in ["regressors", "classificators"] {
             guard let id = file.outputs[role], layouts[resolve(id)] != nil else { throw unsupported("the \(role) output is never computed") }
         }

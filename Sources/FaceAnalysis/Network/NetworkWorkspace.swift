@@ -114,9 +114,9 @@ public final class NetworkWorkspace: @unchecked Sendable {
     /// Runs every step on the current input.
     public func run() {
         switch kernels {
-        case .portable: for step in network.steps { execute(step, with: PortableKernels.self) }
-        case .avx2: for step in network.steps { execute(step, with: AVX2Kernels.self) }
-        case .avx512: for step in network.steps { execute(step, with: AVX512Kernels.self) }
+        case .portable: for (i, step) in network.steps.enumerated() { execute(step, at: i, with: PortableKernels.self) }
+        case .avx2: for (i, step) in network.steps.enumerated() { execute(step, at: i, with: AVX2Kernels.self) }
+        case .avx512: for (i, step) in network.steps.enumerated() { execute(step, at: i, with: AVX512Kernels.self) }
         }
     }
 
@@ -134,9 +134,9 @@ public final class NetworkWorkspace: @unchecked Sendable {
                 ranges[network.stepOps[index]] = (low, high)
             }
             switch kernels {
-            case .portable: execute(step, with: PortableKernels.self)
-            case .avx2: execute(step, with: AVX2Kernels.self)
-            case .avx512: execute(step, with: AVX512Kernels.self)
+            case .portable: execute(step, at: index, with: PortableKernels.self)
+            case .avx2: execute(step, at: index, with: AVX2Kernels.self)
+            case .avx512: execute(step, at: index, with: AVX512Kernels.self)
             }
         }
     }
@@ -145,12 +145,12 @@ public final class NetworkWorkspace: @unchecked Sendable {
     /// nanoseconds (monotonic clock), for `photodrain bench` and kernel work.
     public func profile() -> [(step: String, nanoseconds: UInt64)] {
         var result: [(String, UInt64)] = []
-        for step in network.steps {
+        for (index, step) in network.steps.enumerated() {
             let start = SystemCalls.monotonicNanoseconds()
             switch kernels {
-            case .portable: execute(step, with: PortableKernels.self)
-            case .avx2: execute(step, with: AVX2Kernels.self)
-            case .avx512: execute(step, with: AVX512Kernels.self)
+            case .portable: execute(step, at: index, with: PortableKernels.self)
+            case .avx2: execute(step, at: index, with: AVX2Kernels.self)
+            case .avx512: execute(step, at: index, with: AVX512Kernels.self)
             }
             result.append((describe(step), SystemCalls.monotonicNanoseconds() - start))
         }
@@ -188,7 +188,7 @@ public final class NetworkWorkspace: @unchecked Sendable {
         return (slots[layout.slot], layout)
     }
 
-    private func execute<K: NetworkKernelSet>(_ step: ConvolutionalNetwork.Step, with _: K.Type) {
+    private func execute<K: NetworkKernelSet>(_ step: ConvolutionalNetwork.Step, at index: Int, with _: K.Type) {
         switch step {
         case let .pointwise(input, output, weights, bias, reluBeforeAdd, residual, reluAfterAdd):
             let (x, xl) = tensor(input)
@@ -214,7 +214,9 @@ public final class NetworkWorkspace: @unchecked Sendable {
                 epilogue.residual = UnsafePointer(r)
                 epilogue.residualStride = rl.stride
             }
-            K.quantize(x, count: xl.pixels * xl.stride, q.quantization, output: quantized)
+            if !network.prequantized.contains(index) {
+                K.quantize(x, count: xl.pixels * xl.stride, q.quantization, output: quantized)
+            }
             let input = UnsafeRawPointer(quantized)
             func run(_ w: UnsafeRawPointer) {
                 q.sumBase.withUnsafeBufferPointer { s in
@@ -234,6 +236,17 @@ public final class NetworkWorkspace: @unchecked Sendable {
         case let .depthwise(input, output, weights, bias, stride, padTop, padLeft, relu):
             let (x, xl) = tensor(input)
             let (y, yl) = tensor(output)
+            if let q = network.depthwiseQuantization[index] {
+                weights.withUnsafeBufferPointer { w in
+                    bias.withUnsafeBufferPointer { b in
+                        K.depthwise3x3Quantized(input: x, height: xl.height, width: xl.width, channels: xl.stride,
+                                                stride: stride, padTop: padTop, padLeft: padLeft, weights: w.baseAddress!,
+                                                bias: b.baseAddress!, output: quantized, outHeight: yl.height, outWidth: yl.width,
+                                                relu: relu, quantization: q)
+                    }
+                }
+                return
+            }
             weights.withUnsafeBufferPointer { w in
                 bias.withUnsafeBufferPointer { b in
                     K.depthwise3x3(input: x, height: xl.height, width: xl.width, channels: xl.stride,
