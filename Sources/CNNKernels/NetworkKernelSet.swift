@@ -21,6 +21,26 @@ public protocol NetworkKernelSet {
                                output: UnsafeMutablePointer<Float>, outHeight: Int, outWidth: Int)
     static func add(_ a: UnsafePointer<Float>, aStride: Int, _ b: UnsafePointer<Float>, bStride: Int, pixels: Int,
                     output: UnsafeMutablePointer<Float>, relu: Bool)
+
+    /// The weight and activation layout this set's int8 kernels read.
+    static var int8Layout: NetworkKernels.Int8Layout { get }
+    /// Quantises `count` floats into `output` as this set's activations (`int8Layout`).
+    static func quantize(_ input: UnsafePointer<Float>, count: Int, _ q: NetworkKernels.Quantization,
+                         output: UnsafeMutableRawPointer)
+    /// `depthwise3x3` writing its outputs quantised with `quantization` as this set's activations
+    /// (`int8Layout`) into `output`, for the int8 1x1 convolution that is their only reader.
+    static func depthwise3x3Quantized(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,
+                                      stride: Int, padTop: Int, padLeft: Int,
+                                      weights: UnsafePointer<Float>, bias: UnsafePointer<Float>,
+                                      output: UnsafeMutableRawPointer, outHeight: Int, outWidth: Int, relu: Bool,
+                                      quantization: NetworkKernels.Quantization)
+    /// The int8 1x1 convolution (see `NetworkKernels+Int8.swift`): `input` is `pixels` rows of
+    /// `inStride` quantised activations, `weights` packed in `int8Layout`; sums start at
+    /// `sumBase`, become `Float(sum) * multipliers + bias`, then `epilogue`.
+    static func pointwiseInt8(input: UnsafeRawPointer, inStride: Int, pixels: Int, weights: UnsafeRawPointer,
+                              sumBase: UnsafePointer<Int32>, multipliers: UnsafePointer<Float>,
+                              bias: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, outStride: Int,
+                              epilogue: NetworkKernels.Epilogue)
 }
 
 /// The kernels compiled for the package's baseline target.
@@ -67,5 +87,33 @@ public enum PortableKernels: NetworkKernelSet {
     public static func add(_ a: UnsafePointer<Float>, aStride: Int, _ b: UnsafePointer<Float>, bStride: Int, pixels: Int,
                            output: UnsafeMutablePointer<Float>, relu: Bool) {
         NetworkKernels.add(a, aStride: aStride, b, bStride: bStride, pixels: pixels, output: output, relu: relu)
+    }
+
+    public static let int8Layout = NetworkKernels.Int8Layout.pairs
+
+    public static func depthwise3x3Quantized(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,
+                                             stride: Int, padTop: Int, padLeft: Int,
+                                             weights: UnsafePointer<Float>, bias: UnsafePointer<Float>,
+                                             output: UnsafeMutableRawPointer, outHeight: Int, outWidth: Int, relu: Bool,
+                                             quantization: NetworkKernels.Quantization) {
+        NetworkKernels.depthwise3x3(input: input, height: height, width: width, channels: channels, stride: stride,
+                                    padTop: padTop, padLeft: padLeft, weights: weights, bias: bias, output: output,
+                                    outHeight: outHeight, outWidth: outWidth, relu: relu, NetworkKernels.SeparateMultiplyAdd.self,
+                                    NetworkKernels.Int16Store.self, quantization: quantization)
+    }
+
+    public static func quantize(_ input: UnsafePointer<Float>, count: Int, _ q: NetworkKernels.Quantization,
+                                output: UnsafeMutableRawPointer) {
+        NetworkKernels.quantizePairs(input, count: count, q, output: output.assumingMemoryBound(to: Int16.self))
+    }
+
+    public static func pointwiseInt8(input: UnsafeRawPointer, inStride: Int, pixels: Int, weights: UnsafeRawPointer,
+                                     sumBase: UnsafePointer<Int32>, multipliers: UnsafePointer<Float>,
+                                     bias: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, outStride: Int,
+                                     epilogue: NetworkKernels.Epilogue) {
+        NetworkKernels.pointwiseInt8Pairs(input: input.assumingMemoryBound(to: Int16.self), inStride: inStride, pixels: pixels,
+                                          weights: weights.assumingMemoryBound(to: Int16.self), sumBase: sumBase,
+                                          multipliers: multipliers, bias: bias, output: output, outStride: outStride,
+                                          epilogue: epilogue)
     }
 }

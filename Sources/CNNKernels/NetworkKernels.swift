@@ -193,6 +193,33 @@ public enum NetworkKernels {
                              stride: Int, padTop: Int, padLeft: Int,
                              weights: UnsafePointer<Float>, bias: UnsafePointer<Float>,
                              output: UnsafeMutablePointer<Float>, outHeight: Int, outWidth: Int, relu: Bool, _: M.Type) {
+        depthwise3x3(input: input, height: height, width: width, channels: channels, stride: stride, padTop: padTop,
+                     padLeft: padLeft, weights: weights, bias: bias, output: UnsafeMutableRawPointer(output),
+                     outHeight: outHeight, outWidth: outWidth, relu: relu, M.self, FloatStore.self, quantization: nil)
+    }
+
+    /// Where a depthwise step puts its results: Floats, or (for an int8 1x1 convolution that is
+    /// its only reader) the quantised activations that convolution reads, so neither the Floats
+    /// nor a pass that quantises them exist. `index` counts values, not bytes.
+    public protocol DepthwiseStore {
+        static func store(_ v: SIMD8<Float>, _ output: UnsafeMutableRawPointer, _ index: Int, _ q: Quantization?)
+    }
+
+    /// Floats, as every other step writes them.
+    public enum FloatStore: DepthwiseStore {
+        @inlinable @inline(__always)
+        public static func store(_ v: SIMD8<Float>, _ output: UnsafeMutableRawPointer, _ index: Int, _ q: Quantization?) {
+            (output + 4 * index).storeBytes(of: v, as: SIMD8<Float>.self)
+        }
+    }
+
+    /// `depthwise3x3`, storing each output vector through `S` (with `quantization` for a quantising store).
+    @inlinable @inline(__always)
+    public static func depthwise3x3<M: MultiplyAdd, S: DepthwiseStore>(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,
+                             stride: Int, padTop: Int, padLeft: Int,
+                             weights: UnsafePointer<Float>, bias: UnsafePointer<Float>,
+                             output: UnsafeMutableRawPointer, outHeight: Int, outWidth: Int, relu: Bool, _: M.Type, _: S.Type,
+                             quantization: Quantization?) {
         let c = channels
         for oy in 0..<outHeight {
             let iy0 = oy * stride - padTop
@@ -200,7 +227,7 @@ public enum NetworkKernels {
             let r0: UnsafePointer<Float>? = iy0 >= 0 && iy0 < height ? input + iy0 * width * c : nil
             let r1: UnsafePointer<Float>? = iy0 + 1 >= 0 && iy0 + 1 < height ? input + (iy0 + 1) * width * c : nil
             let r2: UnsafePointer<Float>? = iy0 + 2 >= 0 && iy0 + 2 < height ? input + (iy0 + 2) * width * c : nil
-            let yRow = output + oy * outWidth * c
+            let yRow = oy * outWidth * c
             // Output columns whose three taps are all inside the row.
             let firstInterior = padLeft > 0 ? 1 : 0
             var lastInterior = outWidth - 1
@@ -228,7 +255,7 @@ public enum NetworkKernels {
                 var ox = 0
                 while ox < min(firstInterior, outWidth) {
                     let v = edge(ox)
-                    store8(relu ? relu8(v) : v, yRow + ox * c + ch)
+                    S.store(relu ? relu8(v) : v, output, yRow + ox * c + ch, quantization)
                     ox += 1
                 }
                 if lastInterior >= firstInterior {
@@ -244,20 +271,20 @@ public enum NetworkKernels {
                             s0 = M.madd(s0, load8(r0 + ix + 2 * c), k2); s1 = M.madd(s1, load8(r1 + ix + 2 * c), k5)
                             s2 = M.madd(s2, load8(r2 + ix + 2 * c), k8)
                             let acc = s0 + s1 + s2
-                            store8(relu ? relu8(acc) : acc, yRow + ox * c + ch)
+                            S.store(relu ? relu8(acc) : acc, output, yRow + ox * c + ch, quantization)
                             ox += 1
                         }
                     } else {
                         while ox <= lastInterior {
                             let v = edge(ox)
-                            store8(relu ? relu8(v) : v, yRow + ox * c + ch)
+                            S.store(relu ? relu8(v) : v, output, yRow + ox * c + ch, quantization)
                             ox += 1
                         }
                     }
                 }
                 while ox < outWidth {
                     let v = edge(ox)
-                    store8(relu ? relu8(v) : v, yRow + ox * c + ch)
+                    S.store(relu ? relu8(v) : v, output, yRow + ox * c + ch, quantization)
                     ox += 1
                 }
                 ch += 8

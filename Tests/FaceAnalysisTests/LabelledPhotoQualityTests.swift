@@ -10,11 +10,13 @@ import Testing
 @Suite(.serialized) struct LabelledPhotoQualityTests {
     static let directory = Fixtures.directory + "/LabelledPhotos"
 
-    /// The detector's boxes of every photo, found once per test process.
+    /// The detector's boxes of every photo, found once per test process, at the precision analysis
+    /// runs by default (int8, with the calibration beside the weights), which the shipped verdict
+    /// model was fitted at.
     static let collected: Result<[PhotoTrainer.PhotoBoxes], FaceAnalysisError> = {
         do throws(FaceAnalysisError) {
             let set = try LabelledPhotos(directory: directory)
-            let detector = FaceDetector.blazeFace(try BlazeFace(file: try NetworkFile.load(Fixtures.modelsDirectory + "/blazeface-full-range.pdnn")),
+            let detector = FaceDetector.blazeFace(try BlazeFace(contentsOf: Fixtures.modelsDirectory + "/blazeface-full-range.pdnn", precision: .int8),
                                                   BlazeFaceOptions(), minFaceSize: nil)
             return .success(try PhotoTrainer.collect(set, detector: detector, features: try Features(spec: PhotoTrainer.Options().spec)))
         } catch {
@@ -43,7 +45,7 @@ import Testing
             let boxes = photo.photoBoxes
             score.add(photo.photo, boxes: strongest.map { boxes[$0] })
         }
-        // Measured: precision 0.972, recall 0.990, small faces 42/43, 2 boxes on photos without people.
+        // Measured at int8: precision 0.972, recall 0.981 (fp32: 0.990), 2 boxes on photos without people.
         #expect(score.recall >= 0.95, "recall \(score.recall)")
         #expect(score.precision >= 0.92, "precision \(score.precision)")
         #expect(score.smallFaceRecall >= 0.88, "small-face recall \(score.smallFaceRecall) (\(score.smallFacesFound)/\(score.smallFaces))")
@@ -64,11 +66,13 @@ import Testing
                 if label == false, region.detectorScore >= 0.5 { confirmedByScoreAlone.append((photo.photo.file, worst)) }
             }
         }
-        // Measured: every labelled face keeps at least 0.54 on both looks; the three false boxes
-        // BlazeFace alone scores 0.5 or more (a forehead above a face on the bus, a mountain ridge,
-        // a spot in a street) drop to 0.04 or less on one of them.
+        // Measured: every labelled face but one keeps at least 0.67 on both looks, and that one 0.32
+        // (at fp32, whose boxes the looks are centred on differ a little: every face 0.54 or more);
+        // the three false boxes BlazeFace alone scores 0.5 or more (a forehead above a face on the
+        // bus, a mountain ridge, a spot in a street) drop to 0.04 or less on one of them.
         #expect(faces.count >= 100)
-        #expect(faces.allSatisfy { $0 >= 0.4 }, "faces' weaker second looks: \(faces.sorted().prefix(5))")
+        #expect(faces.filter { $0 < 0.4 }.count <= 1 && faces.allSatisfy { $0 >= 0.3 },
+                "faces' weaker second looks: \(faces.sorted().prefix(5))")
         #expect(!confirmedByScoreAlone.isEmpty)
         #expect(confirmedByScoreAlone.allSatisfy { $0.1 < 0.2 }, "\(confirmedByScoreAlone)")
         // A face turned aside is boxed ear root to far edge, as labelled (its box once sat on the
@@ -85,8 +89,9 @@ import Testing
         // Calibrated: held-out probabilities are as often right as they claim.
         #expect(evaluation.expectedCalibrationError <= 0.05, "ECE \(evaluation.expectedCalibrationError)")
         #expect(evaluation.brier < evaluation.baseRateBrier / 2, "Brier \(evaluation.brier) vs base rate \(evaluation.baseRateBrier)")
-        // Verdicts on held-out photos, at the bars. Measured: precision 0.992, recall 0.989,
-        // photo labels 0.983, no box on the 11 photos of animals or paintings (Models/face-verdict.md).
+        // Verdicts on held-out photos, at the bars. Measured at int8: precision 0.990, recall
+        // 0.990, photo labels 0.978, no box on the 11 photos of animals or paintings (fp32: 0.992,
+        // 0.989, 0.983, none; Models/face-verdict.md).
         #expect(evaluation.classifier.photoAccuracy >= 0.97, "photo labels \(evaluation.classifier.photoAccuracy)")
         #expect(evaluation.classifier.precision >= 0.97, "precision \(evaluation.classifier.precision)")
         #expect(evaluation.classifier.recall >= 0.95, "recall \(evaluation.classifier.recall)")

@@ -1,6 +1,7 @@
 import CNNKernels
 import FaceAnalysis
 import CNNKernelsAVX2
+import CNNKernelsAVX512
 import Testing
 
 /// The network's kernels against plain loops, on shapes BlazeFace never has (odd sizes, a last
@@ -8,8 +9,8 @@ import Testing
 /// The parity tests cover BlazeFace's own shapes against TensorFlow Lite.
 struct NetworkKernelTests {
     enum Set: String, CaseIterable {
-        case portable, avx2
-        var isSupported: Bool { self == .portable || AVX2Kernels.isSupported }
+        case portable, avx2, avx512
+        var isSupported: Bool { self == .portable || (self == .avx2 ? AVX2Kernels.isSupported : AVX512Kernels.isSupported) }
     }
     static let sets = Set.allCases.filter(\.isSupported)
 
@@ -72,7 +73,7 @@ struct NetworkKernelTests {
                 bias.withUnsafeBufferPointer { b in
                     got.withUnsafeMutableBufferPointer { y in
                         patch.withUnsafeMutableBufferPointer { p in
-                            let call = set == .avx2 ? AVX2Kernels.convolution : PortableKernels.convolution
+                            let call = set == .avx512 ? AVX512Kernels.convolution : set == .avx2 ? AVX2Kernels.convolution : PortableKernels.convolution
                             call(x.baseAddress!, height, width, inChannels, kernel, stride, padTop, padLeft,
                                  pw.baseAddress!, b.baseAddress!, y.baseAddress!, outHeight, outWidth, outChannels, relu, p.baseAddress!)
                         }
@@ -115,7 +116,7 @@ struct NetworkKernelTests {
                     residual.withUnsafeBufferPointer { r in
                         got.withUnsafeMutableBufferPointer { y in
                             let epilogue = NetworkKernels.Epilogue(reluBeforeAdd: true, residual: r.baseAddress!, residualStride: residualStride, reluAfterAdd: true)
-                            let call = set == .avx2 ? AVX2Kernels.pointwise : PortableKernels.pointwise
+                            let call = set == .avx512 ? AVX512Kernels.pointwise : set == .avx2 ? AVX2Kernels.pointwise : PortableKernels.pointwise
                             call(x.baseAddress!, inStride, pixels, pw.baseAddress!, b.baseAddress!, y.baseAddress!, outStride, epilogue)
                         }
                     }
@@ -161,7 +162,7 @@ struct NetworkKernelTests {
             taps.withUnsafeBufferPointer { t in
                 bias.withUnsafeBufferPointer { b in
                     got.withUnsafeMutableBufferPointer { y in
-                        let call = set == .avx2 ? AVX2Kernels.depthwise3x3 : PortableKernels.depthwise3x3
+                        let call = set == .avx512 ? AVX512Kernels.depthwise3x3 : set == .avx2 ? AVX2Kernels.depthwise3x3 : PortableKernels.depthwise3x3
                         call(x.baseAddress!, height, width, channels, stride, padTop, padLeft, t.baseAddress!, b.baseAddress!,
                              y.baseAddress!, outHeight, outWidth, false)
                     }

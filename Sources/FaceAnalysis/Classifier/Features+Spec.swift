@@ -54,9 +54,14 @@ extension Features {
         public var secondLookSide: Int?
         /// The look size of a `secondLook` spec that records none.
         public static let legacySecondLookSide = 192
+        /// With `detector` or `secondLook`: the precision BlazeFace ran at when the scores were
+        /// fitted (int8 scores differ from Float ones by a little). Absent in models written before
+        /// int8, all fitted on Float scores; nil for specs that use no detector score.
+        public var networkPrecision: NetworkPrecision?
 
         /// A spec with the given sizes and groups; `validate()` says whether this build computes it.
-        /// A spec with `secondLook` records the look size this build computes.
+        /// A spec with `secondLook` records the look size this build computes, and one with
+        /// `detector` or `secondLook` the precision BlazeFace runs at (`BlazeFace.defaultPrecision`).
         public init(version: Int = Spec.currentVersion, cropSize: Int, cellSize: Int, orientationBins: Int,
                     layoutGrid: Int, groups: [Group]) {
             self.version = version
@@ -66,6 +71,7 @@ extension Features {
             self.layoutGrid = layoutGrid
             self.groups = groups
             self.secondLookSide = groups.contains(.secondLook) ? BlazeFace.secondLookSide : nil
+            self.networkPrecision = groups.contains(.secondLook) || groups.contains(.detector) ? BlazeFace.defaultPrecision : nil
         }
 
         /// What a crop alone can tell: gradients, intensity, layout and symmetry of a 16×16 resample
@@ -83,15 +89,15 @@ extension Features {
                                                        .geometry, .frame])
 
         /// For BlazeFace boxes in whole photos: the detector's own evidence (`DetectorFeatures`), 9
-        /// features. Few enough to fit from a few hundred boxes of labelled photos; with intensity,
+        /// features (computed: it records `BlazeFace.defaultPrecision` at the time). Few enough to fit from a few hundred boxes of labelled photos; with intensity,
         /// layout, geometry or gradient histograms added, held-out recall and calibration got no
         /// better on the labelled set (see Models/face-verdict.md).
-        public static let detector = Spec(cropSize: 16, cellSize: 4, orientationBins: 9, layoutGrid: 4,
-                                          groups: [.detector])
+        public static var detector: Spec { Spec(cropSize: 16, cellSize: 4, orientationBins: 9, layoutGrid: 4,
+                                          groups: [.detector]) }
 
         /// `detector` plus BlazeFace's second looks at each box: 11 features. The verdict model's spec.
-        public static let detectorAndSecondLook = Spec(cropSize: 16, cellSize: 4, orientationBins: 9, layoutGrid: 4,
-                                                       groups: [.detector, .secondLook])
+        public static var detectorAndSecondLook: Spec { Spec(cropSize: 16, cellSize: 4, orientationBins: 9, layoutGrid: 4,
+                                                       groups: [.detector, .secondLook]) }
 
         /// Cells per side of the gradient-histogram grid.
         public var cellsPerSide: Int { cellSize > 0 ? cropSize / cellSize : 0 }
@@ -133,6 +139,7 @@ extension Features {
                 throw FaceAnalysisError(.featureSpecMismatch,
                                       "feature spec must list each group once and at least one: \(self)")
             }
+            try validate(precision: BlazeFace.defaultPrecision)
             if groups.contains(.secondLook) {
                 let side = secondLookSide ?? Self.legacySecondLookSide
                 guard side == BlazeFace.secondLookSide else {
@@ -142,11 +149,23 @@ extension Features {
             }
         }
 
+        /// Throws `featureSpecMismatch` when the spec's detector scores were fitted at another
+        /// precision than `precision` (a spec without detector groups fits any).
+        public func validate(precision: NetworkPrecision) throws(FaceAnalysisError) {
+            guard groups.contains(.secondLook) || groups.contains(.detector) else { return }
+            let fitted = networkPrecision ?? .fp32
+            guard fitted == precision else {
+                throw FaceAnalysisError(.featureSpecMismatch,
+                                      "the model was fitted on BlazeFace's \(fitted) scores; this run computes \(precision) scores: pass --precision \(fitted), or a model fitted at \(precision) (`photodrain train --labelled --precision \(precision)`)")
+            }
+        }
+
         /// A one-line summary, e.g. `v1 crop 32 cell 8 bins 9 grid 4 [gradient-histogram, intensity]`.
         public var description: String {
             "v\(version) crop \(cropSize) cell \(cellSize) bins \(orientationBins) grid \(layoutGrid) ["
                 + groups.map(\.rawValue).joined(separator: ", ") + "]"
                 + (groups.contains(.secondLook) ? " looks \(secondLookSide ?? Self.legacySecondLookSide)" : "")
+                + (groups.contains(.secondLook) || groups.contains(.detector) ? " \(networkPrecision ?? .fp32)" : "")
                 + " (\(dimension) features)"
         }
     }

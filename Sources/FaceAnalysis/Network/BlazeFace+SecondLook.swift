@@ -59,7 +59,7 @@ extension BlazeFace {
         guard face.width >= 0.5, face.height >= 0.5, face.width < 1e6, face.height < 1e6,
               face.xmin.isFinite, face.ymin.isFinite, image.width > 0, image.height > 0 else { return 0 }
         let centre = SIMD2<Float>((face.xmin + face.xmax) / 2, (face.ymin + face.ymax) / 2)
-        let workspace = try borrowWorkspace(height: side, width: side)
+        let workspace = try borrowWorkspace(height: side, width: side, precision: secondLookPrecision)
         defer { returnWorkspace(workspace) }
         Self.fillResampled(workspace.input, side: side, from: image, centre: centre, scale: scale)
         workspace.run()

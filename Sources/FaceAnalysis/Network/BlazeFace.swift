@@ -91,6 +91,11 @@ public final class BlazeFace: Sendable {
     /// The weights' identifier (`blazeface-full-range@sha8`).
     public let identifier: String
     let file: NetworkFile
+    /// The arithmetic of the network's 1x1 convolutions (`NetworkPrecision`).
+    public let precision: NetworkPrecision
+    /// The precision of the second looks (`secondLooks`): fp32 unless `secondLookPrecision` says otherwise.
+    public let secondLookPrecision: NetworkPrecision
+    let calibration: NetworkCalibration?
     /// The plan for the network's own 192x192 input; other sizes share its packed weights.
     private let template: ConvolutionalNetwork
     private let plans = Mutex<[Int: ConvolutionalNetwork]>([:])
@@ -121,23 +126,31 @@ public final class BlazeFace: Sendable {
     /// More than `largestFace`, so every face a level answers for is whole in some tile.
     static let tileOverlap = 64
 
-    /// Loads the weights at `path` (a PDNN file, see `NetworkFile`); throws what `NetworkFile.load`
-    /// throws, and `malformedModel` when the graph is not BlazeFace's (two outputs of 16 and 1
-    /// values per anchor).
-    public convenience init(contentsOf path: String) throws(FaceAnalysisError) {
+    /// Loads the weights at `path` (a PDNN file, see `NetworkFile`) to run at `precision`
+    /// (`defaultPrecision` when nil); int8 reads the calibration beside the weights
+    /// (`NetworkCalibration.path(forWeights:)`). Throws what `NetworkFile.load` throws,
+    /// `malformedModel` when the graph is not BlazeFace's (two outputs of 16 and 1 values per
+    /// anchor) or the calibration is missing or measured on other weights.
+    public convenience init(contentsOf path: String, precision: NetworkPrecision? = nil) throws(FaceAnalysisError) {
         let file = try NetworkFile.load(path)
+        let precision = precision ?? Self.defaultPrecision
+        let calibration = precision == .int8
+            ? try NetworkCalibration.load(NetworkCalibration.path(forWeights: path), for: file) : nil
         do {
-            try self.init(file: file)
+            try self.init(file: file, precision: precision, calibration: calibration)
         } catch {
             throw error.about(path)
         }
     }
 
-    /// A detector over `file`'s network; see `init(contentsOf:)`.
-    public init(file: NetworkFile) throws(FaceAnalysisError) {
+    /// A detector over `file`'s network; see `init(contentsOf:)`. An int8 detector needs `calibration`.
+    public init(file: NetworkFile, precision: NetworkPrecision = .fp32, calibration: NetworkCalibration? = nil) throws(FaceAnalysisError) {
         self.file = file
         identifier = file.identifier
-        let probe = try ConvolutionalNetwork(file: file)
+        self.precision = precision
+        self.secondLookPrecision = precision == .int8 ? Self.int8SecondLookPrecision : .fp32
+        self.calibration = calibration
+        let probe = try ConvolutionalNetwork(file: file, precision: precision, calibration: calibration)
         guard let r = probe.outputs["regressors"], let c = probe.outputs["classificators"],
               probe.layouts[r]?.channels == 16, probe.layouts[c]?.channels == 1, probe.inputShape.channels == 3 else {
             throw FaceAnalysisError(.malformedModel, "the network is not a BlazeFace detector (16 regressors and 1 score per anchor, RGB input)")
@@ -314,13 +327,17 @@ public final class BlazeFace: Sendable {
         }
     }
 
-    func borrowWorkspace(height: Int, width: Int) throws(FaceAnalysisError) -> NetworkWorkspace {
-        let key = Self.key(height, width)
+    /// A workspace laid out for the plan of `height` x `width` at `precision` (the detector's own by default).
+    func borrowWorkspace(height: Int, width: Int, precision wanted: NetworkPrecision? = nil) throws(FaceAnalysisError) -> NetworkWorkspace {
+        let precision = wanted ?? precision
+        let key = Self.key(height, width) | (precision == self.precision ? 0 : 1 << 40)
         let plan: ConvolutionalNetwork
         if let cached = plans.withLock({ $0[key] }) {
             plan = cached
         } else {
-            plan = try ConvolutionalNetwork(file: file, inputSize: (height, width), sharingWeightsWith: template)
+            plan = try ConvolutionalNetwork(file: file, inputSize: (height, width),
+                                            sharingWeightsWith: precision == self.precision ? template : nil,
+                                            precision: precision, calibration: calibration)
             plans.withLock { $0[key] = plan }
         }
         // Any idle workspace will do: it lays its buffers out for this plan, growing if needed.

@@ -26,6 +26,8 @@ public final class ConvolutionalNetwork: Sendable {
     enum Step: Sendable {
         case pointwise(input: Int, output: Int, weights: [Float], bias: [Float],
                        reluBeforeAdd: Bool, residual: Int?, reluAfterAdd: Bool)
+        case pointwiseInt8(input: Int, output: Int, weights: QuantizedPointwise,
+                           reluBeforeAdd: Bool, residual: Int?, reluAfterAdd: Bool)
         case depthwise(input: Int, output: Int, weights: [Float], bias: [Float], stride: Int,
                        padTop: Int, padLeft: Int, relu: Bool)
         case convolution(input: Int, output: Int, weights: [Float], bias: [Float], kernel: Int, stride: Int,
@@ -55,6 +57,24 @@ public final class ConvolutionalNetwork: Sendable {
     /// Repacked weights and bias by op index: the same for every input size, so plans for other
     /// sizes share them (arrays are copy-on-write) instead of repacking megabytes.
     let packed: [Int: (weights: [Float], bias: [Float])]
+    /// Input channels (padded) from which an int8 plan runs a 1x1 convolution in int8: with 8,
+    /// the step is bound by its 32 Float outputs and residual per pixel, and int8 gained nothing
+    /// (a 448x448 inference took 8.4-8.5 ms either way), so those two stay Float.
+    static let int8MinimumInputs = 16
+    /// The arithmetic of the 1x1 convolutions.
+    public let precision: NetworkPrecision
+    /// Quantised 1x1 convolutions by op index (int8 plans), shared like `packed`.
+    let quantized: [Int: QuantizedPointwise]
+    /// The op index of each step in `steps` (what a calibration records ranges by).
+    let stepOps: [Int]
+    /// Bytes of quantised activations the largest int8 step's input takes (2 per value, enough
+    /// for either layout).
+    let quantizedBytes: Int
+    /// Depthwise steps (by step index) that write the quantised input of the int8 1x1 convolution
+    /// that is their only reader, with its quantisation; and those convolutions, which then do not
+    /// quantise. Saves writing the Floats and the pass that quantises them.
+    let depthwiseQuantization: [Int: NetworkKernels.Quantization]
+    let prequantized: Set<Int>
 
     /// Loads and plans the network at `path`; throws what `NetworkFile.load` throws, and
     /// `malformedModel` for a graph this runner does not support.
@@ -69,8 +89,14 @@ public final class ConvolutionalNetwork: Sendable {
 
     /// Plans `file`'s graph for its recorded input size, or for `inputSize` (each side a multiple
     /// of 32); throws `malformedModel` for an op, shape or layout it cannot run.
+    /// With `precision` int8, every 1x1 convolution whose input `calibration` has a range for runs
+    /// on the int8 kernels (throws `invalidParameter` without a calibration); the rest stay Float.
     public init(file: NetworkFile, inputSize: (height: Int, width: Int)? = nil,
-                sharingWeightsWith template: ConvolutionalNetwork? = nil) throws(FaceAnalysisError) {
+                sharingWeightsWith template: ConvolutionalNetwork? = nil,
+                precision: NetworkPrecision = .fp32, calibration: NetworkCalibration? = nil) throws(FaceAnalysisError) {
+        guard precision == .fp32 || calibration != nil else {
+            throw FaceAnalysisError(.invalidParameter, "an int8 plan needs the activation ranges of a calibration")
+        }
         func unsupported(_ why: String) -> FaceAnalysisError {
             FaceAnalysisError(.malformedModel, "the network cannot be run: \(why)")
         }
@@ -177,10 +203,14 @@ public final class ConvolutionalNetwork: Sendable {
             packed[index] = result
             return result
         }
+        var quantized: [Int: QuantizedPointwise] = [:]
+        var stepOps: [Int] = []
+        var quantizedBytes = 0
         var produced: [Int] = []   // per step: the tensor it writes
         var consumed: [[Int]] = [] // per step: the tensors it reads
         for (_, index) in planned {
             let op = ops[index]
+            stepOps.append(index)
             let x = resolve(op.in[0])
             guard let inShape = shapes[x], let inStride = tensorStride[x] else { throw unsupported("op \(index) reads an unknown tensor") }
             let relu = op.activation == "relu"
@@ -205,12 +235,27 @@ public final class ConvolutionalNetwork: Sendable {
                         shapes[out] = shapes[op.out]
                         tensorStride[out] = padded(outChannels)
                     }
-                    let p = reuse(index) {
-                        (Self.packPointwise(w, outChannels: outChannels, inChannels: inShape.c, inStride: inStride),
-                         Self.padBias(b, to: padded(outChannels)))
+                    // The heads (what writes an output) stay Float: their sums are the logits and box
+                    // offsets. Quantised, they cost the verdict model a box on an animal photo and
+                    // 2 photo labels of 230 on the labelled photos (held out).
+                    let head = graphOutputs.contains(op.out)
+                        || readers[op.out]?.contains { ops[$0].op == "reshape" && graphOutputs.contains(ops[$0].out) } == true
+                    if precision == .int8, inStride >= Self.int8MinimumInputs, !head,
+                       let q = calibration?.quantization(forOp: index) {
+                        let weights = template?.quantized[index] ?? QuantizedPointwise(
+                            weights: w, bias: b, outChannels: outChannels, inChannels: inShape.c, inStride: inStride, quantization: q)
+                        quantized[index] = weights
+                        quantizedBytes = max(quantizedBytes, 2 * inShape.h * inShape.w * inStride)
+                        steps.append(.pointwiseInt8(input: x, output: out, weights: weights,
+                                                    reluBeforeAdd: relu, residual: residual, reluAfterAdd: reluAfter))
+                    } else {
+                        let p = reuse(index) {
+                            (Self.packPointwise(w, outChannels: outChannels, inChannels: inShape.c, inStride: inStride),
+                             Self.padBias(b, to: padded(outChannels)))
+                        }
+                        steps.append(.pointwise(input: x, output: out, weights: p.weights, bias: p.bias,
+                                                reluBeforeAdd: relu, residual: residual, reluAfterAdd: reluAfter))
                     }
-                    steps.append(.pointwise(input: x, output: out, weights: p.weights, bias: p.bias,
-                                            reluBeforeAdd: relu, residual: residual, reluAfterAdd: reluAfter))
                     consumed.append([x] + (residual.map { [$0] } ?? []))
                 } else {
                     guard let outShape = shapes[op.out] else { throw unsupported("op \(index): output shape") }
@@ -297,6 +342,21 @@ public final class ConvolutionalNetwork: Sendable {
                 if let slot = layouts[id]?.slot { free.append(slot) }
             }
         }
+        var depthwiseQuantization: [Int: NetworkKernels.Quantization] = [:]
+        var prequantized = Set<Int>()
+        var readerSteps: [Int: [Int]] = [:]
+        for (t, ids) in consumed.enumerated() { for id in Set(ids) { readerSteps[id, default: []].append(t) } }
+        for (s, step) in steps.enumerated() {
+            // The reader must come before any other int8 step, which would overwrite the scratch.
+            guard case let .depthwise(_, output, _, _, _, _, _, _) = step, !kept.contains(output),
+                  let r = readerSteps[output], r.count == 1, let t = r.first, t > s,
+                  case let .pointwiseInt8(input, _, q, _, residual, _) = steps[t], input == output, residual != output,
+                  !steps[(s + 1)..<t].contains(where: { if case .pointwiseInt8 = $0 { true } else { false } }) else { continue }
+            depthwiseQuantization[s] = q.quantization
+            prequantized.insert(t)
+        }
+        self.depthwiseQuantization = depthwiseQuantization
+        self.prequantized = prequantized
         for role in ["regressors", "classificators"] {
             guard let id = file.outputs[role], layouts[resolve(id)] != nil else { throw unsupported("the \(role) output is never computed") }
         }
@@ -305,6 +365,10 @@ public final class ConvolutionalNetwork: Sendable {
         self.slotSizes = slotSizes
         self.patchLength = patchLength
         self.packed = packed
+        self.precision = precision
+        self.quantized = quantized
+        self.stepOps = stepOps
+        self.quantizedBytes = quantizedBytes
         var resolvedOutputs: [String: Int] = [:]
         for (role, id) in file.outputs { resolvedOutputs[role] = resolve(id) }
         self.outputs = resolvedOutputs

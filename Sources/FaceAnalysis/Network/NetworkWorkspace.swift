@@ -1,5 +1,6 @@
 import CNNKernels
 import CNNKernelsAVX2
+import CNNKernelsAVX512
 
 /// One thread's activation buffers for a `ConvolutionalNetwork`. Used by one caller at a time (it
 /// may pass between threads, as `BlazeFace`'s pool hands it on), and reused for every image.
@@ -10,10 +11,19 @@ public final class NetworkWorkspace: @unchecked Sendable {
         case portable
         /// AVX2 + FMA: about twice as fast; only where the processor has them.
         case avx2
-        /// `avx2` where supported, else `portable`.
-        public static var best: Kernels { AVX2Kernels.isSupported ? .avx2 : .portable }
+        /// AVX-512 + VNNI (int8 1x1 convolutions on `vpdpbusd`, Float ones 16 channels wide);
+        /// only where the processor has them.
+        case avx512
+        /// The fastest this processor supports.
+        public static var best: Kernels { AVX512Kernels.isSupported ? .avx512 : AVX2Kernels.isSupported ? .avx2 : .portable }
         /// Whether this processor can run these kernels.
-        public var isSupported: Bool { self == .portable || AVX2Kernels.isSupported }
+        public var isSupported: Bool {
+            switch self {
+            case .portable: return true
+            case .avx2: return AVX2Kernels.isSupported
+            case .avx512: return AVX512Kernels.isSupported
+            }
+        }
     }
 
     /// The plan the buffers are laid out for (see `use(_:)`).
@@ -27,6 +37,9 @@ public final class NetworkWorkspace: @unchecked Sendable {
     private var slots: [UnsafeMutablePointer<Float>] = []
     private var patch: UnsafeMutablePointer<Float>
     private var patchCapacity: Int
+    /// An int8 step's input, quantised (`ConvolutionalNetwork.quantizedBytes`).
+    private var quantized: UnsafeMutableRawPointer
+    private var quantizedCapacity: Int
 
     /// Buffers for `network` (a few megabytes for BlazeFace), run with `kernels` (the fastest this
     /// processor supports by default; an unsupported choice falls back to `portable`).
@@ -38,12 +51,15 @@ public final class NetworkWorkspace: @unchecked Sendable {
         patchCapacity = max(network.patchLength, 8)
         patch = .allocate(capacity: patchCapacity)
         patch.initialize(repeating: 0, count: patchCapacity)
+        quantizedCapacity = max(network.quantizedBytes, 64)
+        quantized = .allocate(byteCount: quantizedCapacity, alignment: 64)
         layOut()
     }
 
     deinit {
         UnsafeMutableRawPointer(arena).deallocate()
         patch.deallocate()
+        quantized.deallocate()
     }
 
     /// Zeroed floats starting on a cache line. Every slot is a whole number of cache lines, so a
@@ -69,12 +85,17 @@ public final class NetworkWorkspace: @unchecked Sendable {
             patch = .allocate(capacity: patchCapacity)
             patch.initialize(repeating: 0, count: patchCapacity)
         }
+        if plan.quantizedBytes > quantizedCapacity {
+            quantized.deallocate()
+            quantizedCapacity = plan.quantizedBytes
+            quantized = .allocate(byteCount: quantizedCapacity, alignment: 64)
+        }
         network = plan
         layOut()
     }
 
     /// The floats this workspace holds.
-    public var floats: Int { capacity + patchCapacity }
+    public var floats: Int { capacity + patchCapacity + quantizedCapacity / 4 }
 
     private func layOut() {
         var offset = 0
@@ -93,8 +114,30 @@ public final class NetworkWorkspace: @unchecked Sendable {
     /// Runs every step on the current input.
     public func run() {
         switch kernels {
-        case .portable: for step in network.steps { execute(step, with: PortableKernels.self) }
-        case .avx2: for step in network.steps { execute(step, with: AVX2Kernels.self) }
+        case .portable: for (i, step) in network.steps.enumerated() { execute(step, at: i, with: PortableKernels.self) }
+        case .avx2: for (i, step) in network.steps.enumerated() { execute(step, at: i, with: AVX2Kernels.self) }
+        case .avx512: for (i, step) in network.steps.enumerated() { execute(step, at: i, with: AVX512Kernels.self) }
+        }
+    }
+
+    /// Runs every step on the current input, widening `ranges` (by op index) to the smallest and
+    /// largest value each Float 1x1 convolution reads: what `BlazeFace.calibrate` measures.
+    public func run(recordingRanges ranges: inout [Int: (Float, Float)]) {
+        for (index, step) in network.steps.enumerated() {
+            if case let .pointwise(input, _, _, _, _, _, _) = step {
+                let (x, xl) = tensor(input)
+                var low = ranges[network.stepOps[index]]?.0 ?? 0, high = ranges[network.stepOps[index]]?.1 ?? 0
+                for v in UnsafeBufferPointer(start: x, count: xl.pixels * xl.stride) {
+                    low = min(low, v)
+                    high = max(high, v)
+                }
+                ranges[network.stepOps[index]] = (low, high)
+            }
+            switch kernels {
+            case .portable: execute(step, at: index, with: PortableKernels.self)
+            case .avx2: execute(step, at: index, with: AVX2Kernels.self)
+            case .avx512: execute(step, at: index, with: AVX512Kernels.self)
+            }
         }
     }
 
@@ -102,11 +145,12 @@ public final class NetworkWorkspace: @unchecked Sendable {
     /// nanoseconds (monotonic clock), for `photodrain bench` and kernel work.
     public func profile() -> [(step: String, nanoseconds: UInt64)] {
         var result: [(String, UInt64)] = []
-        for step in network.steps {
+        for (index, step) in network.steps.enumerated() {
             let start = SystemCalls.monotonicNanoseconds()
             switch kernels {
-            case .portable: execute(step, with: PortableKernels.self)
-            case .avx2: execute(step, with: AVX2Kernels.self)
+            case .portable: execute(step, at: index, with: PortableKernels.self)
+            case .avx2: execute(step, at: index, with: AVX2Kernels.self)
+            case .avx512: execute(step, at: index, with: AVX512Kernels.self)
             }
             result.append((describe(step), SystemCalls.monotonicNanoseconds() - start))
         }
@@ -121,6 +165,8 @@ public final class NetworkWorkspace: @unchecked Sendable {
         switch step {
         case let .pointwise(input, output, _, _, _, residual, _):
             return "pointwise \(shape(input))->\(shape(output))" + (residual == nil ? "" : " +add")
+        case let .pointwiseInt8(input, output, _, _, residual, _):
+            return "pointwise-int8 \(shape(input))->\(shape(output))" + (residual == nil ? "" : " +add")
         case let .depthwise(input, output, _, _, _, _, _, _): return "depthwise \(shape(input))->\(shape(output))"
         case let .convolution(input, output, _, _, _, _, _, _, _): return "conv \(shape(input))->\(shape(output))"
         case let .maxPool(input, output): return "maxpool \(shape(input))->\(shape(output))"
@@ -142,7 +188,7 @@ public final class NetworkWorkspace: @unchecked Sendable {
         return (slots[layout.slot], layout)
     }
 
-    private func execute<K: NetworkKernelSet>(_ step: ConvolutionalNetwork.Step, with _: K.Type) {
+    private func execute<K: NetworkKernelSet>(_ step: ConvolutionalNetwork.Step, at index: Int, with _: K.Type) {
         switch step {
         case let .pointwise(input, output, weights, bias, reluBeforeAdd, residual, reluAfterAdd):
             let (x, xl) = tensor(input)
@@ -159,9 +205,48 @@ public final class NetworkWorkspace: @unchecked Sendable {
                                              bias: b.baseAddress!, output: y, outStride: yl.stride, epilogue: epilogue)
                 }
             }
+        case let .pointwiseInt8(input, output, q, reluBeforeAdd, residual, reluAfterAdd):
+            let (x, xl) = tensor(input)
+            let (y, yl) = tensor(output)
+            var epilogue = NetworkKernels.Epilogue(reluBeforeAdd: reluBeforeAdd, residual: nil, residualStride: 0, reluAfterAdd: reluAfterAdd)
+            if let residual {
+                let (r, rl) = tensor(residual)
+                epilogue.residual = UnsafePointer(r)
+                epilogue.residualStride = rl.stride
+            }
+            if !network.prequantized.contains(index) {
+                K.quantize(x, count: xl.pixels * xl.stride, q.quantization, output: quantized)
+            }
+            let input = UnsafeRawPointer(quantized)
+            func run(_ w: UnsafeRawPointer) {
+                q.sumBase.withUnsafeBufferPointer { s in
+                    q.multipliers.withUnsafeBufferPointer { m in
+                        q.bias.withUnsafeBufferPointer { b in
+                            K.pointwiseInt8(input: input, inStride: xl.stride, pixels: xl.pixels, weights: w,
+                                            sumBase: s.baseAddress!, multipliers: m.baseAddress!, bias: b.baseAddress!,
+                                            output: y, outStride: yl.stride, epilogue: epilogue)
+                        }
+                    }
+                }
+            }
+            switch K.int8Layout {
+            case .quads: q.quads.withUnsafeBytes { run($0.baseAddress!) }
+            case .pairs: q.pairs.withUnsafeBytes { run($0.baseAddress!) }
+            }
         case let .depthwise(input, output, weights, bias, stride, padTop, padLeft, relu):
             let (x, xl) = tensor(input)
             let (y, yl) = tensor(output)
+            if let q = network.depthwiseQuantization[index] {
+                weights.withUnsafeBufferPointer { w in
+                    bias.withUnsafeBufferPointer { b in
+                        K.depthwise3x3Quantized(input: x, height: xl.height, width: xl.width, channels: xl.stride,
+                                                stride: stride, padTop: padTop, padLeft: padLeft, weights: w.baseAddress!,
+                                                bias: b.baseAddress!, output: quantized, outHeight: yl.height, outWidth: yl.width,
+                                                relu: relu, quantization: q)
+                    }
+                }
+                return
+            }
             weights.withUnsafeBufferPointer { w in
                 bias.withUnsafeBufferPointer { b in
                     K.depthwise3x3(input: x, height: xl.height, width: xl.width, channels: xl.stride,

@@ -16,16 +16,33 @@ enum BenchCommand: Command {
         images/s. Without arguments the SampleImages of this checkout are used. Build with
         `swift build -c release` before believing a number. For BlazeFace, `network` includes
         filling each tile's input and decoding its outputs; the kernels line says which compiled
-        kernels ran (AVX2 + FMA where the processor has them).
+        kernels ran (AVX-512 + VNNI or AVX2 + FMA where the processor has them) and at which
+        precision. Without --precision (and without --json), BlazeFace is timed at int8 and then
+        at fp32, each with its own verdict model.
+
+        Two parts can be timed alone, for the scripts that set them beside a peer on the same
+        input (thread CPU time, so a busy machine's waiting does not count): --network times one
+        inference of BlazeFace's network on a fixed input of --input-size (no photo; beside TF
+        Lite in Scripts/bench-blazeface), and --detect-only with --cascade times the cascade's
+        detection on each file's gray pixels as they are, unscaled and without the classifier
+        (beside OpenCV's detectMultiScale in Scripts/bench-vs-opencv).
         """,
         options: [
             .option("repeat", "N", "Timed analyses per photo.", default: "5"),
             .option("limit", "N", "At most this many photos.", default: "all"),
             .option("min-size", "PIXELS", "Cascade: smallest face searched.", default: "24"),
-            .flag("json", "One JSON object."),
+            .flag("json", "One JSON object (with --detect-only, one per file)."),
+            .flag("network-only", "Time BlazeFace's network alone, one inference on a fixed input."),
+            .option("input-size", "PIXELS", "With --network-only: the input's side.", default: "192"),
+            .option("kernels", "portable|avx2|avx512", "With --network-only: which compiled kernels run.", default: "the fastest this processor has"),
+            .flag("profile", "With --network-only: the time of each kind of step, on stderr."),
+            .flag("detect-only", "Time a cascade's detection alone on each file's gray pixels, unscaled (needs --cascade)."),
+            .option("scale-factor", "F", "With --detect-only: the cascade's scale step.", default: "1.1"),
+            .option("min-neighbors", "N", "With --detect-only: overlapping boxes a face needs.", default: "3"),
         ] + AnalysisOptions.all.filter { $0.name != "memory-limit" },
         positionals: (0, nil),
         examples: [("photodrain bench", "the sample photos"),
+                   ("photodrain bench --network-only --input-size 448 --precision int8 --json", "the network alone"),
                    ("photodrain bench ~/Pictures/2024 --limit 20 --cascade /usr/share/opencv4/lbpcascades/lbpcascade_frontalface.xml", "another cascade")],
         exitCodes: [(0, "timed"), (1, "weights, cascade or model unreadable"), (64, "usage error"), (65, "no photo could be timed")]
     )
@@ -43,13 +60,22 @@ enum BenchCommand: Command {
     }
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
-        let pipeline = try AnalysisOptions.pipeline(arguments)
         let repeats = try arguments.int("repeat", default: 5, range: 1...1000)
+        if arguments.flag("network-only") {
+            guard arguments.positionals.isEmpty else { throw UsageError("--network-only times the network on a fixed input: give no photos", command: spec.name) }
+            return try benchNetwork(arguments, repeats: repeats)
+        }
         let limit = arguments.string("limit") == nil || arguments.string("limit") == "all" ? Int.max : try arguments.int("limit", default: 0, range: 1...Int.max)
         let files = Array(try photoFiles(arguments.positionals.isEmpty ? [try DemoCommand.sampleImagesFolder()] : arguments.positionals).prefix(limit))
         guard !files.isEmpty else { throw UsageError("no JPEG, PNG, HEIF or WebP photos found", command: spec.name) }
+        if arguments.flag("detect-only") { return try benchDetection(arguments, files: files, repeats: repeats) }
+        let pipeline = try AnalysisOptions.pipeline(arguments)
         if case .blazeFace = pipeline.detector {
-            return benchBlazeFace(pipeline, files: files, repeats: repeats, json: arguments.flag("json"))
+            let json = arguments.flag("json")
+            let first = benchBlazeFace(pipeline, files: files, repeats: repeats, json: json)
+            guard arguments.string("precision") == nil, !json, first == .success else { return first }
+            Console.shared.out("")
+            return benchBlazeFace(try AnalysisOptions.pipeline(arguments, precision: .fp32), files: files, repeats: repeats, json: json)
         }
         var parameters = pipeline.settings.detection
         parameters.minSize = try arguments.int("min-size", default: 24, range: 0...100_000)
@@ -95,6 +121,7 @@ enum BenchCommand: Command {
 
     struct BlazeFaceReport: Encodable {
         let detector: String
+        let precision: String
         let kernels: String
         let model: String
         let images: Int
@@ -164,7 +191,7 @@ enum BenchCommand: Command {
         let medians = samples.map(AnalysisBenchmark.median)
         let total = medians.reduce(0, +)
         let kernels = NetworkWorkspace.Kernels.best.rawValue
-        let report = BlazeFaceReport(detector: network.identifier, kernels: kernels, model: pipeline.classifier.model.identifier,
+        let report = BlazeFaceReport(detector: network.identifier, precision: network.precision.rawValue, kernels: kernels, model: pipeline.classifier.model.identifier,
                                      images: images, samples: runs,
                                      medians: Dictionary(uniqueKeysWithValues: zip(names, medians.map(round3))),
                                      medianTotal: round3(total), imagesPerSecond: total > 0 ? round3(1000 / total) : 0,
@@ -175,7 +202,7 @@ enum BenchCommand: Command {
         if json {
             console.json(report)
         } else {
-            console.out("\(images) photos x \(repeats), detector \(network.identifier) (\(kernels) kernels), model \(report.model), one thread")
+            console.out("\(images) photos x \(repeats), detector \(network.identifier) (\(network.precision), \(kernels) kernels), model \(report.model), one thread")
             console.out("min face   \(minFace.map { "\($0) px" } ?? "automatic (a 40th of the short side, 8 to 40 px)"); \(String(format: "%.1f", report.tilesPerImage)) network inputs, \(String(format: "%.2f", report.networkMegapixelsPerImage)) MP per photo")
             console.out("stage        median ms")
             for (name, value) in zip(names, medians) { console.out("\(name.padding(toLength: 12, withPad: " ", startingAt: 0)) \(String(format: "%9.2f", value))") }

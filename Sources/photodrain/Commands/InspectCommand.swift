@@ -13,12 +13,15 @@ enum InspectCommand: Command {
         Each file (JPEG, PNG, HEIF: HEIC and AVIF, or WebP) is probed (header only), then decoded
         to gray at the scale (JPEG's DCT scale; for HEIF its thumbnail or a 1/2..1/8 reduction; for
         WebP libwebp's rescaler) that puts its short side at or just above --analysis-size. One line per file; a file that cannot be
-        decoded gets its error and the rest go on.
+        decoded gets its error and the rest go on. With --gray-png, the one FILE is decoded at full
+        size to upright gray and written as a PNG: the pixels a cascade sees, for comparing
+        PhotoDrain's decoders and detectors with OpenCV on the same image.
         """,
         options: [
             .option("analysis-size", "PIXELS", "Short side the decode aims at or just above.", default: "\(Defaults.analysisSize)"),
             .option("max-pixels", "N", "Refuse photos whose header claims more pixels.", default: "\(DecodeOptions.defaultMaxPixels)"),
             .flag("json", "One JSON object per line."),
+            .option("gray-png", "OUT.png", "Write the one FILE, upright and full size, as 8-bit gray PNG."),
         ],
         positionals: (1, nil),
         examples: [
@@ -55,6 +58,13 @@ enum InspectCommand: Command {
         let analysisSize = try arguments.int("analysis-size", default: Defaults.analysisSize, range: 16...100_000)
         let maxPixels = try arguments.int("max-pixels", default: DecodeOptions.defaultMaxPixels, range: 1...Int.max)
         let json = arguments.flag("json")
+        if let out = arguments.string("gray-png") {
+            guard arguments.positionals.count == 1 else { throw UsageError("--gray-png writes one photo: give one FILE", command: spec.name) }
+            let image = try PhotoDecoder.decode(arguments.positionals[0], options: DecodeOptions(output: .gray, maxPixels: maxPixels))
+            try ImageEncoder.writePNG(image, to: out)
+            Console.shared.err("wrote \(out) (\(image.width)x\(image.height) gray)")
+            return .success
+        }
         var failures = 0
         for path in arguments.positionals {
             let report = inspect(path, analysisSize: analysisSize, maxPixels: maxPixels)

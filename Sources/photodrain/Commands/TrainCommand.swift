@@ -20,12 +20,18 @@ enum TrainCommand: Command {
         With --positive and --negative: features are computed from each crop (gradient histograms,
         brightness, layout, symmetry) and a logistic regression is fitted with a stratified holdout.
         The same seed gives the same model file byte for byte. The model's name is the output file's stem.
+        With --calibrate PHOTO...: BlazeFace's Float network runs on the photos (files or folders)
+        as analysis does and the range of each int8 convolution's input is written to --out, the
+        calibration the int8 plan reads beside the weights. Measure on photos the verdict model is
+        not scored on.
         """,
         options: [
             .option("labelled", "DIR", "Photos with labels.json: train the verdict model on them."),
+            .flag("calibrate", "Measure the int8 network's calibration on the photos given (files or folders)."),
             .option("folds", "N", "Photo groups for the held-out figures (--labelled).", default: "5"),
             .option("repeats", "N", "Cross-validations with different groupings, pooled in the figures (--labelled).", default: "5"),
             .option("weights", "PATH", "BlazeFace weights (--labelled).", default: "Models/blazeface-full-range.pdnn of this build"),
+            .option("precision", "int8|fp32", "BlazeFace's arithmetic the model is fitted on and will be used with (--labelled).", default: "int8 (fp32 on a processor without AVX2)"),
             .option("positive", "DIR", "Crops of faces (PNG or JPEG)."),
             .option("negative", "DIR", "Crops of things that are not faces."),
             .option("out", "MODEL.json", "Where to write the model."),
@@ -36,15 +42,21 @@ enum TrainCommand: Command {
             .flag("no-augment", "Train on the crops only (no mirrored or shifted copies)."),
             .option("evaluate", "DIR", "Also score DIR/positive and DIR/negative, crops never trained on."),
         ],
-        positionals: (0, 0),
+        positionals: (0, nil),
         examples: [("photodrain train --labelled Tests/FaceAnalysisTests/Fixtures/LabelledPhotos --out Models/face-verdict.json",
                      "the default verdict model (Scripts/train-face-model runs this)"),
                     ("photodrain train --positive crops/positive --negative crops/negative --out Models/face-confirm.json --holdout 0.2 --seed 1",
-                    "the default model (Scripts/train-face-model makes the crops)")],
+                    "the default model (Scripts/train-face-model makes the crops)"),
+                    ("photodrain train --calibrate --out Models/blazeface-full-range.int8.json SampleImages Tests/FaceAnalysisTests/Fixtures/images",
+                     "the int8 network's calibration")],
         exitCodes: [(0, "model written"), (1, "the model could not be written"), (64, "usage error"), (65, "bad or too little data")]
     )
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
+        if arguments.flag("calibrate") { return try calibrate(arguments) }
+        guard arguments.positionals.isEmpty else {
+            throw UsageError("photos are given only with --calibrate; --labelled takes a folder", command: spec.name)
+        }
         if let labelled = arguments.string("labelled") {
             return try trainOnPhotos(labelled, arguments)
         }
@@ -76,12 +88,7 @@ enum TrainCommand: Command {
             }
             return .success
         } catch {
-            console.err("photodrain train: \(error)")
-            switch error.code {
-            case .invalidParameter: return .usage
-            case .modelFileAccess: return .failure
-            default: return .dataError
-            }
+            return failed(error)
         }
     }
 
@@ -89,6 +96,8 @@ enum TrainCommand: Command {
         guard let out = arguments.string("out") else {
             throw UsageError("--out MODEL.json is required", command: spec.name)
         }
+        // Before the options: their feature spec records the precision the scores are fitted at.
+        try AnalysisOptions.precision(arguments)
         var options = PhotoTrainer.Options(name: URL(fileURLWithPath: out).deletingPathExtension().lastPathComponent)
         options.folds = try arguments.int("folds", default: 5, range: 2...100)
         options.repeats = try arguments.int("repeats", default: 5, range: 1...100)
@@ -121,12 +130,7 @@ enum TrainCommand: Command {
             }
             return .success
         } catch {
-            console.err("photodrain train: \(error)")
-            switch error.code {
-            case .invalidParameter: return .usage
-            case .modelFileAccess: return .failure
-            default: return .dataError
-            }
+            return failed(error)
         }
     }
 
@@ -159,6 +163,17 @@ enum TrainCommand: Command {
         } catch {
             Console.shared.err("photodrain train: cannot write \(path): \(error.localizedDescription)")
             return false
+        }
+    }
+
+    /// Reports a training failure and the exit status it means: a bad parameter is a usage error,
+    /// a model file that cannot be written a failure, anything else bad or too little data.
+    private static func failed(_ error: FaceAnalysisError) -> ExitCode {
+        Console.shared.err("photodrain train: \(error)")
+        switch error.code {
+        case .invalidParameter: return .usage
+        case .modelFileAccess: return .failure
+        default: return .dataError
         }
     }
 }

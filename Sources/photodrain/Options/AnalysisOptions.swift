@@ -9,6 +9,7 @@ enum AnalysisOptions {
         .option("detector", "blazeface|cascade", "Which detector proposes faces: BlazeFace (a CNN over an image pyramid) or an OpenCV cascade (--cascade).", default: "blazeface"),
         .option("min-face", "PIXELS", "Smallest face BlazeFace looks for, in photo pixels (each halving quadruples the work).", default: "a 40th of the photo's short side, 8 to 40"),
         .option("weights", "PATH", "BlazeFace's weights.", default: "Models/\(AnalysisSettings.networkFile) of this build"),
+        .option("precision", "int8|fp32", "BlazeFace's arithmetic: int8 (faster; needs the calibration beside the weights) or fp32. The verdict model must have been fitted at the same precision.", default: "int8 (fp32 on a processor without AVX2)"),
         .option("cascade", "PATH", "OpenCV cascade XML; implies --detector cascade.", default: AnalysisSettings.defaultCascade),
         .option("analysis-size", "PIXELS", "Short side photos are analysed at by a cascade.", default: "\(Defaults.analysisSize)"),
         .option("model", "PATH", "The classifier that decides each box (photodrain train writes one).",
@@ -30,10 +31,37 @@ enum AnalysisOptions {
         return kind
     }
 
+    /// The verdict model fitted on fp32 scores, the default with `--precision fp32`.
+    static let fp32VerdictModelFile = "face-verdict-fp32.json"
+
+    /// `--precision`, made the process's BlazeFace precision (`BlazeFace.defaultPrecision`, which
+    /// the detector loads at and the verdict model is checked against).
+    @discardableResult
+    static func precision(_ arguments: ParsedArguments, override: NetworkPrecision? = nil) throws(UsageError) -> NetworkPrecision {
+        if let override {
+            BlazeFace.defaultPrecision = override
+            return override
+        }
+        guard let name = arguments.string("precision") else {
+            // Without AVX2 the int8 kernels are plain Swift, about 4x slower than the Float ones.
+            let precision: NetworkPrecision = NetworkWorkspace.Kernels.best == .portable ? .fp32 : .int8
+            BlazeFace.defaultPrecision = precision
+            return precision
+        }
+        guard let precision = NetworkPrecision(rawValue: name) else {
+            throw UsageError("--precision must be int8 or fp32, not '\(name)'", command: arguments.command)
+        }
+        BlazeFace.defaultPrecision = precision
+        return precision
+    }
+
     /// The analysis settings the options describe. Usage errors for bad values or missing files.
-    static func settings(_ arguments: ParsedArguments) throws -> AnalysisSettings {
+    /// `precision` overrides `--precision` (for `bench`, which times both).
+    static func settings(_ arguments: ParsedArguments, precision override: NetworkPrecision? = nil) throws -> AnalysisSettings {
         let kind = try detectorKind(arguments)
-        let modelFile = kind == .blazeface ? AnalysisSettings.verdictModelFile : AnalysisSettings.cascadeModelFile
+        let precision = try precision(arguments, override: override)
+        let modelFile = kind == .blazeface ? (precision == .fp32 ? fp32VerdictModelFile : AnalysisSettings.verdictModelFile)
+            : AnalysisSettings.cascadeModelFile
         guard let model = arguments.string("model") ?? ModelSearch.current.locate(modelFile) else {
             throw UsageError("\(ModelSearch.current.describeSearch(for: modelFile)); pass --model PATH", command: arguments.command)
         }
@@ -56,12 +84,13 @@ enum AnalysisOptions {
 
     /// The analysis pipeline the options describe. Usage errors for bad values; the pipeline's own
     /// errors (weights, cascade or model unreadable) propagate.
-    static func pipeline(_ arguments: ParsedArguments) throws -> FacePipeline {
-        try FacePipeline(settings: try settings(arguments))
+    static func pipeline(_ arguments: ParsedArguments, precision: NetworkPrecision? = nil) throws -> FacePipeline {
+        try FacePipeline(settings: try settings(arguments, precision: precision))
     }
 
     /// BlazeFace as the options describe it (for `train --labelled`).
     static func blazeFace(_ arguments: ParsedArguments) throws -> FaceDetector {
+        try precision(arguments)
         guard let network = arguments.string("weights") ?? ModelSearch.current.locate(AnalysisSettings.networkFile) else {
             throw UsageError("\(ModelSearch.current.describeSearch(for: AnalysisSettings.networkFile)); pass --weights PATH", command: arguments.command)
         }
