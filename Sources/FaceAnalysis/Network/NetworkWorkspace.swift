@@ -183,6 +183,18 @@ public final class NetworkWorkspace: @unchecked Sendable {
         return (UnsafePointer(slots[layout.slot]), layout.pixels, layout.channels, layout.stride)
     }
 
+    /// What a 1x1 convolution does after its sums, Float or int8 alike: ReLU, the residual
+    /// operand read in place, ReLU again.
+    private func epilogue(reluBeforeAdd: Bool, residual: Int?, reluAfterAdd: Bool) -> NetworkKernels.Epilogue {
+        var epilogue = NetworkKernels.Epilogue(reluBeforeAdd: reluBeforeAdd, residual: nil, residualStride: 0, reluAfterAdd: reluAfterAdd)
+        if let residual {
+            let (r, rl) = tensor(residual)
+            epilogue.residual = UnsafePointer(r)
+            epilogue.residualStride = rl.stride
+        }
+        return epilogue
+    }
+
     private func tensor(_ id: Int) -> (UnsafeMutablePointer<Float>, ConvolutionalNetwork.TensorLayout) {
         let layout = network.layouts[id]!
         return (slots[layout.slot], layout)
@@ -193,12 +205,7 @@ public final class NetworkWorkspace: @unchecked Sendable {
         case let .pointwise(input, output, weights, bias, reluBeforeAdd, residual, reluAfterAdd):
             let (x, xl) = tensor(input)
             let (y, yl) = tensor(output)
-            var epilogue = NetworkKernels.Epilogue(reluBeforeAdd: reluBeforeAdd, residual: nil, residualStride: 0, reluAfterAdd: reluAfterAdd)
-            if let residual {
-                let (r, rl) = tensor(residual)
-                epilogue.residual = UnsafePointer(r)
-                epilogue.residualStride = rl.stride
-            }
+            let epilogue = self.epilogue(reluBeforeAdd: reluBeforeAdd, residual: residual, reluAfterAdd: reluAfterAdd)
             weights.withUnsafeBufferPointer { w in
                 bias.withUnsafeBufferPointer { b in
                     K.pointwise(input: x, inStride: xl.stride, pixels: xl.pixels, weights: w.baseAddress!,
@@ -208,12 +215,7 @@ public final class NetworkWorkspace: @unchecked Sendable {
         case let .pointwiseInt8(input, output, q, reluBeforeAdd, residual, reluAfterAdd):
             let (x, xl) = tensor(input)
             let (y, yl) = tensor(output)
-            var epilogue = NetworkKernels.Epilogue(reluBeforeAdd: reluBeforeAdd, residual: nil, residualStride: 0, reluAfterAdd: reluAfterAdd)
-            if let residual {
-                let (r, rl) = tensor(residual)
-                epilogue.residual = UnsafePointer(r)
-                epilogue.residualStride = rl.stride
-            }
+            let epilogue = self.epilogue(reluBeforeAdd: reluBeforeAdd, residual: residual, reluAfterAdd: reluAfterAdd)
             if !network.prequantized.contains(index) {
                 K.quantize(x, count: xl.pixels * xl.stride, q.quantization, output: quantized)
             }
