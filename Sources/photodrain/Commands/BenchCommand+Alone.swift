@@ -1,6 +1,4 @@
-import Drain
 import FaceAnalysis
-import PhotoAnalysis
 import PhotoDecoding
 import SystemSupport
 
@@ -22,9 +20,7 @@ extension BenchCommand {
     /// a warm-up; `--profile` adds the time of each kind of step.
     static func benchNetwork(_ arguments: ParsedArguments, repeats: Int) throws -> ExitCode {
         let precision = try AnalysisOptions.precision(arguments)
-        guard let path = arguments.string("weights") ?? ModelSearch.current.locate(AnalysisSettings.networkFile) else {
-            throw UsageError("\(ModelSearch.current.describeSearch(for: AnalysisSettings.networkFile)); pass --weights PATH", command: spec.name)
-        }
+        let path = try AnalysisOptions.weightsPath(arguments)
         var kernels = NetworkWorkspace.Kernels.best
         if let name = arguments.string("kernels") {
             guard let chosen = NetworkWorkspace.Kernels(rawValue: name) else {

@@ -1,7 +1,5 @@
-import Drain
 import FaceAnalysis
 import Foundation
-import PhotoAnalysis
 import PhotoDecoding
 
 /// `photodrain train --calibrate --out RANGES.json PHOTO...`: the int8 network's calibration.
@@ -13,10 +11,7 @@ extension TrainCommand {
         guard let out = arguments.string("out") else { throw UsageError("--calibrate needs --out RANGES.json", command: spec.name) }
         let photos = try BenchCommand.photoFiles(arguments.positionals)
         guard !photos.isEmpty else { throw UsageError("--calibrate needs photos (files or folders) to measure on", command: spec.name) }
-        guard let weights = arguments.string("weights") ?? ModelSearch.current.locate(AnalysisSettings.networkFile) else {
-            throw UsageError("\(ModelSearch.current.describeSearch(for: AnalysisSettings.networkFile)); pass --weights PATH", command: spec.name)
-        }
-        let detector = try BlazeFace(contentsOf: weights, precision: .fp32)
+        let detector = try BlazeFace(contentsOf: try AnalysisOptions.weightsPath(arguments), precision: .fp32)
         var ranges: [Int: (Float, Float)] = [:]
         var names: [String] = []
         let bar = ProgressBar(title: "calibrating", total: photos.count)

@@ -68,11 +68,7 @@ enum AnalysisOptions {
         var settings = AnalysisSettings(modelPath: model)
         settings.detector = kind
         if kind == .blazeface {
-            guard let network = arguments.string("weights") ?? ModelSearch.current.locate(AnalysisSettings.networkFile) else {
-                throw UsageError("\(ModelSearch.current.describeSearch(for: AnalysisSettings.networkFile)); pass --weights PATH (Scripts/convert-blazeface writes it)",
-                                 command: arguments.command)
-            }
-            settings.networkPath = network
+            settings.networkPath = try weightsPath(arguments)
             if arguments.string("min-face") != nil {
                 settings.minFaceSize = try arguments.int("min-face", default: 40, range: 4...100_000)
             }
@@ -91,10 +87,17 @@ enum AnalysisOptions {
     /// BlazeFace as the options describe it (for `train --labelled`).
     static func blazeFace(_ arguments: ParsedArguments) throws -> FaceDetector {
         try precision(arguments)
-        guard let network = arguments.string("weights") ?? ModelSearch.current.locate(AnalysisSettings.networkFile) else {
-            throw UsageError("\(ModelSearch.current.describeSearch(for: AnalysisSettings.networkFile)); pass --weights PATH", command: arguments.command)
+        return .blazeFace(try BlazeFace(contentsOf: try weightsPath(arguments)), BlazeFaceOptions(), minFaceSize: nil)
+    }
+
+    /// BlazeFace's weights: `--weights`, else the shipped file where `ModelSearch` finds it. A
+    /// usage error names the places looked in.
+    static func weightsPath(_ arguments: ParsedArguments) throws(UsageError) -> String {
+        guard let path = arguments.string("weights") ?? ModelSearch.current.locate(AnalysisSettings.networkFile) else {
+            throw UsageError("\(ModelSearch.current.describeSearch(for: AnalysisSettings.networkFile)); pass --weights PATH (Scripts/convert-blazeface writes it)",
+                             command: arguments.command)
         }
-        return .blazeFace(try BlazeFace(contentsOf: network), BlazeFaceOptions(), minFaceSize: nil)
+        return path
     }
 
     static func memoryGuard(_ arguments: ParsedArguments) throws(UsageError) -> MemoryGuard {
