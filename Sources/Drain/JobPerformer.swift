@@ -53,9 +53,7 @@ public final class JobPerformer: Sendable {
         case .ready(let readyAsset, let readyPath, let readyMetadata): (asset, path, metadata) = (readyAsset, readyPath, readyMetadata)
         case .gone(let goneAsset): return await cancel(job, reason: "the photo was removed or changed", asset: goneAsset)
         case .unreadable(let failedAsset, let error):
-            let stillThere = await onOwnThreadUntilDone("photodrain-upload-record") { self.store.fileMatches(failedAsset) }
-            guard stillThere else { return await cancel(job, reason: "the photo was removed or changed", asset: failedAsset) }
-            return await onOwnThreadUntilDone("photodrain-upload-record") { self.finish(job, error: error) }
+            return await failed(job, error: error, asset: failedAsset, reason: "the photo was removed or changed")
         case .storeFailed(let error): return .storeFailed(error)
         }
         let resume = job.resumeURL.flatMap { uploader.checkpoint(restoring: $0, confirmedOffset: job.confirmedOffset) }
@@ -78,15 +76,23 @@ public final class JobPerformer: Sendable {
                 return .finished(result)
             }
         } catch {
-            let stopping = error.classification == .deferred || Task.isCancelled
-            let stillThere = await onOwnThreadUntilDone("photodrain-upload-record") { () -> Bool in
-                if stopping { try? store.releaseJob(job) }
-                return store.fileMatches(asset)
+            if error.classification == .deferred || Task.isCancelled {
+                await onOwnThreadUntilDone("photodrain-upload-record") { _ = try? store.releaseJob(job) }
+                return .deferred(reason: error.message)
             }
-            if stopping { return .deferred(reason: error.message) }
-            guard stillThere else { return await cancel(job, reason: "the photo changed during its upload", asset: asset) }
-            return await onOwnThreadUntilDone("photodrain-upload-record") { self.finish(job, error: error) }
+            return await failed(job, error: error, asset: asset, reason: "the photo changed during its upload")
         }
+    }
+
+    /// Records a failure on the job, unless the photo no longer matches its row: then the job
+    /// is cancelled (and its partial upload deleted), as the failure was the file's changing.
+    /// The check and the record are one trip to a thread of their own.
+    private func failed(_ job: UploadJob, error: TransferError, asset: AssetRecord, reason: String) async -> PerformOutcome {
+        let recorded = await onOwnThreadUntilDone("photodrain-upload-record") { () -> PerformOutcome? in
+            self.store.fileMatches(asset) ? self.finish(job, error: error) : nil
+        }
+        if let recorded { return recorded }
+        return await cancel(job, reason: reason, asset: asset)
     }
 
     /// Reads the job's row, checks the file is the version analysed, and makes the upload's
