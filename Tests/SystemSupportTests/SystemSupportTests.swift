@@ -1,15 +1,15 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
 import Testing
 @testable import SystemSupport
 
 /// A fresh temporary folder per test.
 private func temporaryFolder() -> String {
-    var template = Array("/tmp/systemsupport-XXXXXX".utf8CString)
-    let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-    precondition(made != nil, "mkdtemp failed")
-    return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("systemsupport-\(UUID().uuidString)").path
+    try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    return folder
 }
 
 private func write(_ bytes: [UInt8], to path: String) {
