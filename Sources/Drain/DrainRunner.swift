@@ -69,7 +69,8 @@ public final class DrainRunner: Sendable {
         worker.withLock { $0 = task }
         if stopFlag.isCompleted { task.cancel() }
         let outcome = await task.value
-        try? store.releaseClaims()
+        let store = self.store
+        await onOwnThreadUntilDone("photodrain-drain-release") { try? store.releaseClaims() }
         if let signal = stopFlag.value { return .interrupted(signal: signal) }
         return outcome
     }
