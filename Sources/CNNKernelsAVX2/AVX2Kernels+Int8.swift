@@ -117,32 +117,4 @@ extension AVX2Kernels {
             o += NetworkKernels.int8Block
         }
     }
-
-    /// A depthwise store of quantised bytes with AVX2 only: two saturating packs and a permute
-    /// gather the eight values into the low 8 bytes (for the AVX-512 set, whose own build of the
-    /// depthwise kernel is slower).
-    enum ByteStore: NetworkKernels.DepthwiseStore {
-        @inline(__always)
-        static func store(_ v: SIMD8<Float>, _ output: UnsafeMutableRawPointer, _ index: Int, _ q: NetworkKernels.Quantization?) {
-            guard let q else { return }
-            let x = NetworkKernels.quantized8(v, inverse: SIMD8(repeating: 1 / q.scale), zero: SIMD8(repeating: Float(q.zeroPoint)))
-            let i32 = _mm256_cvtps_epi32(x)
-            let w16 = _mm256_packus_epi32(i32, i32)
-            let b8 = _mm256_packus_epi16(w16, w16)
-            let gathered = _mm256_permutevar8x32_epi32(b8, _mm256_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4))
-            (output + index).storeBytes(of: unsafeBitCast(gathered, to: SIMD4<UInt64>.self)[0], as: UInt64.self)
-        }
-    }
-
-    /// `depthwise3x3` writing quantised bytes (the `quads` layout's activations).
-    public static func depthwise3x3QuantizedBytes(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,
-                                                  stride: Int, padTop: Int, padLeft: Int,
-                                                  weights: UnsafePointer<Float>, bias: UnsafePointer<Float>,
-                                                  output: UnsafeMutableRawPointer, outHeight: Int, outWidth: Int, relu: Bool,
-                                                  quantization: NetworkKernels.Quantization) {
-        NetworkKernels.depthwise3x3(input: input, height: height, width: width, channels: channels, stride: stride,
-                                    padTop: padTop, padLeft: padLeft, weights: weights, bias: bias, output: output,
-                                    outHeight: outHeight, outWidth: outWidth, relu: relu, NetworkKernels.FusedMultiplyAdd.self,
-                                    ByteStore.self, quantization: quantization)
-    }
 }

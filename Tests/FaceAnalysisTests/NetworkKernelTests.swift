@@ -171,4 +171,58 @@ struct NetworkKernelTests {
         }
         Self.expectClose(got, want, "\(set) \(channels) channels stride \(stride) pad \(padTop),\(padLeft)")
     }
+
+    /// The AVX-512 depthwise kernel (sixteen channels wide, two outputs per step) computes each
+    /// output as the AVX2 set's does, so the two give the same bits, as Floats and as quantised
+    /// bytes: on rows longer than a step, with blocks of 16 and a last block of 8, at both strides.
+    @Test("the AVX-512 depthwise kernel gives the AVX2 kernel's bits", arguments: [(1, 1, 1), (2, 0, 0), (2, 1, 1)])
+    func depthwiseAVX512MatchesAVX2(geometry: (stride: Int, padTop: Int, padLeft: Int)) {
+        guard AVX2Kernels.isSupported, AVX512Kernels.isSupported else { return }
+        let (height, width) = (9, 37)
+        let (stride, padTop, padLeft) = geometry
+        let outHeight = (height + stride - 1) / stride, outWidth = (width + stride - 1) / stride
+        for channels in [8, 16, 24, 48] {
+            let input = Self.values(height * width * channels, seed: 11)
+            let taps = Self.values(9 * channels, seed: 12), bias = Self.values(channels, seed: 13)
+            let q = NetworkKernels.Quantization(minimum: -1.5, maximum: 2.5)
+            for relu in [false, true] {
+                func run<K: NetworkKernelSet>(_: K.Type) -> (floats: [Float], bytes: [UInt8]) {
+                    var floats = [Float](repeating: .nan, count: outHeight * outWidth * channels)
+                    var bytes = [UInt8](repeating: 0xAA, count: outHeight * outWidth * channels + 8)
+                    input.withUnsafeBufferPointer { x in
+                        taps.withUnsafeBufferPointer { t in
+                            bias.withUnsafeBufferPointer { b in
+                                floats.withUnsafeMutableBufferPointer { y in
+                                    K.depthwise3x3(input: x.baseAddress!, height: height, width: width, channels: channels,
+                                                   stride: stride, padTop: padTop, padLeft: padLeft, weights: t.baseAddress!,
+                                                   bias: b.baseAddress!, output: y.baseAddress!, outHeight: outHeight,
+                                                   outWidth: outWidth, relu: relu)
+                                }
+                                // Bytes are the AVX-512 set's activations (the AVX2 set writes Int16 pairs).
+                                guard K.int8Layout == .quads else { return }
+                                bytes.withUnsafeMutableBytes { y in
+                                    K.depthwise3x3Quantized(input: x.baseAddress!, height: height, width: width, channels: channels,
+                                                            stride: stride, padTop: padTop, padLeft: padLeft, weights: t.baseAddress!,
+                                                            bias: b.baseAddress!, output: y.baseAddress!, outHeight: outHeight,
+                                                            outWidth: outWidth, relu: relu, quantization: q)
+                                }
+                            }
+                        }
+                    }
+                    return (floats, bytes)
+                }
+                let avx2 = run(AVX2Kernels.self), avx512 = run(AVX512Kernels.self)
+                let what = "\(channels) channels, stride \(stride), pad \(padTop),\(padLeft), relu \(relu)"
+                #expect(avx512.floats.map(\.bitPattern) == avx2.floats.map(\.bitPattern), "Floats differ: \(what)")
+                // The AVX2 set writes Int16 pairs for its own int8 kernel: its Floats quantised are the reference.
+                var reference = [UInt8](repeating: 0xAA, count: avx512.bytes.count)
+                avx2.floats.withUnsafeBufferPointer { x in
+                    reference.withUnsafeMutableBytes { y in
+                        AVX512Kernels.quantize(x.baseAddress!, count: x.count, q, output: y.baseAddress!)
+                    }
+                }
+                #expect(avx512.bytes == reference, "quantised bytes differ: \(what)")
+            }
+        }
+    }
 }
