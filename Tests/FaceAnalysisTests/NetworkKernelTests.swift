@@ -184,7 +184,8 @@ struct NetworkKernelTests {
         for channels in [8, 16, 24, 48] {
             let input = Self.values(height * width * channels, seed: 11)
             let taps = Self.values(9 * channels, seed: 12), bias = Self.values(channels, seed: 13)
-            let q = NetworkKernels.Quantization(minimum: -1.5, maximum: 2.5)
+            // A narrow range, so outputs saturate at both ends (sums reach about +-4).
+            let q = NetworkKernels.Quantization(minimum: -0.5, maximum: 0.8)
             for relu in [false, true] {
                 func run<K: NetworkKernelSet>(_: K.Type) -> (floats: [Float], bytes: [UInt8]) {
                     var floats = [Float](repeating: .nan, count: outHeight * outWidth * channels)
@@ -222,6 +223,45 @@ struct NetworkKernelTests {
                     }
                 }
                 #expect(avx512.bytes == reference, "quantised bytes differ: \(what)")
+            }
+        }
+    }
+
+    /// The AVX-512 general convolution (32 channels per step in ZMM vectors) gives the AVX2 set's
+    /// bits: BlazeFace's first layer shape, and 40 channels so the last 8 take the shared path.
+    @Test("the AVX-512 general convolution gives the AVX2 kernel's bits", arguments: [(1, 2, 2), (2, 1, 1), (2, 2, 1)])
+    func convolutionAVX512MatchesAVX2(geometry: (stride: Int, padTop: Int, padLeft: Int)) {
+        guard AVX2Kernels.isSupported, AVX512Kernels.isSupported else { return }
+        let (height, width, kernel, inChannels) = (13, 31, 5, 3)
+        let (stride, padTop, padLeft) = geometry
+        let outHeight = (height + stride - 1) / stride, outWidth = (width + stride - 1) / stride
+        for outStride in [32, 40] {
+            let input = Self.values(height * width * inChannels, seed: 14)
+            let weights = Self.values(outStride * kernel * kernel * inChannels, seed: 15)
+            let bias = Self.values(outStride, seed: 16)
+            for relu in [false, true] {
+                func run<K: NetworkKernelSet>(_: K.Type) -> [UInt32] {
+                    var out = [Float](repeating: .nan, count: outHeight * outWidth * outStride)
+                    var patch = [Float](repeating: 0, count: NetworkKernels.convolutionPixels * kernel * kernel * inChannels)
+                    input.withUnsafeBufferPointer { x in
+                        weights.withUnsafeBufferPointer { w in
+                            bias.withUnsafeBufferPointer { b in
+                                out.withUnsafeMutableBufferPointer { y in
+                                    patch.withUnsafeMutableBufferPointer { p in
+                                        K.convolution(input: x.baseAddress!, height: height, width: width, inChannels: inChannels,
+                                                      kernel: kernel, stride: stride, padTop: padTop, padLeft: padLeft,
+                                                      weights: w.baseAddress!, bias: b.baseAddress!, output: y.baseAddress!,
+                                                      outHeight: outHeight, outWidth: outWidth, outStride: outStride,
+                                                      relu: relu, patch: p.baseAddress!)
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    return out.map(\.bitPattern)
+                }
+                #expect(run(AVX512Kernels.self) == run(AVX2Kernels.self),
+                        "\(outStride) channels, stride \(stride), pad \(padTop),\(padLeft), relu \(relu)")
             }
         }
     }
