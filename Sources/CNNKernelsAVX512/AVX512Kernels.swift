@@ -3,10 +3,9 @@ import CNNKernels
 import CNNKernelsAVX2
 
 /// The kernels compiled for x86-64 with AVX-512 (F, BW, VL) and VNNI (`-target-cpu
-/// icelake-server`): the int8 1x1 convolution on `vpdpbusd`, and the Float 1x1 and depthwise
-/// convolutions sixteen channels wide (the depthwise one written with the instructions' intrinsics:
-/// the SIMD protocol's generic operators compiled to lane loops half turned back into vectors).
-/// The other steps are the AVX2 set's. Call only where `AVX512Kernels.isSupported` is true.
+/// icelake-server`): the int8 1x1 convolution on `vpdpbusd`, and the Float convolutions (1x1,
+/// depthwise, the first layer's) sixteen channels wide, each computing the AVX2 set's bits. The
+/// other steps are the AVX2 set's. Call only where `AVX512Kernels.isSupported` is true.
 public enum AVX512Kernels: NetworkKernelSet {
     /// Whether this processor (and the OS, which must save the ZMM registers) has AVX-512 F, BW,
     /// VL and VNNI, plus AVX2 and FMA.
@@ -33,10 +32,10 @@ public enum AVX512Kernels: NetworkKernelSet {
                                    weights: UnsafePointer<Float>, bias: UnsafePointer<Float>,
                                    output: UnsafeMutablePointer<Float>, outHeight: Int, outWidth: Int, outStride: Int,
                                    relu: Bool, patch: UnsafeMutablePointer<Float>) {
-        AVX2Kernels.convolution(input: input, height: height, width: width, inChannels: inChannels, kernel: kernel,
-                                   stride: stride, padTop: padTop, padLeft: padLeft, weights: weights, bias: bias,
-                                   output: output, outHeight: outHeight, outWidth: outWidth, outStride: outStride,
-                                   relu: relu, patch: patch)
+        convolution16(input: input, height: height, width: width, inChannels: inChannels, kernel: kernel,
+                      stride: stride, padTop: padTop, padLeft: padLeft, weights: weights, bias: bias,
+                      output: output, outHeight: outHeight, outWidth: outWidth, outStride: outStride,
+                      relu: relu, patch: patch)
     }
 
     public static func maxPool2x2(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,
