@@ -316,34 +316,12 @@ public final class ConvolutionalNetwork: Sendable {
             }
         }
 
-        // Buffer slots: a tensor's slot is free again after its last reader; outputs are kept.
-        var lastRead: [Int: Int] = [:]
-        for (s, ids) in consumed.enumerated() { for id in ids { lastRead[id] = s } }
         let kept = Set(file.outputs.values.map(resolve))
-        var layouts: [Int: TensorLayout] = [:]
-        var slotSizes: [Int] = []
-        var free: [Int] = []
-        func allocate(_ id: Int) throws(FaceAnalysisError) {
-            guard let s = shapes[id], let stride = tensorStride[id] else { throw unsupported("tensor \(id) has no shape") }
-            let floats = s.h * s.w * stride
-            let slot: Int
-            if let i = free.firstIndex(where: { slotSizes[$0] >= floats }) {
-                slot = free.remove(at: i)
-            } else {
-                slot = slotSizes.count
-                slotSizes.append(floats)
-            }
-            layouts[id] = TensorLayout(height: s.h, width: s.w, channels: s.c, stride: stride, slot: slot)
-        }
-        try allocate(file.inputTensor)
-        for (s, out) in produced.enumerated() {
-            try allocate(out)
-            for id in Set(consumed[s]) where lastRead[id] == s && !kept.contains(id) {
-                if let slot = layouts[id]?.slot { free.append(slot) }
-            }
-        }
+        // Depthwise steps that write the quantised input of the int8 1x1 convolution that is their
+        // only reader (their Float output is never written, so it takes no memory).
         var depthwiseQuantization: [Int: NetworkKernels.Quantization] = [:]
         var prequantized = Set<Int>()
+        var unwritten = Set<Int>()
         var readerSteps: [Int: [Int]] = [:]
         for (t, ids) in consumed.enumerated() { for id in Set(ids) { readerSteps[id, default: []].append(t) } }
         for (s, step) in steps.enumerated() {
@@ -354,6 +332,41 @@ public final class ConvolutionalNetwork: Sendable {
                   !steps[(s + 1)..<t].contains(where: { if case .pointwiseInt8 = $0 { true } else { false } }) else { continue }
             depthwiseQuantization[s] = q.quantization
             prequantized.insert(t)
+            unwritten.insert(output)
+        }
+
+        // Buffer slots: a tensor's slot is free again after its last reader; outputs are kept. A
+        // tensor takes the smallest free slot it fits, else the largest free one grown to fit, else
+        // a new one (first fit gave a 448x448 plan 23 MB of slots, best fit 20 MB).
+        var lastRead: [Int: Int] = [:]
+        for (s, ids) in consumed.enumerated() { for id in ids { lastRead[id] = s } }
+        var layouts: [Int: TensorLayout] = [:]
+        var slotSizes: [Int] = []
+        var free: [Int] = []
+        func allocate(_ id: Int) throws(FaceAnalysisError) {
+            guard let s = shapes[id], let stride = tensorStride[id] else { throw unsupported("tensor \(id) has no shape") }
+            let floats = unwritten.contains(id) ? 0 : s.h * s.w * stride
+            let slot: Int
+            if floats == 0 {
+                slot = slotSizes.count
+                slotSizes.append(0)
+            } else if let i = free.indices.filter({ slotSizes[free[$0]] >= floats }).min(by: { slotSizes[free[$0]] < slotSizes[free[$1]] }) {
+                slot = free.remove(at: i)
+            } else if let i = free.indices.max(by: { slotSizes[free[$0]] < slotSizes[free[$1]] }) {
+                slot = free.remove(at: i)
+                slotSizes[slot] = floats
+            } else {
+                slot = slotSizes.count
+                slotSizes.append(floats)
+            }
+            layouts[id] = TensorLayout(height: s.h, width: s.w, channels: s.c, stride: stride, slot: slot)
+        }
+        try allocate(file.inputTensor)
+        for (s, out) in produced.enumerated() {
+            try allocate(out)
+            for id in Set(consumed[s]) where lastRead[id] == s && !kept.contains(id) {
+                if let slot = layouts[id]?.slot, slotSizes[slot] > 0 { free.append(slot) }
+            }
         }
         self.depthwiseQuantization = depthwiseQuantization
         self.prequantized = prequantized
