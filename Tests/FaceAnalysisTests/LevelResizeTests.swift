@@ -56,4 +56,25 @@ struct LevelResizeTests {
         #expect(scaled.channels == channels)
         #expect(scaled.pixels == Self.reference(image, width: scaled.width, height: scaled.height))
     }
+
+    /// The vector rounding of `scaled` against the scalar one (`UInt8(clamping: Int(v))`) on every
+    /// multiple of 1/64 from -2 to 300, and just either side of each whole and half number.
+    @Test func vectorRoundingMatchesTheScalarOne() {
+        var values: [Float] = []
+        for k in -128...19_200 { values.append(Float(k) / 64) }
+        for n in -2...300 {
+            for v in [Float(n), Float(n) + 0.5] { values += [v.nextDown, v, v.nextUp] }
+        }
+        values += [Float.greatestFiniteMagnitude, -Float.greatestFiniteMagnitude, .infinity, -.infinity, .leastNonzeroMagnitude]
+        while values.count % 16 != 0 { values.append(0) }
+        for start in stride(from: 0, to: values.count, by: 16) {
+            let lanes = SIMD16<Float>(values[start..<start + 16])
+            let rounded = LevelResize.rounded(lanes)
+            for j in 0..<16 {
+                let v = lanes[j]
+                let expected: UInt8 = v < 1 ? 0 : v >= 255 ? 255 : UInt8(clamping: Int(v))
+                #expect(rounded[j] == expected, "\(v)")
+            }
+        }
+    }
 }
