@@ -57,6 +57,35 @@ struct LevelResizeTests {
         #expect(scaled.pixels == Self.reference(image, width: scaled.width, height: scaled.height))
     }
 
+    static func noise(width: Int, height: Int, channels: Int, seed: UInt64) -> Image {
+        var generator = SeededGenerator(seed: seed)
+        return Image(width: width, height: height, channels: channels) { pixels in
+            for i in pixels.indices { pixels[i] = UInt8(truncatingIfNeeded: generator.next() >> 56) }
+        }
+    }
+
+    /// Halving against the 2x2 mean written out plainly: rows shorter and longer than one vector,
+    /// odd sides (the last row or column dropped), each channel count.
+    @Test("halving matches the plain 2x2 mean", arguments: [
+        (53, 37, 3), (2, 2, 3), (3, 5, 3), (40, 9, 3), (17, 4, 1), (16, 2, 1), (35, 7, 1), (9, 6, 4), (2, 3, 4),
+    ])
+    func halvedMatchesTheReference(width: Int, height: Int, channels: Int) {
+        let image = Self.noise(width: width, height: height, channels: channels, seed: UInt64(width * 100 + height * 10 + channels))
+        let halved = LevelResize.halved(image)
+        #expect(halved.width == width / 2 && halved.height == height / 2 && halved.channels == channels)
+        var expected: [UInt8] = []
+        for y in 0..<height / 2 {
+            for x in 0..<width / 2 {
+                for c in 0..<channels {
+                    let sum = Int(image[2 * x, 2 * y, c]) + Int(image[2 * x + 1, 2 * y, c])
+                        + Int(image[2 * x, 2 * y + 1, c]) + Int(image[2 * x + 1, 2 * y + 1, c])
+                    expected.append(UInt8((sum + 2) / 4))
+                }
+            }
+        }
+        #expect(halved.pixels == expected)
+    }
+
     /// The vector rounding of `scaled` against the scalar one (`UInt8(clamping: Int(v))`) on every
     /// multiple of 1/64 from -2 to 300, and just either side of each whole and half number.
     @Test func vectorRoundingMatchesTheScalarOne() {
