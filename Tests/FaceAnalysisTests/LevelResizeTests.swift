@@ -56,4 +56,54 @@ struct LevelResizeTests {
         #expect(scaled.channels == channels)
         #expect(scaled.pixels == Self.reference(image, width: scaled.width, height: scaled.height))
     }
+
+    static func noise(width: Int, height: Int, channels: Int, seed: UInt64) -> Image {
+        var generator = SeededGenerator(seed: seed)
+        return Image(width: width, height: height, channels: channels) { pixels in
+            for i in pixels.indices { pixels[i] = UInt8(truncatingIfNeeded: generator.next() >> 56) }
+        }
+    }
+
+    /// Halving against the 2x2 mean written out plainly: rows shorter and longer than one vector,
+    /// odd sides (the last row or column dropped), each channel count.
+    @Test("halving matches the plain 2x2 mean", arguments: [
+        (53, 37, 3), (2, 2, 3), (3, 5, 3), (40, 9, 3), (17, 4, 1), (16, 2, 1), (35, 7, 1), (9, 6, 4), (2, 3, 4),
+    ])
+    func halvedMatchesTheReference(width: Int, height: Int, channels: Int) {
+        let image = Self.noise(width: width, height: height, channels: channels, seed: UInt64(width * 100 + height * 10 + channels))
+        let halved = LevelResize.halved(image)
+        #expect(halved.width == width / 2 && halved.height == height / 2 && halved.channels == channels)
+        var expected: [UInt8] = []
+        for y in 0..<height / 2 {
+            for x in 0..<width / 2 {
+                for c in 0..<channels {
+                    let sum = Int(image[2 * x, 2 * y, c]) + Int(image[2 * x + 1, 2 * y, c])
+                        + Int(image[2 * x, 2 * y + 1, c]) + Int(image[2 * x + 1, 2 * y + 1, c])
+                    expected.append(UInt8((sum + 2) / 4))
+                }
+            }
+        }
+        #expect(halved.pixels == expected)
+    }
+
+    /// The vector rounding of `scaled` against the scalar one (`UInt8(clamping: Int(v))`) on every
+    /// multiple of 1/64 from -2 to 300, and just either side of each whole and half number.
+    @Test func vectorRoundingMatchesTheScalarOne() {
+        var values: [Float] = []
+        for k in -128...19_200 { values.append(Float(k) / 64) }
+        for n in -2...300 {
+            for v in [Float(n), Float(n) + 0.5] { values += [v.nextDown, v, v.nextUp] }
+        }
+        values += [Float.greatestFiniteMagnitude, -Float.greatestFiniteMagnitude, .infinity, -.infinity, .leastNonzeroMagnitude]
+        while values.count % 16 != 0 { values.append(0) }
+        for start in stride(from: 0, to: values.count, by: 16) {
+            let lanes = SIMD16<Float>(values[start..<start + 16])
+            let rounded = LevelResize.rounded(lanes)
+            for j in 0..<16 {
+                let v = lanes[j]
+                let expected: UInt8 = v < 1 ? 0 : v >= 255 ? 255 : UInt8(clamping: Int(v))
+                #expect(rounded[j] == expected, "\(v)")
+            }
+        }
+    }
 }
