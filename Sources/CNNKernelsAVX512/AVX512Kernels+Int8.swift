@@ -55,6 +55,8 @@ extension AVX512Kernels {
         while o + 32 <= outStride {
             let w = weights + o * inStride
             let base0 = load512(UnsafeRawPointer(sumBase + o)), base1 = load512(UnsafeRawPointer(sumBase + o + 16))
+            let f0 = Int8Epilogue(epilogue, channel: o, multipliers: multipliers, bias: bias, output: output, outStride: outStride)
+            let f1 = Int8Epilogue(epilogue, channel: o + 16, multipliers: multipliers, bias: bias, output: output, outStride: outStride)
             var p = 0
             while p + 8 <= pixels {
                 var a0 = base0, a1 = base0, a2 = base0, a3 = base0, a4 = base0, a5 = base0, a6 = base0, a7 = base0
@@ -84,23 +86,22 @@ extension AVX512Kernels {
                     wi += 64; wj += 64
                     i += 4
                 }
-                let o1 = o + 16
-                finishInt8(a0, multipliers, bias, output, outStride, p, o, epilogue)
-                finishInt8(c0, multipliers, bias, output, outStride, p, o1, epilogue)
-                finishInt8(a1, multipliers, bias, output, outStride, p + 1, o, epilogue)
-                finishInt8(c1, multipliers, bias, output, outStride, p + 1, o1, epilogue)
-                finishInt8(a2, multipliers, bias, output, outStride, p + 2, o, epilogue)
-                finishInt8(c2, multipliers, bias, output, outStride, p + 2, o1, epilogue)
-                finishInt8(a3, multipliers, bias, output, outStride, p + 3, o, epilogue)
-                finishInt8(c3, multipliers, bias, output, outStride, p + 3, o1, epilogue)
-                finishInt8(a4, multipliers, bias, output, outStride, p + 4, o, epilogue)
-                finishInt8(c4, multipliers, bias, output, outStride, p + 4, o1, epilogue)
-                finishInt8(a5, multipliers, bias, output, outStride, p + 5, o, epilogue)
-                finishInt8(c5, multipliers, bias, output, outStride, p + 5, o1, epilogue)
-                finishInt8(a6, multipliers, bias, output, outStride, p + 6, o, epilogue)
-                finishInt8(c6, multipliers, bias, output, outStride, p + 6, o1, epilogue)
-                finishInt8(a7, multipliers, bias, output, outStride, p + 7, o, epilogue)
-                finishInt8(c7, multipliers, bias, output, outStride, p + 7, o1, epilogue)
+                f0.finish(a0, pixel: p)
+                f1.finish(c0, pixel: p)
+                f0.finish(a1, pixel: p + 1)
+                f1.finish(c1, pixel: p + 1)
+                f0.finish(a2, pixel: p + 2)
+                f1.finish(c2, pixel: p + 2)
+                f0.finish(a3, pixel: p + 3)
+                f1.finish(c3, pixel: p + 3)
+                f0.finish(a4, pixel: p + 4)
+                f1.finish(c4, pixel: p + 4)
+                f0.finish(a5, pixel: p + 5)
+                f1.finish(c5, pixel: p + 5)
+                f0.finish(a6, pixel: p + 6)
+                f1.finish(c6, pixel: p + 6)
+                f0.finish(a7, pixel: p + 7)
+                f1.finish(c7, pixel: p + 7)
                 p += 8
             }
             while p < pixels {
@@ -115,8 +116,8 @@ extension AVX512Kernels {
                     wi += 64; wj += 64
                     i += 4
                 }
-                finishInt8(a0, multipliers, bias, output, outStride, p, o, epilogue)
-                finishInt8(c0, multipliers, bias, output, outStride, p, o + 16, epilogue)
+                f0.finish(a0, pixel: p)
+                f1.finish(c0, pixel: p)
                 p += 1
             }
             o += 32
@@ -126,6 +127,7 @@ extension AVX512Kernels {
         while o < outStride {
             let w = weights + o * inStride
             let base = load512(UnsafeRawPointer(sumBase + o))
+            let f0 = Int8Epilogue(epilogue, channel: o, multipliers: multipliers, bias: bias, output: output, outStride: outStride)
             var p = 0
             while p + 8 <= pixels {
                 var a0 = base, a1 = base, a2 = base, a3 = base, a4 = base, a5 = base, a6 = base, a7 = base
@@ -146,14 +148,14 @@ extension AVX512Kernels {
                     wi += 64
                     i += 4
                 }
-                finishInt8(a0, multipliers, bias, output, outStride, p, o, epilogue)
-                finishInt8(a1, multipliers, bias, output, outStride, p + 1, o, epilogue)
-                finishInt8(a2, multipliers, bias, output, outStride, p + 2, o, epilogue)
-                finishInt8(a3, multipliers, bias, output, outStride, p + 3, o, epilogue)
-                finishInt8(a4, multipliers, bias, output, outStride, p + 4, o, epilogue)
-                finishInt8(a5, multipliers, bias, output, outStride, p + 5, o, epilogue)
-                finishInt8(a6, multipliers, bias, output, outStride, p + 6, o, epilogue)
-                finishInt8(a7, multipliers, bias, output, outStride, p + 7, o, epilogue)
+                f0.finish(a0, pixel: p)
+                f0.finish(a1, pixel: p + 1)
+                f0.finish(a2, pixel: p + 2)
+                f0.finish(a3, pixel: p + 3)
+                f0.finish(a4, pixel: p + 4)
+                f0.finish(a5, pixel: p + 5)
+                f0.finish(a6, pixel: p + 6)
+                f0.finish(a7, pixel: p + 7)
                 p += 8
             }
             while p < pixels {
@@ -166,18 +168,31 @@ extension AVX512Kernels {
                     wi += 64
                     i += 4
                 }
-                finishInt8(a0, multipliers, bias, output, outStride, p, o, epilogue)
+                f0.finish(a0, pixel: p)
                 p += 1
             }
             o += NetworkKernels.int8Block
         }
     }
 
-    @_transparent
-    static func finishInt8(_ s: __m512i, _ multipliers: UnsafePointer<Float>, _ bias: UnsafePointer<Float>,
-                           _ output: UnsafeMutablePointer<Float>, _ outStride: Int, _ pixel: Int, _ o: Int,
-                           _ epilogue: NetworkKernels.Epilogue) {
-        NetworkKernels.finishInt8(_mm512_cvtepi32_ps(s), multipliers: multipliers,
-                                  bias: bias, output: output, outStride: outStride, pixel: pixel, channel: o, epilogue: epilogue)
+    /// The Int32 sums of a block turned into Floats (`Float(sum) * multiplier + bias`, a multiply
+    /// and an add as `NetworkKernels.finishInt8`), then the block's epilogue.
+    struct Int8Epilogue {
+        let multipliers: SIMD16<Float>
+        let bias: SIMD16<Float>
+        let epilogue: BlockEpilogue
+
+        @inline(__always)
+        init(_ epilogue: NetworkKernels.Epilogue, channel o: Int, multipliers: UnsafePointer<Float>, bias: UnsafePointer<Float>,
+             output: UnsafeMutablePointer<Float>, outStride: Int) {
+            self.multipliers = UnsafeRawPointer(multipliers + o).loadUnaligned(as: SIMD16<Float>.self)
+            self.bias = UnsafeRawPointer(bias + o).loadUnaligned(as: SIMD16<Float>.self)
+            self.epilogue = BlockEpilogue(epilogue, channel: o, output: output, outStride: outStride)
+        }
+
+        @inline(__always)
+        func finish(_ sums: __m512i, pixel p: Int) {
+            epilogue.store(_mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(sums), multipliers), bias), pixel: p)
+        }
     }
 }

@@ -17,6 +17,7 @@ extension AVX512Kernels {
         while o + 16 <= outStride {
             let w = weights + o * inStride
             let b = load16(bias + o)
+            let e = BlockEpilogue(epilogue, channel: o, output: output, outStride: outStride)
             var p = 0
             while p + 8 <= pixels {
                 var a0 = b, a1 = b, a2 = b, a3 = b, a4 = b, a5 = b, a6 = b, a7 = b
@@ -35,10 +36,10 @@ extension AVX512Kernels {
                     a7 = a7.addingProduct(SIMD16(repeating: x[7 * inStride]), k)
                     wi += 16
                 }
-                finish16(a0, output, outStride, p, o, epilogue); finish16(a1, output, outStride, p + 1, o, epilogue)
-                finish16(a2, output, outStride, p + 2, o, epilogue); finish16(a3, output, outStride, p + 3, o, epilogue)
-                finish16(a4, output, outStride, p + 4, o, epilogue); finish16(a5, output, outStride, p + 5, o, epilogue)
-                finish16(a6, output, outStride, p + 6, o, epilogue); finish16(a7, output, outStride, p + 7, o, epilogue)
+                e.store(a0, pixel: p); e.store(a1, pixel: p + 1)
+                e.store(a2, pixel: p + 2); e.store(a3, pixel: p + 3)
+                e.store(a4, pixel: p + 4); e.store(a5, pixel: p + 5)
+                e.store(a6, pixel: p + 6); e.store(a7, pixel: p + 7)
                 p += 8
             }
             while p < pixels {
@@ -49,7 +50,7 @@ extension AVX512Kernels {
                     a0 = a0.addingProduct(SIMD16(repeating: x[i]), load16(wi))
                     wi += 16
                 }
-                finish16(a0, output, outStride, p, o, epilogue)
+                e.store(a0, pixel: p)
                 p += 1
             }
             o += 16
@@ -91,14 +92,6 @@ extension AVX512Kernels {
                 p += 1
             }
         }
-    }
-
-    @_transparent
-    static func finish16(_ v: SIMD16<Float>, _ output: UnsafeMutablePointer<Float>, _ outStride: Int, _ p: Int, _ o: Int,
-                         _ epilogue: NetworkKernels.Epilogue) {
-        let y = output + p * outStride + o
-        NetworkKernels.store8(epilogue.apply(v.lowHalf, pixel: p, channel: o), y)
-        NetworkKernels.store8(epilogue.apply(v.highHalf, pixel: p, channel: o + 8), y + 8)
     }
 
     @_transparent
