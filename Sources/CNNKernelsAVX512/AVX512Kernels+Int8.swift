@@ -20,23 +20,18 @@ extension AVX512Kernels {
                     outHeight: outHeight, outWidth: outWidth, relu: relu, quantization: quantization)
     }
 
+    /// Sixteen at a time through integers (`Quantizer`: the shared quantisation's bytes), the
+    /// last eight as eight.
     public static func quantize(_ input: UnsafePointer<Float>, count: Int, _ q: NetworkKernels.Quantization,
                                 output: UnsafeMutableRawPointer) {
-        // Sixteen at a time: two 8-wide quantisations (the shared arithmetic), one rounding-exact
-        // convert and `vpmovdb` to sixteen bytes (values are already 0...255); eight at the end.
-        let inverse = SIMD8<Float>(repeating: 1 / q.scale), zero = SIMD8<Float>(repeating: Float(q.zeroPoint))
+        let quantizer = Quantizer(q)
         var i = 0
         while i + 16 <= count {
-            let a = NetworkKernels.quantized8(NetworkKernels.load8(input + i), inverse: inverse, zero: zero)
-            let b = NetworkKernels.quantized8(NetworkKernels.load8(input + i + 8), inverse: inverse, zero: zero)
-            let bytes = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(SIMD16(lowHalf: a, highHalf: b)))
-            (output + i).storeBytes(of: bytes, as: __m128i.self)
+            SIMD16<Float>.at(input + i).store(output, i, quantizer)
             i += 16
         }
         while i < count {
-            let v = NetworkKernels.quantized8(NetworkKernels.load8(input + i), inverse: inverse, zero: zero)
-            let bytes = _mm256_cvtepi32_epi8(_mm256_cvtps_epi32(v))
-            (output + i).storeBytes(of: unsafeBitCast(bytes, to: SIMD2<UInt64>.self)[0], as: UInt64.self)
+            SIMD8<Float>.at(input + i).store(output, i, quantizer)
             i += 8
         }
     }
