@@ -7,6 +7,8 @@ public struct AnalysisSettings: Sendable {
     public var detector: DetectorKind = .blazeface
     /// BlazeFace's weights (`Scripts/convert-blazeface` writes them).
     public var networkPath: String
+    /// BlazeFace's arithmetic; the verdict model must have been fitted at the same.
+    public var precision = BlazeFace.preferredPrecision
     /// The smallest face BlazeFace looks for, in photo pixels; nil for a fortieth of each photo's
     /// short side, between 8 and 40 pixels (`FaceDetector.automaticMinFaceSize`).
     public var minFaceSize: Int?

@@ -23,11 +23,12 @@ public struct FacePipeline: PhotoAnalyzing {
             var options = BlazeFaceOptions()
             // A model that does not weigh second looks (one trained before them) is not made to pay for them.
             if !model.spec.groups.contains(.secondLook) { options.secondLookMinScore = .infinity }
-            detector = .blazeFace(try BlazeFace(contentsOf: settings.networkPath), options, minFaceSize: settings.minFaceSize)
+            detector = .blazeFace(try BlazeFace(contentsOf: settings.networkPath, precision: settings.precision), options,
+                                  minFaceSize: settings.minFaceSize)
         case .cascade:
             detector = .cascade(try CascadeClassifier(contentsOf: settings.cascadePath), settings.detection)
         }
-        classifier = try FaceClassifier(model: model)
+        classifier = try FaceClassifier(model: model, networkPrecision: settings.precision)
     }
 
     /// The decoded image analysis searches and the faces in it (scored), for `detect`, `bench`

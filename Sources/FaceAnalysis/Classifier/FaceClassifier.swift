@@ -8,11 +8,12 @@ public struct FaceClassifier: Sendable {
     /// The extractor for the model's feature spec.
     public let features: Features
 
-    /// A classifier for `model`. Throws `featureSpecMismatch` when this build does not compute the
-    /// model's features.
-    public init(model: LinearModel) throws(FaceAnalysisError) {
+    /// A classifier for `model`, whose boxes come from BlazeFace at `networkPrecision` (if its
+    /// features use the detector's scores). Throws `featureSpecMismatch` when this build does not
+    /// compute the model's features or they were fitted at another precision.
+    public init(model: LinearModel, networkPrecision: NetworkPrecision = BlazeFace.preferredPrecision) throws(FaceAnalysisError) {
         self.model = model
-        self.features = try Features(spec: model.spec)
+        self.features = try Features(spec: model.spec, networkPrecision: networkPrecision)
     }
 
     /// Each region's probability of being a face, in order. Throws `invalidRegion` for a region that

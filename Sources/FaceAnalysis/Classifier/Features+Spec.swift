@@ -61,9 +61,10 @@ extension Features {
 
         /// A spec with the given sizes and groups; `validate()` says whether this build computes it.
         /// A spec with `secondLook` records the look size this build computes, and one with
-        /// `detector` or `secondLook` the precision BlazeFace runs at (`BlazeFace.defaultPrecision`).
+        /// `detector` or `secondLook` the precision BlazeFace's scores come from: `networkPrecision`,
+        /// else `BlazeFace.preferredPrecision` (a model fitted at another records it with `at(_:)`).
         public init(version: Int = Spec.currentVersion, cropSize: Int, cellSize: Int, orientationBins: Int,
-                    layoutGrid: Int, groups: [Group]) {
+                    layoutGrid: Int, groups: [Group], networkPrecision: NetworkPrecision? = nil) {
             self.version = version
             self.cropSize = cropSize
             self.cellSize = cellSize
@@ -71,7 +72,15 @@ extension Features {
             self.layoutGrid = layoutGrid
             self.groups = groups
             self.secondLookSide = groups.contains(.secondLook) ? BlazeFace.secondLookSide : nil
-            self.networkPrecision = groups.contains(.secondLook) || groups.contains(.detector) ? BlazeFace.defaultPrecision : nil
+            self.networkPrecision = groups.contains(.secondLook) || groups.contains(.detector)
+                ? networkPrecision ?? BlazeFace.preferredPrecision : nil
+        }
+
+        /// This spec for scores computed at `precision` (specs without detector groups have none).
+        public func at(_ precision: NetworkPrecision) -> Spec {
+            var spec = self
+            if spec.networkPrecision != nil { spec.networkPrecision = precision }
+            return spec
         }
 
         /// What a crop alone can tell: gradients, intensity, layout and symmetry of a 16×16 resample
@@ -89,15 +98,16 @@ extension Features {
                                                        .geometry, .frame])
 
         /// For BlazeFace boxes in whole photos: the detector's own evidence (`DetectorFeatures`), 9
-        /// features (computed: it records `BlazeFace.defaultPrecision` at the time). Few enough to fit from a few hundred boxes of labelled photos; with intensity,
-        /// layout, geometry or gradient histograms added, held-out recall and calibration got no
-        /// better on the labelled set (see Models/face-verdict.md).
+        /// features, at `BlazeFace.preferredPrecision` (`at(_:)` for another). Few enough to fit
+        /// from a few hundred boxes of labelled photos; with intensity, layout, geometry or gradient
+        /// histograms added, held-out recall and calibration got no better on the labelled set (see
+        /// Models/face-verdict.md).
         public static var detector: Spec { Spec(cropSize: 16, cellSize: 4, orientationBins: 9, layoutGrid: 4,
-                                          groups: [.detector]) }
+                                                groups: [.detector]) }
 
         /// `detector` plus BlazeFace's second looks at each box: 11 features. The verdict model's spec.
         public static var detectorAndSecondLook: Spec { Spec(cropSize: 16, cellSize: 4, orientationBins: 9, layoutGrid: 4,
-                                                       groups: [.detector, .secondLook]) }
+                                                             groups: [.detector, .secondLook]) }
 
         /// Cells per side of the gradient-histogram grid.
         public var cellsPerSide: Int { cellSize > 0 ? cropSize / cellSize : 0 }
@@ -139,7 +149,6 @@ extension Features {
                 throw FaceAnalysisError(.featureSpecMismatch,
                                       "feature spec must list each group once and at least one: \(self)")
             }
-            try validate(precision: BlazeFace.defaultPrecision)
             if groups.contains(.secondLook) {
                 let side = secondLookSide ?? Self.legacySecondLookSide
                 guard side == BlazeFace.secondLookSide else {

@@ -27,9 +27,12 @@ public struct Features: Sendable {
     /// The layout this extractor computes.
     public let spec: Spec
 
-    /// An extractor for `spec`; throws `featureSpecMismatch` when this build does not compute it.
-    public init(spec: Spec = .crop) throws(FaceAnalysisError) {
+    /// An extractor for `spec`, whose detector scores (if it has any) come from BlazeFace at
+    /// `networkPrecision`; throws `featureSpecMismatch` when this build does not compute the spec
+    /// or it was fitted at another precision.
+    public init(spec: Spec = .crop, networkPrecision: NetworkPrecision = BlazeFace.preferredPrecision) throws(FaceAnalysisError) {
         try spec.validate()
+        try spec.validate(precision: networkPrecision)
         self.spec = spec
     }
 

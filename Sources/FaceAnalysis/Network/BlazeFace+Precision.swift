@@ -1,16 +1,12 @@
 import PhotoDecoding
-import Synchronization
 
 extension BlazeFace {
-    private static let chosenPrecision = Mutex<NetworkPrecision>(.int8)
-
-    /// The precision `init(contentsOf:)` runs at when given none: int8 unless the process chose
-    /// otherwise (`photodrain --precision fp32` sets it before loading anything). A verdict model
-    /// records the precision its scores were fitted on and is refused at load under the other
-    /// (`Features.Spec.validate`), since int8 scores differ from fp32's by a little.
-    public static var defaultPrecision: NetworkPrecision {
-        get { chosenPrecision.withLock { $0 } }
-        set { chosenPrecision.withLock { $0 = newValue } }
+    /// The precision to run at unless told otherwise: int8, or fp32 on a processor without AVX2,
+    /// where the int8 kernels are plain Swift and about 4x slower than the Float ones. A verdict
+    /// model records the precision its scores were fitted on and is refused under the other
+    /// (`Features.Spec.validate(precision:)`), since int8 scores differ from fp32's by a little.
+    public static var preferredPrecision: NetworkPrecision {
+        NetworkWorkspace.Kernels.best == .portable ? .fp32 : .int8
     }
 
     /// What an int8 detector's second looks run at. Float: with int8 looks the verdict model

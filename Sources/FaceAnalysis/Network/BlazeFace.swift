@@ -126,14 +126,13 @@ public final class BlazeFace: Sendable {
     /// More than `largestFace`, so every face a level answers for is whole in some tile.
     static let tileOverlap = 64
 
-    /// Loads the weights at `path` (a PDNN file, see `NetworkFile`) to run at `precision`
-    /// (`defaultPrecision` when nil); int8 reads the calibration beside the weights
+    /// Loads the weights at `path` (a PDNN file, see `NetworkFile`) to run at `precision`; int8
+    /// reads the calibration beside the weights
     /// (`NetworkCalibration.path(forWeights:)`). Throws what `NetworkFile.load` throws,
     /// `malformedModel` when the graph is not BlazeFace's (two outputs of 16 and 1 values per
     /// anchor) or the calibration is missing or measured on other weights.
-    public convenience init(contentsOf path: String, precision: NetworkPrecision? = nil) throws(FaceAnalysisError) {
+    public convenience init(contentsOf path: String, precision: NetworkPrecision = BlazeFace.preferredPrecision) throws(FaceAnalysisError) {
         let file = try NetworkFile.load(path)
-        let precision = precision ?? Self.defaultPrecision
         let calibration = precision == .int8
             ? try NetworkCalibration.load(NetworkCalibration.path(forWeights: path), for: file) : nil
         do {

@@ -96,9 +96,10 @@ enum TrainCommand: Command {
         guard let out = arguments.string("out") else {
             throw UsageError("--out MODEL.json is required", command: spec.name)
         }
-        // Before the options: their feature spec records the precision the scores are fitted at.
-        try AnalysisOptions.precision(arguments)
+        let precision = try AnalysisOptions.precision(arguments)
         var options = PhotoTrainer.Options(name: URL(fileURLWithPath: out).deletingPathExtension().lastPathComponent)
+        // The model records the precision its scores are fitted at.
+        options.spec = options.spec.at(precision)
         options.folds = try arguments.int("folds", default: 5, range: 2...100)
         options.repeats = try arguments.int("repeats", default: 5, range: 1...100)
         options.seed = UInt64(try arguments.int("seed", default: 1, range: 0...Int.max))
@@ -108,7 +109,7 @@ enum TrainCommand: Command {
         do {
             let set = try LabelledPhotos(directory: directory)
             let bar = ProgressBar(title: "detecting faces", total: set.photos.count)
-            let photos = try PhotoTrainer.collect(set, detector: detector, features: try Features(spec: options.spec)) { _, _ in
+            let photos = try PhotoTrainer.collect(set, detector: detector, features: try Features(spec: options.spec, networkPrecision: precision)) { _, _ in
                 bar.advance()
             }
             bar.finish()

@@ -34,24 +34,14 @@ enum AnalysisOptions {
     /// The verdict model fitted on fp32 scores, the default with `--precision fp32`.
     static let fp32VerdictModelFile = "face-verdict-fp32.json"
 
-    /// `--precision`, made the process's BlazeFace precision (`BlazeFace.defaultPrecision`, which
-    /// the detector loads at and the verdict model is checked against).
-    @discardableResult
+    /// `--precision` (`override` when given), else `BlazeFace.preferredPrecision`: what the
+    /// detector runs at and the verdict model is checked against.
     static func precision(_ arguments: ParsedArguments, override: NetworkPrecision? = nil) throws(UsageError) -> NetworkPrecision {
-        if let override {
-            BlazeFace.defaultPrecision = override
-            return override
-        }
-        guard let name = arguments.string("precision") else {
-            // Without AVX2 the int8 kernels are plain Swift, about 4x slower than the Float ones.
-            let precision: NetworkPrecision = NetworkWorkspace.Kernels.best == .portable ? .fp32 : .int8
-            BlazeFace.defaultPrecision = precision
-            return precision
-        }
+        if let override { return override }
+        guard let name = arguments.string("precision") else { return BlazeFace.preferredPrecision }
         guard let precision = NetworkPrecision(rawValue: name) else {
             throw UsageError("--precision must be int8 or fp32, not '\(name)'", command: arguments.command)
         }
-        BlazeFace.defaultPrecision = precision
         return precision
     }
 
@@ -67,6 +57,7 @@ enum AnalysisOptions {
         }
         var settings = AnalysisSettings(modelPath: model)
         settings.detector = kind
+        settings.precision = precision
         if kind == .blazeface {
             settings.networkPath = try weightsPath(arguments)
             if arguments.string("min-face") != nil {
@@ -86,8 +77,8 @@ enum AnalysisOptions {
 
     /// BlazeFace as the options describe it (for `train --labelled`).
     static func blazeFace(_ arguments: ParsedArguments) throws -> FaceDetector {
-        try precision(arguments)
-        return .blazeFace(try BlazeFace(contentsOf: try weightsPath(arguments)), BlazeFaceOptions(), minFaceSize: nil)
+        .blazeFace(try BlazeFace(contentsOf: try weightsPath(arguments), precision: try precision(arguments)), BlazeFaceOptions(),
+                   minFaceSize: nil)
     }
 
     /// BlazeFace's weights: `--weights`, else the shipped file where `ModelSearch` finds it. A
