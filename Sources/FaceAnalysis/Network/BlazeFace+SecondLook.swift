@@ -78,11 +78,11 @@ extension BlazeFace {
     /// at `scale` input pixels per image pixel, by bilinear sampling; when shrinking, each input
     /// pixel averages up to 4x4 samples so fine texture does not alias. Outside the image is black.
     ///
-    /// Each image row a sample reads is widened to Floats once, over the columns the samples span
-    /// (`SecondLookRows`), and a sample's four pixels are read as vectors of four lanes (the fourth
-    /// ignored). Each lane is the same chain of subtractions, multiplies and adds, in the same
-    /// order, as the formula written per channel (`fillResampledPlainly`; SecondLookTests checks
-    /// it bit for bit).
+    /// Each image row a sample reads is interpolated horizontally once, at every x sample
+    /// (`SecondLookRows`), a pixel's three channels as the lanes of one vector (the fourth
+    /// ignored); the vertical step and the sums read those. Each lane is the same chain of
+    /// subtractions, multiplies and adds, in the same order, as the formula written per channel
+    /// and per sample (`fillResampledPlainly`; SecondLookTests checks it bit for bit).
     static func fillResampled(_ input: UnsafeMutableBufferPointer<Float>, side: Int, from image: Image,
                               centre: SIMD2<Float>, scale: Float) {
         let samples = secondLookSamples(scale: scale)
@@ -90,38 +90,31 @@ extension BlazeFace {
         let xs = secondLookAxis(origin.x, image.width, side: side, samples: samples, scale: scale)
         let ys = secondLookAxis(origin.y, image.height, side: side, samples: samples, scale: scale)
         let norm = 1 / (127.5 * Float(samples * samples))
-        let inside = xs.compactMap { $0 }
-        let rows = SecondLookRows(image: image, first: inside.map(\.a).min() ?? 0, last: inside.map(\.b).max() ?? 0)
-        // Each x sample's two pixels as offsets into a widened row, and the weight of the second.
-        let left = xs.map { ($0?.a ?? rows.first) - rows.first }, right = xs.map { ($0?.b ?? rows.first) - rows.first }
-        let weights = xs.map { $0?.weight ?? 0 }, valid = xs.map { $0 != nil }
+        let rows = SecondLookRows(image: image, xs: xs)
         var row = [SIMD4<Float>](repeating: .zero, count: side)
-        @inline(__always) func load(_ line: UnsafePointer<Float>, _ x: Int) -> SIMD4<Float> {
-            UnsafeRawPointer(line + 3 * x).loadUnaligned(as: SIMD4<Float>.self)
-        }
-        for v in 0..<side {
-            for u in 0..<side { row[u] = .zero }
-            for j in 0..<samples {
-                guard let y = ys[v * samples + j] else { continue }  // outside adds nothing: black
-                let top = rows.widened(y.a), bottom = rows.widened(y.b)
-                for u in 0..<side {
-                    var sum = SIMD4<Float>(repeating: 0)
-                    for i in 0..<samples {
-                        let k = u * samples + i
-                        guard valid[k] else { continue }
-                        let a = left[k], b = right[k], weight = weights[k]
-                        let upper = load(top, a) + (load(top, b) - load(top, a)) * weight
-                        let lower = load(bottom, a) + (load(bottom, b) - load(bottom, a)) * weight
-                        sum += upper + (lower - upper) * y.weight
+        row.withUnsafeMutableBufferPointer { row in
+            for v in 0..<side {
+                for u in 0..<side { row[u] = .zero }
+                for j in 0..<samples {
+                    guard let y = ys[v * samples + j] else { continue }  // outside adds nothing: black
+                    let top = rows.interpolated(y.a), bottom = rows.interpolated(y.b)
+                    for u in 0..<side {
+                        var sum = SIMD4<Float>(repeating: 0)
+                        for i in 0..<samples {
+                            let k = u * samples + i
+                            guard rows.inside(k) else { continue }
+                            let upper = top[k], lower = bottom[k]
+                            sum += upper + (lower - upper) * y.weight
+                        }
+                        row[u] += sum
                     }
-                    row[u] += sum
                 }
-            }
-            let out = input.baseAddress! + v * side * 3
-            for u in 0..<side {
-                out[3 * u] = row[u].x * norm - 1
-                out[3 * u + 1] = row[u].y * norm - 1
-                out[3 * u + 2] = row[u].z * norm - 1
+                let out = input.baseAddress! + v * side * 3
+                for u in 0..<side {
+                    out[3 * u] = row[u].x * norm - 1
+                    out[3 * u + 1] = row[u].y * norm - 1
+                    out[3 * u + 2] = row[u].z * norm - 1
+                }
             }
         }
     }
@@ -143,34 +136,74 @@ extension BlazeFace {
     }
 }
 
-/// The image rows a second look reads, widened to Floats over columns `first...last`, three per
-/// pixel (a gray value repeated in each), with one Float of slack so a pixel loads as four lanes.
-/// Two rows are kept, by the parity of their index: a sample reads rows y and y + 1 (or y twice at
-/// the edge), and the rows only move down.
+/// The image rows a second look reads, each interpolated horizontally at every x sample `k`:
+/// `p(a) + (p(b) - p(a)) * weight` with the three channels in the first lanes (a gray value
+/// repeated in each). The row is first widened to Floats over the columns the samples span, with
+/// one Float of slack so a pixel loads as four lanes. Two rows are kept, by the parity of their
+/// index: a sample reads rows y and y + 1 (or y twice at the edge), and the rows only move down.
 final class SecondLookRows {
-    let image: Image
-    let first: Int
-    private let length: Int
-    private let buffer: UnsafeMutablePointer<Float>
+    private let image: Image
+    private let first: Int
+    private let count: Int
+    private let left: [Int], right: [Int], weights: [Float], valid: [Bool]
+    private let line: UnsafeMutablePointer<Float>
+    private let lineLength: Int
+    private let rows: UnsafeMutablePointer<SIMD4<Float>>
     private var held = [-1, -1]
 
-    init(image: Image, first: Int, last: Int) {
+    /// Rows for the x samples `xs` (`BlazeFace.secondLookAxis`: two pixels and a weight, or nil outside).
+    init(image: Image, xs: [(a: Int, b: Int, weight: Float)?]) {
+        let inside = xs.compactMap { $0 }
+        let first = inside.map(\.a).min() ?? 0, last = inside.map(\.b).max() ?? 0
         self.image = image
         self.first = first
-        length = 3 * (max(last, first) - first + 1) + 1
-        buffer = .allocate(capacity: 2 * length)
-        buffer.initialize(repeating: 0, count: 2 * length)
+        count = xs.count
+        left = xs.map { 3 * (($0?.a ?? first) - first) }
+        right = xs.map { 3 * (($0?.b ?? first) - first) }
+        weights = xs.map { $0?.weight ?? 0 }
+        valid = xs.map { $0 != nil }
+        lineLength = 3 * (max(last, first) - first + 1)
+        line = .allocate(capacity: lineLength + 1)
+        line.initialize(repeating: 0, count: lineLength + 1)
+        rows = .allocate(capacity: 2 * count)
+        rows.initialize(repeating: .zero, count: 2 * count)
     }
 
-    deinit { buffer.deallocate() }
+    deinit {
+        line.deallocate()
+        rows.deallocate()
+    }
 
-    /// Row `y` widened (converted now unless it is held already). Valid until the next call with
-    /// a row of the same parity.
-    func widened(_ y: Int) -> UnsafePointer<Float> {
-        let slot = y & 1, target = buffer + slot * length
+    /// Whether x sample `k` lies on the image (else it adds nothing).
+    @inline(__always) func inside(_ k: Int) -> Bool { valid.withUnsafeBufferPointer { $0[k] } }
+
+    /// Row `y` interpolated at every x sample (computed now unless it is held already). Valid
+    /// until the next call with a row of the same parity.
+    func interpolated(_ y: Int) -> UnsafePointer<SIMD4<Float>> {
+        let slot = y & 1, target = rows + slot * count
         guard held[slot] != y else { return UnsafePointer(target) }
         held[slot] = y
-        let count = length - 1, channels = image.channels
+        widen(y)
+        let line = UnsafeRawPointer(self.line)
+        left.withUnsafeBufferPointer { left in
+            right.withUnsafeBufferPointer { right in
+                weights.withUnsafeBufferPointer { weights in
+                    valid.withUnsafeBufferPointer { valid in
+                        for k in 0..<count where valid[k] {
+                            let a = line.loadUnaligned(fromByteOffset: 4 * left[k], as: SIMD4<Float>.self)
+                            let b = line.loadUnaligned(fromByteOffset: 4 * right[k], as: SIMD4<Float>.self)
+                            target[k] = a + (b - a) * weights[k]
+                        }
+                    }
+                }
+            }
+        }
+        return UnsafePointer(target)
+    }
+
+    /// Row `y`'s pixels from column `first` as Floats, three per pixel.
+    private func widen(_ y: Int) {
+        let count = lineLength, channels = image.channels, target = line
         image.pixels.withUnsafeBufferPointer { pixels in
             let source = pixels.baseAddress! + (y * image.width + first) * channels
             switch channels {
@@ -187,6 +220,5 @@ final class SecondLookRows {
                 }
             }
         }
-        return UnsafePointer(target)
     }
 }
