@@ -48,4 +48,72 @@ import Testing
         #expect(Self.value(input, x: 96, y: 96, channel: 2) == -1)
         #expect(Self.value(input, x: 0, y: 0, channel: 0) == -1)  // 50 px at 2x is 100 of 192: the corner is outside
     }
+
+    @Test("the vector fill matches the formula per channel, bit for bit", arguments: [
+        (3, SIMD2<Float>(150, 100), Float(0.25)), (3, SIMD2<Float>(150, 100), 0.11), (3, SIMD2<Float>(10, 190), 0.4),
+        (3, SIMD2<Float>(299, 0), 0.7), (3, SIMD2<Float>(150, 100), 1), (3, SIMD2<Float>(40, 30), 2.6),
+        (3, SIMD2<Float>(-80, 100), 0.3), (3, SIMD2<Float>(1000, 1000), 0.5), (1, SIMD2<Float>(150, 100), 0.25),
+        (1, SIMD2<Float>(5, 7), 1.5), (4, SIMD2<Float>(150, 100), 0.33), (4, SIMD2<Float>(290, 190), 3),
+    ])
+    func vectorFillMatchesThePlainFormula(channels: Int, centre: SIMD2<Float>, scale: Float) {
+        var generator = SeededGenerator(seed: UInt64(channels) * 7919 + UInt64(scale * 1000))
+        let image = Image(width: 301, height: 199, channels: channels,
+                          pixels: (0..<301 * 199 * channels).map { _ in UInt8(truncatingIfNeeded: generator.next() >> 56) })
+        for side in [128, 96] {
+            var fast = [Float](repeating: 7, count: side * side * 3), plain = fast
+            fast.withUnsafeMutableBufferPointer { BlazeFace.fillResampled($0, side: side, from: image, centre: centre, scale: scale) }
+            plain.withUnsafeMutableBufferPointer { Self.fillResampledPlainly($0, side: side, from: image, centre: centre, scale: scale) }
+            #expect(fast.map(\.bitPattern) == plain.map(\.bitPattern), "side \(side)")
+        }
+    }
+
+    /// The second look's fill as first written: each sample's pixels converted a channel at a
+    /// time, summed as three-lane vectors. The vector fill must give these values to the bit.
+    static func fillResampledPlainly(_ input: UnsafeMutableBufferPointer<Float>, side: Int, from image: Image,
+                                     centre: SIMD2<Float>, scale: Float) {
+        let channels = image.channels, width = image.width, height = image.height
+        let samples = Int(min(4, max(1, (1 / scale).rounded(.up))))
+        let origin = centre - Float(side) / 2 / scale
+        func axis(_ start: Float, _ length: Int) -> [(a: Int, b: Int, weight: Float)?] {
+            (0..<side * samples).map { k in
+                let position = start + (Float(k / samples) + (Float(k % samples) + 0.5) / Float(samples)) / scale - 0.5
+                guard position > -1, position < Float(length) else { return nil }
+                let low = Int(position.rounded(.down))
+                return (min(max(low, 0), length - 1), min(max(low + 1, 0), length - 1), position - Float(low))
+            }
+        }
+        let xs = axis(origin.x, width), ys = axis(origin.y, height)
+        let norm = 1 / (127.5 * Float(samples * samples))
+        var row = [SIMD3<Float>](repeating: .zero, count: side)
+        image.pixels.withUnsafeBufferPointer { pixels in
+            let base = pixels.baseAddress!
+            func pixel(_ line: UnsafePointer<UInt8>, _ x: Int) -> SIMD3<Float> {
+                let p = line + x * channels
+                return channels == 1 ? SIMD3(repeating: Float(p[0])) : SIMD3(Float(p[0]), Float(p[1]), Float(p[2]))
+            }
+            for v in 0..<side {
+                for u in 0..<side { row[u] = .zero }
+                for j in 0..<samples {
+                    guard let y = ys[v * samples + j] else { continue }
+                    let top = base + y.a * width * channels, bottom = base + y.b * width * channels
+                    for u in 0..<side {
+                        var sum = SIMD3<Float>(repeating: 0)
+                        for i in 0..<samples {
+                            guard let x = xs[u * samples + i] else { continue }
+                            let upper = pixel(top, x.a) + (pixel(top, x.b) - pixel(top, x.a)) * x.weight
+                            let lower = pixel(bottom, x.a) + (pixel(bottom, x.b) - pixel(bottom, x.a)) * x.weight
+                            sum += upper + (lower - upper) * y.weight
+                        }
+                        row[u] += sum
+                    }
+                }
+                let out = input.baseAddress! + v * side * 3
+                for u in 0..<side {
+                    out[3 * u] = row[u].x * norm - 1
+                    out[3 * u + 1] = row[u].y * norm - 1
+                    out[3 * u + 2] = row[u].z * norm - 1
+                }
+            }
+        }
+    }
 }

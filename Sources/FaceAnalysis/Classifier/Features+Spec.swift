@@ -179,3 +179,17 @@ extension Features {
         }
     }
 }
+
+extension Features.Spec.Group {
+    /// Whether the group is computed from the resampled crop of the region's pixels.
+    var readsCrop: Bool {
+        switch self {
+        case .gradientHistogram, .intensity, .layout, .symmetry: return true
+        case .geometry, .frame, .detector, .secondLook: return false
+        }
+    }
+
+    /// Whether the group reads pixels at all (the crop's, or the whole frame's for `frame`);
+    /// the others depend on the box and what the detector said alone.
+    var readsPixels: Bool { readsCrop || self == .frame }
+}

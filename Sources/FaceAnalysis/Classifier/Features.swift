@@ -21,7 +21,8 @@ import PhotoDecoding
 /// 7. `frame`: mean and standard deviation of the whole gray frame over 255.
 /// 8. `detector`: the detector's evidence for the box (see `DetectorFeatures`).
 ///
-/// Colour images are reduced to BT.601 luma first. Every step runs in a fixed order, so the same
+/// Colour images are reduced to BT.601 luma first, when a group reads pixels (the verdict model's
+/// `detector` and `second-look` read none). Every step runs in a fixed order, so the same
 /// pixels always give bit-identical features on the same build.
 public struct Features: Sendable {
     /// The layout this extractor computes.
@@ -39,12 +40,12 @@ public struct Features: Sendable {
     /// The feature vector of each region of `image`, in order. Throws `invalidRegion` for a region
     /// that is empty or lies wholly outside the image.
     public func extract(from image: Image, regions: [FaceRegion]) throws(FaceAnalysisError) -> [[Float]] {
-        let gray = image.grayscale()
-        let frame = spec.groups.contains(.frame) ? FrameStatistics(gray) : nil
+        let gray = readsPixels ? image.grayscale() : nil
+        let frame = gray.flatMap { spec.groups.contains(.frame) ? FrameStatistics($0) : nil }
         var vectors: [[Float]] = []
         vectors.reserveCapacity(regions.count)
         for region in regions {
-            vectors.append(try extract(gray: gray, region: region, frame: frame))
+            vectors.append(try extract(gray: gray, width: image.width, height: image.height, region: region, frame: frame))
         }
         return vectors
     }
@@ -52,9 +53,9 @@ public struct Features: Sendable {
     /// The feature vector of one region of `image`. Throws `invalidRegion` for a region that is
     /// empty or lies wholly outside the image.
     public func extract(from image: Image, region: FaceRegion) throws(FaceAnalysisError) -> [Float] {
-        let gray = image.grayscale()
-        let frame = spec.groups.contains(.frame) ? FrameStatistics(gray) : nil
-        return try extract(gray: gray, region: region, frame: frame)
+        let gray = readsPixels ? image.grayscale() : nil
+        let frame = gray.flatMap { spec.groups.contains(.frame) ? FrameStatistics($0) : nil }
+        return try extract(gray: gray, width: image.width, height: image.height, region: region, frame: frame)
     }
 
     /// The feature vector of a training crop: the whole image is the region and the frame.
@@ -62,26 +63,36 @@ public struct Features: Sendable {
         try extract(from: image, region: .whole(width: image.width, height: image.height))
     }
 
-    private func extract(gray: Image, region: FaceRegion, frame: FrameStatistics?) throws(FaceAnalysisError) -> [Float] {
+    /// Whether any group reads pixels (of the crop or the whole frame), not only the box and what
+    /// the detector said: without one, the image is never reduced to gray nor a crop resampled.
+    var readsPixels: Bool { spec.groups.contains { $0.readsPixels } }
+
+    /// One region's vector. `gray` is the frame in gray, nil when no group reads pixels (the
+    /// vector then depends on the box alone); `width` x `height` is the frame's size.
+    private func extract(gray: Image?, width frameWidth: Int, height frameHeight: Int, region: FaceRegion,
+                         frame: FrameStatistics?) throws(FaceAnalysisError) -> [Float] {
         guard region.width > 0, region.height > 0 else {
             throw FaceAnalysisError(.invalidRegion, "region \(region.width)x\(region.height) is empty")
         }
         let left = max(region.x, 0), top = max(region.y, 0)
-        let right = min(region.x + region.width, gray.width), bottom = min(region.y + region.height, gray.height)
+        let right = min(region.x + region.width, frameWidth), bottom = min(region.y + region.height, frameHeight)
         guard left < right, top < bottom else {
             throw FaceAnalysisError(.invalidRegion,
-                                  "region at (\(region.x), \(region.y)) size \(region.width)x\(region.height) lies outside the \(gray.width)x\(gray.height) image")
+                                  "region at (\(region.x), \(region.y)) size \(region.width)x\(region.height) lies outside the \(frameWidth)x\(frameHeight) image")
         }
-        let crop = Resampler.resample(gray, x: left, y: top, width: right - left, height: bottom - top,
-                                      to: spec.cropSize)
         var vector: [Float] = []
         vector.reserveCapacity(spec.dimension)
-        let (mean, deviation) = Self.meanAndDeviation(crop)
-        let needsHistogram = spec.groups.contains(.gradientHistogram) || spec.groups.contains(.symmetry)
-        let histogram = needsHistogram
-            ? GradientHistogram.compute(crop, side: spec.cropSize, cellSize: spec.cellSize, bins: spec.orientationBins)
-            : []
-        let cells = layout(crop, mean: mean, deviation: deviation)
+        // The crop and what is made of it, only for the groups that read them.
+        var crop: [Float] = [], mean: Float = 0, deviation: Float = 0, histogram: [Float] = [], cells: [Float] = []
+        if let gray, spec.groups.contains(where: \.readsCrop) {
+            crop = Resampler.resample(gray, x: left, y: top, width: right - left, height: bottom - top, to: spec.cropSize)
+            (mean, deviation) = Self.meanAndDeviation(crop)
+            let needsHistogram = spec.groups.contains(.gradientHistogram) || spec.groups.contains(.symmetry)
+            histogram = needsHistogram
+                ? GradientHistogram.compute(crop, side: spec.cropSize, cellSize: spec.cellSize, bins: spec.orientationBins)
+                : []
+            cells = layout(crop, mean: mean, deviation: deviation)
+        }
         for group in spec.groups {
             switch group {
             case .gradientHistogram:
@@ -93,16 +104,17 @@ public struct Features: Sendable {
             case .symmetry:
                 vector += symmetry(cells: cells, histogram: histogram)
             case .geometry:
-                let width = Float(gray.width), height = Float(gray.height)
+                let width = Float(frameWidth), height = Float(frameHeight)
                 vector += [(Float(region.x) + Float(region.width) / 2) / width,
                            (Float(region.y) + Float(region.height) / 2) / height,
                            Float(region.width) / width,
                            Float(region.height) / height]
             case .frame:
-                let statistics = frame ?? FrameStatistics(gray)
+                // `frame` reads pixels, so its statistics were computed with the gray frame.
+                let statistics = frame ?? FrameStatistics(mean: 0, deviation: 0)
                 vector += [statistics.mean / 255, statistics.deviation / 255]
             case .detector:
-                vector += DetectorFeatures.compute(region, frameWidth: gray.width, frameHeight: gray.height)
+                vector += DetectorFeatures.compute(region, frameWidth: frameWidth, frameHeight: frameHeight)
             case .secondLook:
                 vector += DetectorFeatures.secondLooks(region)
             }
@@ -166,6 +178,11 @@ public struct Features: Sendable {
 struct FrameStatistics {
     let mean: Float
     let deviation: Float
+
+    init(mean: Float, deviation: Float) {
+        self.mean = mean
+        self.deviation = deviation
+    }
 
     init(_ gray: Image) {
         let pixels = gray.pixels

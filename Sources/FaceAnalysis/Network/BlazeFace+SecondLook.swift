@@ -77,41 +77,33 @@ extension BlazeFace {
     /// Writes a `side` x `side` RGB input in -1...1 showing `image` around `centre` (image pixels)
     /// at `scale` input pixels per image pixel, by bilinear sampling; when shrinking, each input
     /// pixel averages up to 4x4 samples so fine texture does not alias. Outside the image is black.
+    ///
+    /// Each image row a sample reads is interpolated horizontally once, at every x sample
+    /// (`SecondLookRows`), a pixel's three channels as the lanes of one vector (the fourth
+    /// ignored); the vertical step and the sums read those. Each lane is the same chain of
+    /// subtractions, multiplies and adds, in the same order, as the formula written per channel
+    /// and per sample (`fillResampledPlainly`; SecondLookTests checks it bit for bit).
     static func fillResampled(_ input: UnsafeMutableBufferPointer<Float>, side: Int, from image: Image,
                               centre: SIMD2<Float>, scale: Float) {
-        let channels = image.channels, width = image.width, height = image.height
-        let samples = Int(min(4, max(1, (1 / scale).rounded(.up))))
+        let samples = secondLookSamples(scale: scale)
         let origin = centre - Float(side) / 2 / scale  // image position of the input's top-left corner
-        // Every sample position along one axis: its two neighbouring pixels and the weight of the
-        // second, or nil outside the image (pixel centres are at +0.5).
-        func axis(_ start: Float, _ length: Int) -> [(a: Int, b: Int, weight: Float)?] {
-            (0..<side * samples).map { k in
-                let position = start + (Float(k / samples) + (Float(k % samples) + 0.5) / Float(samples)) / scale - 0.5
-                guard position > -1, position < Float(length) else { return nil }
-                let low = Int(position.rounded(.down))
-                return (min(max(low, 0), length - 1), min(max(low + 1, 0), length - 1), position - Float(low))
-            }
-        }
-        let xs = axis(origin.x, width), ys = axis(origin.y, height)
+        let xs = secondLookAxis(origin.x, image.width, side: side, samples: samples, scale: scale)
+        let ys = secondLookAxis(origin.y, image.height, side: side, samples: samples, scale: scale)
         let norm = 1 / (127.5 * Float(samples * samples))
-        var row = [SIMD3<Float>](repeating: .zero, count: side)
-        image.pixels.withUnsafeBufferPointer { pixels in
-            let base = pixels.baseAddress!
-            @inline(__always) func pixel(_ line: UnsafePointer<UInt8>, _ x: Int) -> SIMD3<Float> {
-                let p = line + x * channels
-                return channels == 1 ? SIMD3(repeating: Float(p[0])) : SIMD3(Float(p[0]), Float(p[1]), Float(p[2]))
-            }
+        let rows = SecondLookRows(image: image, xs: xs)
+        var row = [SIMD4<Float>](repeating: .zero, count: side)
+        row.withUnsafeMutableBufferPointer { row in
             for v in 0..<side {
                 for u in 0..<side { row[u] = .zero }
                 for j in 0..<samples {
                     guard let y = ys[v * samples + j] else { continue }  // outside adds nothing: black
-                    let top = base + y.a * width * channels, bottom = base + y.b * width * channels
+                    let top = rows.interpolated(y.a), bottom = rows.interpolated(y.b)
                     for u in 0..<side {
-                        var sum = SIMD3<Float>(repeating: 0)
+                        var sum = SIMD4<Float>(repeating: 0)
                         for i in 0..<samples {
-                            guard let x = xs[u * samples + i] else { continue }
-                            let upper = pixel(top, x.a) + (pixel(top, x.b) - pixel(top, x.a)) * x.weight
-                            let lower = pixel(bottom, x.a) + (pixel(bottom, x.b) - pixel(bottom, x.a)) * x.weight
+                            let k = u * samples + i
+                            guard rows.inside(k) else { continue }
+                            let upper = top[k], lower = bottom[k]
                             sum += upper + (lower - upper) * y.weight
                         }
                         row[u] += sum
@@ -122,6 +114,109 @@ extension BlazeFace {
                     out[3 * u] = row[u].x * norm - 1
                     out[3 * u + 1] = row[u].y * norm - 1
                     out[3 * u + 2] = row[u].z * norm - 1
+                }
+            }
+        }
+    }
+
+    /// Samples per input pixel along each axis at `scale`: 1 when enlarging, up to 4 when shrinking.
+    static func secondLookSamples(scale: Float) -> Int { Int(min(4, max(1, (1 / scale).rounded(.up)))) }
+
+    /// Every sample position along one axis of a second look starting at `start` (image pixels):
+    /// its two neighbouring pixels and the weight of the second, or nil outside the image (pixel
+    /// centres are at +0.5).
+    static func secondLookAxis(_ start: Float, _ length: Int, side: Int, samples: Int,
+                               scale: Float) -> [(a: Int, b: Int, weight: Float)?] {
+        (0..<side * samples).map { k in
+            let position = start + (Float(k / samples) + (Float(k % samples) + 0.5) / Float(samples)) / scale - 0.5
+            guard position > -1, position < Float(length) else { return nil }
+            let low = Int(position.rounded(.down))
+            return (min(max(low, 0), length - 1), min(max(low + 1, 0), length - 1), position - Float(low))
+        }
+    }
+}
+
+/// The image rows a second look reads, each interpolated horizontally at every x sample `k`:
+/// `p(a) + (p(b) - p(a)) * weight` with the three channels in the first lanes (a gray value
+/// repeated in each). The row is first widened to Floats over the columns the samples span, with
+/// one Float of slack so a pixel loads as four lanes. Two rows are kept, by the parity of their
+/// index: a sample reads rows y and y + 1 (or y twice at the edge), and the rows only move down.
+final class SecondLookRows {
+    private let image: Image
+    private let first: Int
+    private let count: Int
+    private let left: [Int], right: [Int], weights: [Float], valid: [Bool]
+    private let line: UnsafeMutablePointer<Float>
+    private let lineLength: Int
+    private let rows: UnsafeMutablePointer<SIMD4<Float>>
+    private var held = [-1, -1]
+
+    /// Rows for the x samples `xs` (`BlazeFace.secondLookAxis`: two pixels and a weight, or nil outside).
+    init(image: Image, xs: [(a: Int, b: Int, weight: Float)?]) {
+        let inside = xs.compactMap { $0 }
+        let first = inside.map(\.a).min() ?? 0, last = inside.map(\.b).max() ?? 0
+        self.image = image
+        self.first = first
+        count = xs.count
+        left = xs.map { 3 * (($0?.a ?? first) - first) }
+        right = xs.map { 3 * (($0?.b ?? first) - first) }
+        weights = xs.map { $0?.weight ?? 0 }
+        valid = xs.map { $0 != nil }
+        lineLength = 3 * (max(last, first) - first + 1)
+        line = .allocate(capacity: lineLength + 1)
+        line.initialize(repeating: 0, count: lineLength + 1)
+        rows = .allocate(capacity: 2 * count)
+        rows.initialize(repeating: .zero, count: 2 * count)
+    }
+
+    deinit {
+        line.deallocate()
+        rows.deallocate()
+    }
+
+    /// Whether x sample `k` lies on the image (else it adds nothing).
+    @inline(__always) func inside(_ k: Int) -> Bool { valid.withUnsafeBufferPointer { $0[k] } }
+
+    /// Row `y` interpolated at every x sample (computed now unless it is held already). Valid
+    /// until the next call with a row of the same parity.
+    func interpolated(_ y: Int) -> UnsafePointer<SIMD4<Float>> {
+        let slot = y & 1, target = rows + slot * count
+        guard held[slot] != y else { return UnsafePointer(target) }
+        held[slot] = y
+        widen(y)
+        let line = UnsafeRawPointer(self.line)
+        left.withUnsafeBufferPointer { left in
+            right.withUnsafeBufferPointer { right in
+                weights.withUnsafeBufferPointer { weights in
+                    valid.withUnsafeBufferPointer { valid in
+                        for k in 0..<count where valid[k] {
+                            let a = line.loadUnaligned(fromByteOffset: 4 * left[k], as: SIMD4<Float>.self)
+                            let b = line.loadUnaligned(fromByteOffset: 4 * right[k], as: SIMD4<Float>.self)
+                            target[k] = a + (b - a) * weights[k]
+                        }
+                    }
+                }
+            }
+        }
+        return UnsafePointer(target)
+    }
+
+    /// Row `y`'s pixels from column `first` as Floats, three per pixel.
+    private func widen(_ y: Int) {
+        let count = lineLength, channels = image.channels, target = line
+        image.pixels.withUnsafeBufferPointer { pixels in
+            let source = pixels.baseAddress! + (y * image.width + first) * channels
+            switch channels {
+            case 3:
+                for i in 0..<count { target[i] = Float(source[i]) }
+            case 1:
+                for x in 0..<count / 3 {
+                    let value = Float(source[x])
+                    target[3 * x] = value; target[3 * x + 1] = value; target[3 * x + 2] = value
+                }
+            default:
+                for x in 0..<count / 3 {
+                    for c in 0..<3 { target[3 * x + c] = Float(source[x * channels + c]) }
                 }
             }
         }
