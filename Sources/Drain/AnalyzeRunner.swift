@@ -95,8 +95,8 @@ public final class AnalyzeRunner: Sendable {
     /// Runs until every photo has a verdict, a stop, or expiry. Blocks the calling thread.
     public func run(events: @escaping @Sendable (AnalyzeEvent) -> Void) -> AnalyzeOutcome {
         shared.withLock { $0.lastBank = .now }
-        // The guard measures use by the resident set: freed buffers must leave it.
-        SystemMemory.returnLargeBuffersWhenFreed()
+        // The guard measures use by the resident set: where it is tight, freed buffers must leave it.
+        memory.prepareForAnalysis()
         let done = DispatchGroup()
         for slot in 0..<options.slots {
             done.enter()

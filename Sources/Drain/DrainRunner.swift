@@ -63,8 +63,8 @@ public final class DrainRunner: Sendable {
     }
 
     public func run(events: @escaping @Sendable (DrainEvent) -> Void) async -> DrainOutcome {
-        // The guard measures use by the resident set: freed buffers must leave it.
-        SystemMemory.returnLargeBuffersWhenFreed()
+        // The guard measures use by the resident set: where it is tight, freed buffers must leave it.
+        memory.prepareForAnalysis()
         let task = Task { await self.loop(events: events) }
         worker.withLock { $0 = task }
         if stopFlag.isCompleted { task.cancel() }

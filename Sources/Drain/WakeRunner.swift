@@ -93,8 +93,8 @@ public final class WakeRunner: Sendable {
 
     /// Runs the invocation. Throws only when the store fails.
     public func run() throws(StoreError) -> WakeReport {
-        // The guard measures use by the resident set: freed buffers must leave it.
-        SystemMemory.returnLargeBuffersWhenFreed()
+        // The guard measures use by the resident set: where it is tight, freed buffers must leave it.
+        memory.prepareForAnalysis()
         let deadline = options.runtimeLimit.map { ContinuousClock.now + $0 }
         var report = WakeReport()
         func stopping() -> Bool {

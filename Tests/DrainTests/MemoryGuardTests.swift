@@ -28,6 +28,20 @@ struct FakeSystem {
         #expect(reading.source == "physical memory")
     }
 
+    /// Freed buffers are handed back to the system (so the resident set the guard reads is what
+    /// is live) where the guard is tight: a limit given or a cgroup's, or little memory left.
+    @Test func freedBuffersAreReturnedOnlyWhereTheGuardIsTight() {
+        #expect(!MemoryGuard(probe: FakeSystem().probe).needsFreedBuffersReturned())
+        #expect(MemoryGuard(configuredLimit: 8 << 30, probe: FakeSystem().probe).needsFreedBuffersReturned())
+        var cgroup = FakeSystem()
+        cgroup.files["/proc/self/cgroup"] = "0::/jobs/analyze\n"
+        cgroup.files["/sys/fs/cgroup/jobs/analyze/memory.max"] = "\(8 << 30)\n"
+        #expect(MemoryGuard(probe: cgroup.probe).needsFreedBuffersReturned())
+        var small = FakeSystem()
+        small.files["/proc/meminfo"] = "MemTotal:       1048576 kB\n"
+        #expect(MemoryGuard(probe: small.probe).needsFreedBuffersReturned())
+    }
+
     @Test func cgroupV2LimitAndCurrentUse() {
         var system = FakeSystem()
         system.files["/proc/self/cgroup"] = "0::/user.slice/photodrain.scope\n"
