@@ -4,8 +4,8 @@ import CNNKernelsAVX2
 
 /// The kernels compiled for x86-64 with AVX-512 (F, BW, VL) and VNNI (`-target-cpu
 /// icelake-server`): the int8 1x1 convolution on `vpdpbusd`, and the Float convolutions (1x1,
-/// depthwise, the first layer's) sixteen channels wide, each computing the AVX2 set's bits. The
-/// other steps are the AVX2 set's. Call only where `AVX512Kernels.isSupported` is true.
+/// depthwise, the first layer's), pooling and resizing sixteen channels wide, each computing the
+/// AVX2 set's bits. The residual add is the AVX2 set's (the 1x1 convolutions fuse BlazeFace's). Call only where `AVX512Kernels.isSupported` is true.
 public enum AVX512Kernels: NetworkKernelSet {
     /// Whether this processor (and the OS, which must save the ZMM registers) has AVX-512 F, BW,
     /// VL and VNNI, plus AVX2 and FMA.
@@ -40,14 +40,14 @@ public enum AVX512Kernels: NetworkKernelSet {
 
     public static func maxPool2x2(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,
                                   output: UnsafeMutablePointer<Float>, outHeight: Int, outWidth: Int) {
-        AVX2Kernels.maxPool2x2(input: input, height: height, width: width, channels: channels, output: output,
-                                  outHeight: outHeight, outWidth: outWidth)
+        maxPool16(input: input, height: height, width: width, channels: channels, output: output,
+                  outHeight: outHeight, outWidth: outWidth)
     }
 
     public static func resizeBilinear(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,
                                       output: UnsafeMutablePointer<Float>, outHeight: Int, outWidth: Int) {
-        AVX2Kernels.resizeBilinear(input: input, height: height, width: width, channels: channels, output: output,
-                                      outHeight: outHeight, outWidth: outWidth)
+        resizeBilinear16(input: input, height: height, width: width, channels: channels, output: output,
+                         outHeight: outHeight, outWidth: outWidth)
     }
 
     public static func add(_ a: UnsafePointer<Float>, aStride: Int, _ b: UnsafePointer<Float>, bStride: Int, pixels: Int,

@@ -267,4 +267,34 @@ struct NetworkKernelTests {
             }
         }
     }
+
+    /// The AVX-512 max pool and bilinear resize give the AVX2 set's bits, with blocks of 16 and a
+    /// last block of 8 channels, odd sizes (the pool's clamped last row and column) and both
+    /// directions of resize.
+    @Test("AVX-512 pooling and resizing give the AVX2 kernels' bits", arguments: [8, 16, 24, 48])
+    func movementAVX512MatchesAVX2(channels: Int) {
+        guard AVX2Kernels.isSupported, AVX512Kernels.isSupported else { return }
+        let (height, width) = (7, 9)
+        let input = Self.values(height * width * channels, seed: 17)
+        func run<K: NetworkKernelSet>(_: K.Type, _ outHeight: Int, _ outWidth: Int, pool: Bool) -> [UInt32] {
+            var out = [Float](repeating: .nan, count: outHeight * outWidth * channels)
+            input.withUnsafeBufferPointer { x in
+                out.withUnsafeMutableBufferPointer { y in
+                    if pool {
+                        K.maxPool2x2(input: x.baseAddress!, height: height, width: width, channels: channels,
+                                     output: y.baseAddress!, outHeight: outHeight, outWidth: outWidth)
+                    } else {
+                        K.resizeBilinear(input: x.baseAddress!, height: height, width: width, channels: channels,
+                                         output: y.baseAddress!, outHeight: outHeight, outWidth: outWidth)
+                    }
+                }
+            }
+            return out.map(\.bitPattern)
+        }
+        #expect(run(AVX512Kernels.self, 4, 5, pool: true) == run(AVX2Kernels.self, 4, 5, pool: true), "pool, \(channels) channels")
+        for (outHeight, outWidth) in [(14, 18), (3, 5)] {
+            #expect(run(AVX512Kernels.self, outHeight, outWidth, pool: false) == run(AVX2Kernels.self, outHeight, outWidth, pool: false),
+                    "resize to \(outHeight)x\(outWidth), \(channels) channels")
+        }
+    }
 }
