@@ -41,17 +41,24 @@ extension NetworkKernels {
                 let lx = SIMD8<Float>(repeating: fx - fx0)
                 var ch = 0
                 while ch < channels {
-                    let tl = load8(input + (y0 * width + x0) * channels + ch)
-                    let tr = load8(input + (y0 * width + x1) * channels + ch)
-                    let bl = load8(input + (y1 * width + x0) * channels + ch)
-                    let br = load8(input + (y1 * width + x1) * channels + ch)
-                    let top = tl + (tr - tl) * lx
-                    let bottom = bl + (br - bl) * lx
-                    store8(top + (bottom - top) * ly, output + (oy * outWidth + ox) * channels + ch)
+                    store8(bilinear8(load8(input + (y0 * width + x0) * channels + ch), load8(input + (y0 * width + x1) * channels + ch),
+                                     load8(input + (y1 * width + x0) * channels + ch), load8(input + (y1 * width + x1) * channels + ch),
+                                     lx: lx, ly: ly),
+                           output + (oy * outWidth + ox) * channels + ch)
                     ch += 8
                 }
             }
         }
+    }
+
+    /// One bilinear sample of eight channels from its four neighbours: across each row, then
+    /// between the rows, as multiplies and adds (never fused), so every set gets the same bits.
+    @inlinable @inline(__always)
+    public static func bilinear8(_ tl: SIMD8<Float>, _ tr: SIMD8<Float>, _ bl: SIMD8<Float>, _ br: SIMD8<Float>,
+                                 lx: SIMD8<Float>, ly: SIMD8<Float>) -> SIMD8<Float> {
+        let top = tl + (tr - tl) * lx
+        let bottom = bl + (br - bl) * lx
+        return top + (bottom - top) * ly
     }
 
     /// `output = a + b` over `pixels`, where `b` may have fewer (zero-padded) channels, then an

@@ -66,12 +66,9 @@ extension AVX512Kernels {
                     ch += 16
                 }
                 if ch < channels {
-                    let lx8 = SIMD8<Float>(repeating: wx), ly8 = SIMD8<Float>(repeating: wy)
-                    let a = NetworkKernels.load8(tl + ch), b = NetworkKernels.load8(tr + ch)
-                    let c = NetworkKernels.load8(bl + ch), d = NetworkKernels.load8(br + ch)
-                    let top = a + (b - a) * lx8
-                    let bottom = c + (d - c) * lx8
-                    NetworkKernels.store8(top + (bottom - top) * ly8, y + ch)
+                    NetworkKernels.store8(NetworkKernels.bilinear8(NetworkKernels.load8(tl + ch), NetworkKernels.load8(tr + ch),
+                                                                   NetworkKernels.load8(bl + ch), NetworkKernels.load8(br + ch),
+                                                                   lx: SIMD8(repeating: wx), ly: SIMD8(repeating: wy)), y + ch)
                 }
             }
         }
