@@ -23,22 +23,28 @@ extension NetworkKernels {
         }
     }
 
-    /// Bilinear resize with half-pixel centres (TensorFlow's `half_pixel_centers=True`): source
-    /// coordinate `(d + 0.5) * scale - 0.5`, clamped to the edge pixels.
+    /// Where output position `d` of a bilinear resize reads, with half-pixel centres
+    /// (TensorFlow's `half_pixel_centers=True`): source coordinate `(d + 0.5) * scale - 0.5`, its
+    /// two neighbours clamped to the `size` source pixels, and the weight of the second. Every
+    /// kernel set's resize reads through this, so all agree on every value.
+    @inlinable @inline(__always)
+    public static func bilinearSource(_ d: Int, scale: Float, size: Int) -> (low: Int, high: Int, weight: Float) {
+        let f = (Float(d) + 0.5) * scale - 0.5
+        let f0 = f.rounded(.down)
+        return (max(Int(f0), 0), min(Int(f.rounded(.up)), size - 1), f - f0)
+    }
+
+    /// Bilinear resize with half-pixel centres (`bilinearSource`).
     @inlinable @inline(__always)
     public static func resizeBilinear(input: UnsafePointer<Float>, height: Int, width: Int, channels: Int,
                                output: UnsafeMutablePointer<Float>, outHeight: Int, outWidth: Int) {
         let sy = Float(height) / Float(outHeight), sx = Float(width) / Float(outWidth)
         for oy in 0..<outHeight {
-            let fy = (Float(oy) + 0.5) * sy - 0.5
-            let fy0 = fy.rounded(.down)
-            let y0 = max(Int(fy0), 0), y1 = min(Int(fy.rounded(.up)), height - 1)
-            let ly = SIMD8<Float>(repeating: fy - fy0)
+            let (y0, y1, wy) = bilinearSource(oy, scale: sy, size: height)
+            let ly = SIMD8<Float>(repeating: wy)
             for ox in 0..<outWidth {
-                let fx = (Float(ox) + 0.5) * sx - 0.5
-                let fx0 = fx.rounded(.down)
-                let x0 = max(Int(fx0), 0), x1 = min(Int(fx.rounded(.up)), width - 1)
-                let lx = SIMD8<Float>(repeating: fx - fx0)
+                let (x0, x1, wx) = bilinearSource(ox, scale: sx, size: width)
+                let lx = SIMD8<Float>(repeating: wx)
                 var ch = 0
                 while ch < channels {
                     store8(bilinear8(load8(input + (y0 * width + x0) * channels + ch), load8(input + (y0 * width + x1) * channels + ch),

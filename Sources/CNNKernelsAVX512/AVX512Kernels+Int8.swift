@@ -1,6 +1,5 @@
 import _Builtin_intrinsics.intel
 import CNNKernels
-import CNNKernelsAVX2
 
 /// The int8 1x1 convolution with AVX-512 VNNI (`quads` layout): one `vpdpbusd` multiplies four
 /// UInt8 inputs by four Int8 weights for sixteen channels and adds the four products into each

@@ -42,15 +42,9 @@ extension AVX512Kernels {
                                  output: UnsafeMutablePointer<Float>, outHeight: Int, outWidth: Int) {
         let sy = Float(height) / Float(outHeight), sx = Float(width) / Float(outWidth)
         for oy in 0..<outHeight {
-            let fy = (Float(oy) + 0.5) * sy - 0.5
-            let fy0 = fy.rounded(.down)
-            let y0 = max(Int(fy0), 0), y1 = min(Int(fy.rounded(.up)), height - 1)
-            let wy = fy - fy0
+            let (y0, y1, wy) = NetworkKernels.bilinearSource(oy, scale: sy, size: height)
             for ox in 0..<outWidth {
-                let fx = (Float(ox) + 0.5) * sx - 0.5
-                let fx0 = fx.rounded(.down)
-                let x0 = max(Int(fx0), 0), x1 = min(Int(fx.rounded(.up)), width - 1)
-                let wx = fx - fx0
+                let (x0, x1, wx) = NetworkKernels.bilinearSource(ox, scale: sx, size: width)
                 let tl = input + (y0 &* width &+ x0) &* channels, tr = input + (y0 &* width &+ x1) &* channels
                 let bl = input + (y1 &* width &+ x0) &* channels, br = input + (y1 &* width &+ x1) &* channels
                 let y = output + (oy &* outWidth &+ ox) &* channels

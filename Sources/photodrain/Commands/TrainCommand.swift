@@ -105,7 +105,7 @@ enum TrainCommand: Command {
         options.seed = UInt64(try arguments.int("seed", default: 1, range: 0...Int.max))
         options.l2 = Float(try arguments.double("l2", default: 0.01, range: 0...1000))
         let console = Console.shared
-        let detector = try AnalysisOptions.blazeFace(arguments)
+        let detector = try AnalysisOptions.blazeFace(arguments, precision: precision)
         do {
             let set = try LabelledPhotos(directory: directory)
             let bar = ProgressBar(title: "detecting faces", total: set.photos.count)

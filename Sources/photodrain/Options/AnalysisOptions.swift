@@ -75,10 +75,9 @@ enum AnalysisOptions {
         try FacePipeline(settings: try settings(arguments, precision: precision))
     }
 
-    /// BlazeFace as the options describe it (for `train --labelled`).
-    static func blazeFace(_ arguments: ParsedArguments) throws -> FaceDetector {
-        .blazeFace(try BlazeFace(contentsOf: try weightsPath(arguments), precision: try precision(arguments)), BlazeFaceOptions(),
-                   minFaceSize: nil)
+    /// BlazeFace at `precision` with the weights the options name (for `train --labelled`).
+    static func blazeFace(_ arguments: ParsedArguments, precision: NetworkPrecision) throws -> FaceDetector {
+        .blazeFace(try BlazeFace(contentsOf: try weightsPath(arguments), precision: precision), BlazeFaceOptions(), minFaceSize: nil)
     }
 
     /// BlazeFace's weights: `--weights`, else the shipped file where `ModelSearch` finds it. A
