@@ -1,0 +1,53 @@
+@testable import FaceAnalysis
+import Testing
+
+/// The buffer plan of BlazeFace's network: tensors share slots only when one is dead before the
+/// other is written, except that a residual add read for the last time writes its sum over the
+/// residual (each value reads only its own place). Whether the shared slots compute the right
+/// values is `BlazeFaceParityTests` (against TF Lite) and `Int8NetworkTests`; this pins the plan.
+@Suite struct NetworkPlanTests {
+    static func plans() throws -> [(String, ConvolutionalNetwork)] {
+        let file = try NetworkFile.load(Fixtures.modelsDirectory + "/blazeface-full-range.pdnn")
+        let calibration = try Int8NetworkTests.calibration(file)
+        return try [(192, 192), (448, 448), (256, 384)].flatMap { size in
+            try [NetworkPrecision.fp32, .int8].map { precision in
+                ("\(size.0)x\(size.1) \(precision)",
+                 try ConvolutionalNetwork(file: file, inputSize: size, precision: precision, calibration: calibration))
+            }
+        }
+    }
+
+    @Test("no step writes a slot a live tensor still needs; residual adds write over their residual")
+    func slotsNeverOverlapLiveTensors() throws {
+        for (name, plan) in try Self.plans() {
+            // Each tensor lives from the step that writes it (-1: the input) to its last reader
+            // (the end for outputs).
+            var born: [Int: Int] = [plan.inputTensor: -1], lastRead: [Int: Int] = [:]
+            for (s, step) in plan.steps.enumerated() {
+                born[step.output] = s
+                for id in step.reads { lastRead[id] = s }
+            }
+            for id in plan.outputs.values { lastRead[id] = plan.steps.count }
+            var inPlace = 0
+            for (s, step) in plan.steps.enumerated() {
+                guard let layout = plan.layouts[step.output], plan.slotSizes[layout.slot] > 0 else { continue }
+                #expect(layout.floats <= plan.slotSizes[layout.slot], "\(name): step \(s) overflows its slot")
+                for (other, otherLayout) in plan.layouts where other != step.output && otherLayout.slot == layout.slot {
+                    guard let otherBorn = born[other], otherBorn < s, let otherEnd = lastRead[other], otherEnd >= s else { continue }
+                    // Only a residual read for the last time by this very step may share its slot.
+                    let sharesResidual = otherEnd == s && step.reads.count == 2 && step.reads.last == other
+                        || otherEnd == s && { if case .add = step { step.reads.contains(other) } else { false } }()
+                    #expect(sharesResidual, "\(name): step \(s) writes tensor \(other)'s slot while it is live (to step \(otherEnd))")
+                    if sharesResidual {
+                        #expect(otherLayout.stride == layout.stride && otherLayout.pixels == layout.pixels,
+                                "\(name): step \(s) writes over a residual of another shape")
+                        inPlace += 1
+                    }
+                }
+            }
+            // BlazeFace's residual blocks end in a 1x1 convolution with the add folded in: most of
+            // them write in place (all but those whose residual another block still reads).
+            #expect(inPlace >= 10, "\(name): only \(inPlace) residual adds write in place")
+        }
+    }
+}
