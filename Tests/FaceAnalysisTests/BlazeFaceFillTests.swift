@@ -3,8 +3,11 @@ import PhotoDecoding
 import Testing
 
 /// The network input a tile is turned into, against `Float(x) / 127.5 - 1` written out plainly:
-/// every value the same to the bit, the padding black (-1), whatever the channels.
+/// every value the same to the bit, the padding black (-1), whatever the channels, with every
+/// kernel set the processor runs.
 struct BlazeFaceFillTests {
+    static let kernelSets = NetworkWorkspace.Kernels.allCases.filter(\.isSupported)
+
     @Test("fill matches the plain conversion", arguments: [
         (3, 0, 0, 37, 23, 64, 32), (3, 5, 3, 29, 17, 32, 32), (1, 2, 1, 30, 20, 32, 32), (4, 1, 2, 19, 11, 32, 96),
     ])
@@ -15,8 +18,6 @@ struct BlazeFaceFillTests {
             for i in pixels.indices { pixels[i] = i < 256 ? UInt8(i) : UInt8(truncatingIfNeeded: generator.next() >> 56) }
         }
         let tile = BlazeFace.Tile(x: x, y: y, width: tileWidth, height: tileHeight)
-        var input = [Float](repeating: .nan, count: width * height * 3)
-        input.withUnsafeMutableBufferPointer { BlazeFace.fill($0, width: width, height: height, from: image, tile: tile) }
         var expected: [Float] = []
         for row in 0..<height {
             for column in 0..<width {
@@ -27,7 +28,13 @@ struct BlazeFaceFillTests {
                 }
             }
         }
-        #expect(input.map(\.bitPattern) == expected.map(\.bitPattern))
+        for kernels in Self.kernelSets {
+            var input = [Float](repeating: .nan, count: width * height * 3)
+            input.withUnsafeMutableBufferPointer {
+                BlazeFace.fill($0, width: width, height: height, from: image, tile: tile, kernels: kernels)
+            }
+            #expect(input.map(\.bitPattern) == expected.map(\.bitPattern), "\(kernels)")
+        }
     }
 
     /// The ramp covers all 256 byte values in one row of the RGB path.
@@ -35,11 +42,13 @@ struct BlazeFaceFillTests {
         let image = Image(width: 256, height: 1, channels: 3) { pixels in
             for i in pixels.indices { pixels[i] = UInt8(truncatingIfNeeded: i / 3 + 85 * (i % 3)) }
         }
-        var input = [Float](repeating: .nan, count: 256 * 96 * 3)
         let tile = BlazeFace.Tile(x: 0, y: 0, width: 256, height: 1)
-        input.withUnsafeMutableBufferPointer { BlazeFace.fill($0, width: 256, height: 96, from: image, tile: tile) }
-        for i in 0..<(256 * 3) {
-            #expect(input[i].bitPattern == (Float(image.pixels[i]) / 127.5 - 1).bitPattern)
+        for kernels in Self.kernelSets {
+            var input = [Float](repeating: .nan, count: 256 * 96 * 3)
+            input.withUnsafeMutableBufferPointer { BlazeFace.fill($0, width: 256, height: 96, from: image, tile: tile, kernels: kernels) }
+            for i in 0..<(256 * 3) {
+                #expect(input[i].bitPattern == (Float(image.pixels[i]) / 127.5 - 1).bitPattern, "\(kernels)")
+            }
         }
     }
 }

@@ -1,11 +1,15 @@
+import CNNKernels
 @testable import FaceAnalysis
 import PhotoDecoding
 import Testing
 
 /// BlazeFace's level resize against the tent filter written out plainly: every output pixel the
 /// weighted sum of its source pixels, rows first, with the same taps and the same order of sums,
-/// so the fast form must agree to the last bit.
+/// so the fast form must agree to the last bit, with every kernel set the processor runs (the row
+/// loops are compiled once per set).
 struct LevelResizeTests {
+    static let kernelSets = NetworkWorkspace.Kernels.allCases.filter(\.isSupported)
+
     static func reference(_ image: Image, width: Int, height: Int) -> [UInt8] {
         let channels = image.channels
         let columns = Resampler.taps(sourceLength: image.width, outputLength: width)
@@ -36,9 +40,11 @@ struct LevelResizeTests {
         let image = Image(width: 53, height: 37, channels: channels) { pixels in
             for i in pixels.indices { pixels[i] = UInt8(truncatingIfNeeded: generator.next() >> 56) }
         }
-        let scaled = LevelResize.scaled(image, by: factor)
-        #expect(scaled.width == Int((53 * factor).rounded()) && scaled.height == Int((37 * factor).rounded()))
-        #expect(scaled.pixels == Self.reference(image, width: scaled.width, height: scaled.height))
+        for kernels in Self.kernelSets {
+            let scaled = LevelResize.scaled(image, by: factor, kernels: kernels)
+            #expect(scaled.width == Int((53 * factor).rounded()) && scaled.height == Int((37 * factor).rounded()))
+            #expect(scaled.pixels == Self.reference(image, width: scaled.width, height: scaled.height), "\(kernels)")
+        }
     }
 
     /// Shapes at the edges of the fast form: one column or one row, output rows shorter than one
@@ -52,9 +58,11 @@ struct LevelResizeTests {
         let image = Image(width: width, height: height, channels: channels) { pixels in
             for i in pixels.indices { pixels[i] = UInt8(truncatingIfNeeded: generator.next() >> 56) }
         }
-        let scaled = LevelResize.scaled(image, by: factor)
-        #expect(scaled.channels == channels)
-        #expect(scaled.pixels == Self.reference(image, width: scaled.width, height: scaled.height))
+        for kernels in Self.kernelSets {
+            let scaled = LevelResize.scaled(image, by: factor, kernels: kernels)
+            #expect(scaled.channels == channels)
+            #expect(scaled.pixels == Self.reference(image, width: scaled.width, height: scaled.height), "\(kernels)")
+        }
     }
 
     static func noise(width: Int, height: Int, channels: Int, seed: UInt64) -> Image {
@@ -71,8 +79,6 @@ struct LevelResizeTests {
     ])
     func halvedMatchesTheReference(width: Int, height: Int, channels: Int) {
         let image = Self.noise(width: width, height: height, channels: channels, seed: UInt64(width * 100 + height * 10 + channels))
-        let halved = LevelResize.halved(image)
-        #expect(halved.width == width / 2 && halved.height == height / 2 && halved.channels == channels)
         var expected: [UInt8] = []
         for y in 0..<height / 2 {
             for x in 0..<width / 2 {
@@ -83,7 +89,11 @@ struct LevelResizeTests {
                 }
             }
         }
-        #expect(halved.pixels == expected)
+        for kernels in Self.kernelSets {
+            let halved = LevelResize.halved(image, kernels: kernels)
+            #expect(halved.width == width / 2 && halved.height == height / 2 && halved.channels == channels)
+            #expect(halved.pixels == expected, "\(kernels)")
+        }
     }
 
     /// The vector rounding of `scaled` against the scalar one (`UInt8(clamping: Int(v))`) on every
@@ -98,7 +108,7 @@ struct LevelResizeTests {
         while values.count % 16 != 0 { values.append(0) }
         for start in stride(from: 0, to: values.count, by: 16) {
             let lanes = SIMD16<Float>(values[start..<start + 16])
-            let rounded = LevelResize.rounded(lanes)
+            let rounded = ImageRows.rounded(lanes)
             for j in 0..<16 {
                 let v = lanes[j]
                 let expected: UInt8 = v < 1 ? 0 : v >= 255 ? 255 : UInt8(clamping: Int(v))

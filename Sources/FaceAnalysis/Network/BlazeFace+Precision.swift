@@ -30,7 +30,7 @@ extension BlazeFace {
                     let height = Self.inputSide(tile.height), width = Self.inputSide(tile.width)
                     let workspace = try borrowWorkspace(height: height, width: width)
                     defer { returnWorkspace(workspace) }
-                    Self.fill(workspace.input, width: width, height: height, from: level.image, tile: tile)
+                    Self.fill(workspace.input, width: width, height: height, from: level.image, tile: tile, kernels: workspace.kernels)
                     workspace.run(recordingRanges: &ranges)
                 }
             }

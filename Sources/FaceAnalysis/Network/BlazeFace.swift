@@ -286,7 +286,7 @@ public final class BlazeFace: Sendable {
         timings.tilePixels += height * width
         let workspace = try borrowWorkspace(height: height, width: width)
         defer { returnWorkspace(workspace) }
-        Self.fill(workspace.input, width: width, height: height, from: level, tile: tile)
+        Self.fill(workspace.input, width: width, height: height, from: level, tile: tile, kernels: workspace.kernels)
         workspace.run()
         guard let regressors = workspace.output("regressors"), let logits = workspace.output("classificators") else { return [] }
         return BlazeFaceDecoding.decode(regressors: regressors.pointer, regressorStride: regressors.stride,
@@ -297,8 +297,9 @@ public final class BlazeFace: Sendable {
 
     /// Writes the tile's pixels into the network input as RGB in -1...1; outside the image (the
     /// rounding up) is black, as MediaPipe's letterbox is.
-    static func fill(_ input: UnsafeMutableBufferPointer<Float>, width: Int, height: Int, from image: Image, tile: Tile) {
-        let channels = image.channels
+    static func fill(_ input: UnsafeMutableBufferPointer<Float>, width: Int, height: Int, from image: Image, tile: Tile,
+                     kernels: NetworkWorkspace.Kernels = .best) {
+        let channels = image.channels, rows = kernels.imageRows
         image.pixels.withUnsafeBufferPointer { pixels in
             for y in 0..<height {
                 let row = input.baseAddress! + y * width * 3
@@ -308,7 +309,7 @@ public final class BlazeFace: Sendable {
                 }
                 let source = pixels.baseAddress! + ((tile.y + y) * image.width + tile.x) * channels
                 if channels == 3 {
-                    normalized(source, into: row, count: tile.width * 3)
+                    rows.normalizedRow(source, into: row, count: tile.width * 3)
                 } else if channels == 1 {
                     for x in 0..<tile.width {
                         let v = Float(source[x]) / 127.5 - 1
@@ -324,14 +325,6 @@ public final class BlazeFace: Sendable {
                 }
             }
         }
-    }
-
-    /// `Float(byte) / 127.5 - 1` for `count` bytes in a row. Written as a plain loop, which the
-    /// optimiser turns into four lanes at a time (widen, convert, `divps`, add): a vector division
-    /// rounds each lane as the scalar one does, so the values are the same to the bit.
-    @inline(__always)
-    static func normalized(_ source: UnsafePointer<UInt8>, into row: UnsafeMutablePointer<Float>, count: Int) {
-        for i in 0..<count { row[i] = Float(source[i]) / 127.5 - 1 }
     }
 
     /// A workspace laid out for the plan of `height` x `width` at `precision` (the detector's own by default).

@@ -290,3 +290,15 @@ public final class NetworkWorkspace: @unchecked Sendable {
         }
     }
 }
+
+extension NetworkWorkspace.Kernels {
+    /// The image rows around the network (`ImageRows`: the pyramid, the tile fill) compiled for
+    /// this set, or the portable ones where the processor lacks it.
+    var imageRows: any ImageRowKernelSet.Type {
+        switch isSupported ? self : .portable {
+        case .portable: PortableKernels.self
+        case .avx2: AVX2Kernels.self
+        case .avx512: AVX512Kernels.self
+        }
+    }
+}
