@@ -128,7 +128,9 @@ public final class AnalyzeRunner: Sendable {
 
     private func work(events: @Sendable (AnalyzeEvent) -> Void) {
         while !latch.isCompleted {
-            guard var (asset, alone) = nextAsset() else { return }
+            guard let next = nextAsset() else { return }
+            let asset = next.asset
+            var alone = next.alone
             let clock = ContinuousClock()
             let start = clock.now
             var result: AnalysisResult
