@@ -34,9 +34,11 @@ import Testing
                 #expect(layout.floats <= plan.slotSizes[layout.slot], "\(name): step \(s) overflows its slot")
                 for (other, otherLayout) in plan.layouts where other != step.output && otherLayout.slot == layout.slot {
                     guard let otherBorn = born[other], otherBorn < s, let otherEnd = lastRead[other], otherEnd >= s else { continue }
-                    // Only a residual read for the last time by this very step may share its slot.
-                    let sharesResidual = otherEnd == s && step.reads.count == 2 && step.reads.last == other
-                        || otherEnd == s && { if case .add = step { step.reads.contains(other) } else { false } }()
+                    // Only a residual (either addend of an add) read for the last time by this very
+                    // step may share its slot.
+                    let residuals: [Int]
+                    if case .add = step { residuals = step.reads } else { residuals = Array(step.reads.dropFirst()) }
+                    let sharesResidual = otherEnd == s && residuals.contains(other)
                     #expect(sharesResidual, "\(name): step \(s) writes tensor \(other)'s slot while it is live (to step \(otherEnd))")
                     if sharesResidual {
                         #expect(otherLayout.stride == layout.stride && otherLayout.pixels == layout.pixels,
