@@ -54,6 +54,10 @@ CURLcode pd_curl_setopt_xferinfo_function(CURL *handle, pd_curl_xferinfo_fn func
     return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, function);
 }
 
+CURLcode pd_curl_getinfo_string(CURL *handle, CURLINFO info, char **value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
 CURLcode pd_curl_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }

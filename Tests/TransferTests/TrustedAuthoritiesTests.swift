@@ -1,5 +1,6 @@
+import Foundation
 import Testing
-import Transfer
+@testable import Transfer
 
 /// Which CAs verify an https destination. libcurl reads neither `SSL_CERT_FILE`
 /// nor `SSL_CERT_DIR`, so the client takes them from the environment itself, and `--ca-file`
@@ -30,6 +31,29 @@ import Transfer
             let destination = try UploadDestinations.make(for: url, settings: settings)
             let http = try #require((destination as? ResumableUploader)?.configuration.http ?? (destination as? S3Uploader)?.configuration.http)
             #expect(http.trust == expected)
+        }
+    }
+
+    /// The system's authorities come from libcurl's CA directory alone when OpenSSL can look
+    /// certificates up in it by subject hash (so the bundle is not parsed whole at every
+    /// connection); a directory without such names keeps libcurl's defaults.
+    @Test func onlyAHashedDirectoryStandsForTheSystemsAuthorities() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("pd-trust-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        func directory(_ name: String, holding files: [String]) throws -> String {
+            let url = root.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+            for file in files { try Data("x".utf8).write(to: url.appendingPathComponent(file)) }
+            return url.path
+        }
+        #expect(CurlEasy.holdsHashedCertificates(try directory("hashed", holding: ["ca.pem", "5ed36f99.0"])))
+        #expect(CurlEasy.holdsHashedCertificates(try directory("second", holding: ["a94d09e5.1"])))
+        #expect(!CurlEasy.holdsHashedCertificates(try directory("plain", holding: ["ca.pem", "ca-certificates.crt", "5ed36f99.pem"])))
+        #expect(!CurlEasy.holdsHashedCertificates(try directory("near", holding: ["5ed36f9.0", "5ed36f99.", "5ed36g99.0", "5ed36f99.0.bak"])))
+        #expect(!CurlEasy.holdsHashedCertificates(root.appendingPathComponent("missing").path))
+        // Debian's libcurl names /etc/ssl/certs, which update-ca-certificates fills with hashed links.
+        if let system = CurlEasy.systemCADirectory {
+            #expect(CurlEasy.holdsHashedCertificates(system))
         }
     }
 }

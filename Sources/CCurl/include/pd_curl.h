@@ -51,6 +51,8 @@ CURLcode pd_curl_setopt_xferinfo_function(CURL *handle, pd_curl_xferinfo_fn func
 
 /// Reads an info value of type `long`.
 CURLcode pd_curl_getinfo_long(CURL *handle, CURLINFO info, long *value);
+/// A string-valued CURLINFO (owned by libcurl).
+CURLcode pd_curl_getinfo_string(CURL *handle, CURLINFO info, char **value);
 /// Reads an info value of type `curl_off_t`.
 CURLcode pd_curl_getinfo_off(CURL *handle, CURLINFO info, curl_off_t *value);
 
