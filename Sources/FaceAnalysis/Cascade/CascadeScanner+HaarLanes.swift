@@ -25,7 +25,7 @@ extension CascadeScanner {
     /// windows that are not flat are set alive.
     func haarNorms(_ c: Context, vectorRow: Int, positions: Int) {
         let normOut = rowNorm.base, alive = aliveBits.base
-        let area = SIMD8<Double>(repeating: normArea)
+        let area = SIMD8<Double>(repeating: tables.normArea)
         var i = 0
         while i < positions {
             let base = vectorRow + i
@@ -129,17 +129,17 @@ extension CascadeScanner {
                    vectorRow: Int, rowOrigin: Int, step: Int) -> (UInt64, Int) {
         let s = c.vectorSum + vectorRow + p
         let factors = c.rowNorm + p
-        let g = stageGroups.base + 4 &* stage
-        let first = stageFirst.base[stage], middle = g[1], end = first + stageSize.base[stage]
-        let offsets = c.vectorOffsets, splats = stumpSplats.base
-        let low = stageLow.base[stage], high = stageHigh.base[stage]
-        let integer = integerWeights
+        let g = tables.stageGroups.base + 4 &* stage
+        let first = tables.stageFirst.base[stage], middle = g[1], end = first + tables.stageSize.base[stage]
+        let offsets = c.vectorOffsets, splats = tables.stumpSplats.base
+        let low = tables.stageLow.base[stage], high = tables.stageHigh.base[stage]
+        let integer = tables.integerWeights
         let zero = SIMD4<Int32>(repeating: 0)
         var below: UInt8, sure: UInt8, width: Int
         if lanes & 0xF0 == 0 {
             let factor = UnsafeRawPointer(factors).loadUnaligned(as: SIMD4<Float>.self)
             var total = SIMD4<Float>(repeating: 0)
-            if cornerMode {
+            if tables.cornerMode {
                 for j in first..<g[1] {
                     total += Self.haarCorners4(s, offsets + 12 &* j, splats + 6 &* j, kind: 0, factor: factor)
                 }
@@ -149,7 +149,7 @@ extension CascadeScanner {
                 for j in g[2]..<end {
                     total += Self.haarCorners4(s, offsets + 12 &* j, splats + 6 &* j, kind: 2, factor: factor)
                 }
-            } else if isStump {
+            } else if tables.isStump {
                 for j in first..<middle {
                     total += Self.haarStump4(s, offsets + 12 &* j, splats + 6 &* j, three: false, integer: integer, factor: factor)
                 }
@@ -177,7 +177,7 @@ extension CascadeScanner {
             let factor0 = UnsafeRawPointer(factors).loadUnaligned(as: SIMD4<Float>.self)
             let factor1 = UnsafeRawPointer(factors + 4).loadUnaligned(as: SIMD4<Float>.self)
             var total0 = SIMD4<Float>(repeating: 0), total1 = SIMD4<Float>(repeating: 0)
-            if cornerMode {
+            if tables.cornerMode {
                 for j in first..<g[1] {
                     let o = offsets + 12 &* j, d = splats + 6 &* j
                     total0 += Self.haarCorners4(s, o, d, kind: 0, factor: factor0)
@@ -193,7 +193,7 @@ extension CascadeScanner {
                     total0 += Self.haarCorners4(s, o, d, kind: 2, factor: factor0)
                     total1 += Self.haarCorners4(s + 4, o, d, kind: 2, factor: factor1)
                 }
-            } else if isStump {
+            } else if tables.isStump {
                 for j in first..<middle {
                     let o = offsets + 12 &* j, d = splats + 6 &* j
                     total0 += Self.haarStump4(s, o, d, three: false, integer: integer, factor: factor0)
@@ -252,9 +252,9 @@ extension CascadeScanner {
             let k = remaining.trailingZeroBitCount
             remaining &= remaining - 1
             let window = c.sum + rowOrigin + (p + k) * step
-            let total = isStump ? stumpStageSum(c, stage: s, at: window, norm: c.rowNorm[p + k])
+            let total = tables.isStump ? stumpStageSum(c, stage: s, at: window, norm: c.rowNorm[p + k])
                 : treeStageSum(c, stage: s, at: window, norm: c.rowNorm[p + k])
-            if total < Double(stageThreshold.base[s]) {
+            if total < Double(tables.stageThreshold.base[s]) {
                 rejected |= 1 << UInt8(k)
             }
         }

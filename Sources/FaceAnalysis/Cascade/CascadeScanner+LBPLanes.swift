@@ -58,7 +58,7 @@ extension CascadeScanner {
     @inline(__always)
     func lbpStage(_ c: Context, stage: Int, at p: Int, lanes: UInt16, vectorRow: Int) -> (UInt64, Int) {
         let s = c.narrowSum + vectorRow + p
-        let first = stageFirst.base[stage], count = stageSize.base[stage]
+        let first = tables.stageFirst.base[stage], count = tables.stageSize.base[stage]
         let codes = codeScratch.base
         let wide = lanes & 0xFF00 != 0
         for j in 0..<count {
@@ -70,7 +70,7 @@ extension CascadeScanner {
                 out.storeBytes(of: Self.lbpCodes8(s, o), as: SIMD8<Int16>.self)
             }
         }
-        let table = leafByCode.base + 256 &* first
+        let table = tables.leafByCode.base + 256 &* first
         let totals = laneTotals.base
         let width = wide ? 16 : 8
         // Each lane's leaves in stump order, in double, as OpenCV adds them. Dense groups run
@@ -96,7 +96,7 @@ extension CascadeScanner {
         }
         // The decisions two lanes at a time, without a branch per lane (at stage 0 about half
         // the windows fail, unpredictably).
-        let threshold = SIMD2<Double>(repeating: Double(stageThreshold.base[stage]))
+        let threshold = SIMD2<Double>(repeating: Double(tables.stageThreshold.base[stage]))
         let bits = SIMD2<Int64>(1, 2), none = SIMD2<Int64>(repeating: 0)
         var below: Int64 = 0
         for h in 0..<(width / 2) {

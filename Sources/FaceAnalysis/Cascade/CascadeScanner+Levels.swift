@@ -25,17 +25,17 @@ extension CascadeScanner {
         vectorStride = split ? (stride + 1) / 2 : stride
         // An LBP cascade whose every stage runs in 16-bit lanes never reads the 32-bit table:
         // the 16-bit one is built straight from the pixels.
-        narrowOnly = !isHaar && vectorStages > 0 && vectorStages == stageThreshold.count
+        narrowOnly = !tables.isHaar && vectorStages > 0 && vectorStages == tables.stageThreshold.count
         levelPixels.withUnsafeBufferPointer { pixels in
             let levelPixels = UnsafeBufferPointer(rebasing: pixels[0..<count])
             if narrowOnly {
                 narrowIntegral(levelPixels, width: levelWidth, height: levelHeight, split: split)
             } else {
-                integral.compute(levelPixels, width: levelWidth, height: levelHeight, tilted: tilted, squares: isHaar)
+                integral.compute(levelPixels, width: levelWidth, height: levelHeight, tilted: tables.tilted, squares: tables.isHaar)
             }
         }
         if vectorStages > 0 && !narrowOnly {
-            if isHaar {
+            if tables.isHaar {
                 if split { splitColumns(rows: rows) }
             } else {
                 narrowColumns(rows: rows, split: split)
@@ -52,7 +52,7 @@ extension CascadeScanner {
 
     /// Copies the sum (and tilted) and square tables into even-column and odd-column planes.
     private func splitColumns(rows: Int) {
-        let sumRows = tilted ? 2 * rows : rows
+        let sumRows = tables.tilted ? 2 * rows : rows
         let half = vectorStride
         let sumPlane = sumRows * half, squarePlane = rows * half
         let pad = IntegralImage.readPadding
@@ -140,7 +140,7 @@ extension CascadeScanner {
 
     /// Entries per plane of the split sum table (tilted rows included) and of the square table.
     private var planes: (sum: Int, squares: Int) {
-        let sumRows = isHaar && tilted ? 2 * levelRows : levelRows
+        let sumRows = tables.isHaar && tables.tilted ? 2 * levelRows : levelRows
         return (sumRows * vectorStride, levelRows * vectorStride)
     }
 
@@ -151,7 +151,7 @@ extension CascadeScanner {
         func vector(_ p: (x: Int, y: Int), plane: Int) -> Int {
             split ? (p.x & 1) * plane + p.y * vectorStride + (p.x >> 1) : linear(p)
         }
-        let n = normCorners
+        let n = tables.normCorners
         linearNorm = (linear(n[0]), linear(n[1]), linear(n[2]), linear(n[3]))
         // Sum and square planes differ in size, so the norm corners have an offset for each.
         vectorNorm = (vector(n[0], plane: squarePlane), vector(n[1], plane: squarePlane),
@@ -164,24 +164,24 @@ extension CascadeScanner {
     /// level (levels rarely reach the deep stages, so they are computed only when needed).
     @inline(__always)
     func prepareOffsets(throughStage s: Int) {
-        let end = stageNodeEnd.base[s]
+        let end = tables.stageNodeEnd.base[s]
         if end > preparedNodes { computeLinearOffsets(nodesBelow: end) }
     }
 
     /// The same for the vector offsets, counted in trees.
     @inline(__always)
     func prepareVectorOffsets(throughStage s: Int) {
-        let end = stageFirst.base[s] + stageSize.base[s]
+        let end = tables.stageFirst.base[s] + tables.stageSize.base[s]
         if end > preparedVector { computeVectorOffsets(positionsBelow: end) }
     }
 
     private func computeLinearOffsets(nodesBelow end: Int) {
         let tiltedBase = integral.tiltedOffset
         let stride = self.stride
-        let from = preparedNodes * cornersPerNode, to = end * cornersPerNode
-        cornerX.withUnsafeBufferPointer { xs in
-        cornerY.withUnsafeBufferPointer { ys in
-        cornerTilted.withUnsafeBufferPointer { tiltedFlags in
+        let from = preparedNodes * tables.cornersPerNode, to = end * tables.cornersPerNode
+        tables.cornerX.withUnsafeBufferPointer { xs in
+        tables.cornerY.withUnsafeBufferPointer { ys in
+        tables.cornerTilted.withUnsafeBufferPointer { tiltedFlags in
             let linear = linearOffsets.base
             for i in from..<to {
                 linear[i] = (tiltedFlags[i] ? tiltedBase : 0) + ys[i] * stride + xs[i]
@@ -195,10 +195,10 @@ extension CascadeScanner {
         let sumPlane = planes.sum
         let tiltedBase = integral.tiltedOffset
         let stride = self.stride, vectorStride = self.vectorStride
-        let slots = cornersPerNode * (isPairTree ? 2 : 1)
-        vectorCornerX.withUnsafeBufferPointer { xs in
-        vectorCornerY.withUnsafeBufferPointer { ys in
-        vectorCornerTilted.withUnsafeBufferPointer { tiltedFlags in
+        let slots = tables.cornersPerNode * (tables.isPairTree ? 2 : 1)
+        tables.vectorCornerX.withUnsafeBufferPointer { xs in
+        tables.vectorCornerY.withUnsafeBufferPointer { ys in
+        tables.vectorCornerTilted.withUnsafeBufferPointer { tiltedFlags in
             let vector = vectorOffsets.base
             let from = preparedVector * slots, to = end * slots
             if split {

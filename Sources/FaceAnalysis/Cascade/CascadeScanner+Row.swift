@@ -41,7 +41,7 @@ extension CascadeScanner {
         let alive = aliveBits.base, firstRejected = firstRejectedBits.base
         let words = positions / 64 + 3
         for w in 0..<words { alive[w] = 0; firstRejected[w] = 0 }
-        if isHaar {
+        if tables.isHaar {
             haarNorms(c, vectorRow: vectorRow, positions: positions)
         } else {
             for w in 0..<(positions / 64) { alive[w] = ~0 }
@@ -55,7 +55,7 @@ extension CascadeScanner {
             while p < positions {
                 let lanes = Self.bits(alive, from: p)
                 let rejected: UInt64, width: Int
-                if isHaar {
+                if tables.isHaar {
                     (rejected, width) = haarStage(c, stage: stage, at: p, lanes: UInt8(truncatingIfNeeded: lanes),
                                                   vectorRow: vectorRow, rowOrigin: rowOrigin, step: step)
                 } else {

@@ -6,7 +6,7 @@ extension CascadeScanner {
     /// 0 or -stage when a stage rejects it, 1 when every stage accepts it.
     func evaluate(_ c: Context, origin: Int) -> Int {
         var norm: Float = 1
-        if isHaar {
+        if tables.isHaar {
             guard let factor = normFactor(c, origin: origin) else { return -1 }
             norm = factor
         }
@@ -20,17 +20,17 @@ extension CascadeScanner {
         let s = c.sum + origin, q = c.squares + origin
         let valSum = s[c.norm.0] &- s[c.norm.1] &- s[c.norm.2] &+ s[c.norm.3]
         let valSquares = q[c.norm.0] &- q[c.norm.1] &- q[c.norm.2] &+ q[c.norm.3]
-        var nf = normArea * Double(valSquares) - Double(valSum) * Double(valSum)
+        var nf = tables.normArea * Double(valSquares) - Double(valSum) * Double(valSum)
         guard nf > 0 else { return nil }
         nf = nf.squareRoot()
         let factor = Float(1 / nf)
-        return normArea * Double(factor) < 0.1 ? factor : nil
+        return tables.normArea * Double(factor) < 0.1 ? factor : nil
     }
 
     /// A Haar node's weighted rectangle sum, in OpenCV's float arithmetic and order.
     @inline(__always)
     private func haarValue(_ c: Context, node: Int, at p: UnsafePointer<Int32>) -> Float {
-        let o = c.offsets + node * 12, w = nodeWeights.base + node * 3
+        let o = c.offsets + node * 12, w = tables.nodeWeights.base + node * 3
         let r0 = p[o[0]] &- p[o[1]] &- p[o[2]] &+ p[o[3]]
         let r1 = p[o[4]] &- p[o[5]] &- p[o[6]] &+ p[o[7]]
         var value = w[0] * Float(r0) + w[1] * Float(r1)
@@ -63,7 +63,7 @@ extension CascadeScanner {
 
     @inline(__always)
     private func subsetHas(_ node: Int, _ code: Int) -> Bool {
-        let word = subsets.base[node * model.subsetSize + (code >> 5)]
+        let word = tables.subsets.base[node * model.subsetSize + (code >> 5)]
         return word & (1 << Int32(code & 31)) != 0
     }
 
@@ -71,13 +71,13 @@ extension CascadeScanner {
     @inline(__always)
     func stumpStageSum(_ c: Context, stage s: Int, at p: UnsafePointer<Int32>, norm: Float) -> Double {
         var total: Double = 0
-        let first = stageFirst.base[s]
-        for t in first..<(first + stageSize.base[s]) {
-            if isHaar {
-                let left = haarValue(c, node: t, at: p) * norm < nodeThreshold.base[t]
-                total += Double(left ? leaves.base[2 * t] : leaves.base[2 * t + 1])
+        let first = tables.stageFirst.base[s]
+        for t in first..<(first + tables.stageSize.base[s]) {
+            if tables.isHaar {
+                let left = haarValue(c, node: t, at: p) * norm < tables.nodeThreshold.base[t]
+                total += Double(left ? tables.leaves.base[2 * t] : tables.leaves.base[2 * t + 1])
             } else {
-                total += leafByCode.base[t * 256 + lbpCode(c, node: t, at: p)]
+                total += tables.leafByCode.base[t * 256 + lbpCode(c, node: t, at: p)]
             }
         }
         return total
@@ -88,15 +88,15 @@ extension CascadeScanner {
     func finish(_ c: Context, origin: Int, norm: Float, fromStage: Int) -> Int {
         let p = c.sum + origin
         var s = fromStage
-        while s < stageThreshold.count {
+        while s < tables.stageThreshold.count {
             prepareOffsets(throughStage: s)
             let total: Double
-            if isStump {
+            if tables.isStump {
                 total = stumpStageSum(c, stage: s, at: p, norm: norm)
             } else {
                 total = treeStageSum(c, stage: s, at: p, norm: norm)
             }
-            if total < Double(stageThreshold.base[s]) { return -s }
+            if total < Double(tables.stageThreshold.base[s]) { return -s }
             s += 1
         }
         return 1
@@ -104,21 +104,21 @@ extension CascadeScanner {
 
     func treeStageSum(_ c: Context, stage s: Int, at p: UnsafePointer<Int32>, norm: Float) -> Double {
         var total: Double = 0
-        let first = stageFirst.base[s]
-        for t in first..<(first + stageSize.base[s]) {
-            let root = treeFirstNode.base[t]
+        let first = tables.stageFirst.base[s]
+        for t in first..<(first + tables.stageSize.base[s]) {
+            let root = tables.treeFirstNode.base[t]
             var index = 0
             repeat {
                 let node = root + index
                 let goLeft: Bool
-                if isHaar {
-                    goLeft = haarValue(c, node: node, at: p) * norm < nodeThreshold.base[node]
+                if tables.isHaar {
+                    goLeft = haarValue(c, node: node, at: p) * norm < tables.nodeThreshold.base[node]
                 } else {
                     goLeft = subsetHas(node, lbpCode(c, node: node, at: p))
                 }
-                index = goLeft ? nodeLeft.base[node] : nodeRight.base[node]
+                index = goLeft ? tables.nodeLeft.base[node] : tables.nodeRight.base[node]
             } while index > 0
-            total += Double(leaves.base[treeFirstLeaf.base[t] - index])
+            total += Double(tables.leaves.base[tables.treeFirstLeaf.base[t] - index])
         }
         return total
     }

@@ -31,65 +31,9 @@ final class CascadeScanner: @unchecked Sendable {
     let model: CascadeModel
     /// Stages evaluated row-wide in SIMD before survivors are finished one by one.
     let vectorStages: Int
-    let isStump: Bool
-    /// Haar trees of exactly two nodes (a root and one child), as haarcascade_frontalface_alt2
-    /// has: they run in the vector stages with both nodes evaluated on every lane.
-    let isPairTree: Bool
-    let isHaar: Bool
-    /// Haar weights are all (-1, 2), (-1, 3) or (-1, 2, 2): feature values are computed in
-    /// Int32 lanes, exactly (see CascadeTables).
-    let integerWeights: Bool
-    let normArea: Double
 
-    // Cascade data in flat buffers (stump cascades: one node per tree, so tree index = node index).
-    let nodeThreshold: Buffer<Float>
-    let leaves: Buffer<Float>
-    let subsets: Buffer<Int32>
-    /// Three weights per node's Haar feature (the third 0 for two-rectangle features).
-    let nodeWeights: Buffer<Float>
-    let stageThreshold: Buffer<Float>
-    let stageFirst: Buffer<Int>
-    let stageSize: Buffer<Int>
-    /// One past the last node of each stage (nodes are stored in stage order).
-    let stageNodeEnd: Buffer<Int>
-    let treeFirstNode: Buffer<Int>
-    let treeFirstLeaf: Buffer<Int>
-    let nodeLeft: Buffer<Int>
-    let nodeRight: Buffer<Int>
-    /// LBP stumps: for each stump the leaf every one of the 256 codes selects (widened to double,
-    /// as OpenCV adds it), so a look-up is one load instead of a bit test and a choice.
-    let leafByCode: Buffer<Double>
-    /// Float-sum decision limits per stage: below `low` the window surely fails, at or above
-    /// `high` it surely passes; in between the stage is re-added in double.
-    let stageLow: Buffer<Float>
-    let stageHigh: Buffer<Float>
-
-    /// Feature corners of each node in window coordinates: 12 per Haar node (3 rects x 4), 16 per
-    /// LBP node.
-    let cornerX: [Int]
-    let cornerY: [Int]
-    let cornerTilted: [Bool]
-    /// The corners the vector stages read, per tree in vector order: within each stage Haar
-    /// trees are grouped by kernel (corner shape, or how many rectangles their nodes have), so
-    /// the lane loops need no branch. 12 slots per Haar stump, 24 per pair tree (root, then
-    /// child), 16 per LBP stump. Float sums in another order are still within the stage's bound.
-    let vectorCornerX: [Int]
-    let vectorCornerY: [Int]
-    let vectorCornerTilted: [Bool]
-    /// Haar stumps are evaluated from their distinct corners with integer coefficients (see
-    /// CascadeTables.cornerMode) rather than rectangle by rectangle.
-    let cornerMode: Bool
-    /// Per stage, four vector positions: where the trees start whose nodes have (stumps) two,
-    /// three rectangles, or (pair trees: root, child) two and two, two and three, three and two,
-    /// three and three rectangles; each group ends where the next starts or the stage ends.
-    let stageGroups: Buffer<Int>
-    /// Haar trees in vector order as four-lane splats: for a stump the three weights, the
-    /// threshold, the left and the right leaf (6); for a pair tree the weights and threshold of
-    /// the root and of the child, then the leaves for (root, child) going (right, right),
-    /// (right, left), (left, right), (left, left) (12).
-    let stumpSplats: Buffer<SIMD4<Float>>
-    let normCorners: [(x: Int, y: Int)]
-    let cornersPerNode: Int
+    /// The cascade's flat buffers, vector order and bounds, shared by every scanner of the cascade.
+    let tables: CascadeTables
 
     // Per level.
     /// Corner offsets per node in node order, in the level's sum table (one window at a time).
@@ -108,7 +52,6 @@ final class CascadeScanner: @unchecked Sendable {
     var vectorStride = 0
 
     var integral = IntegralImage()
-    let tilted: Bool
     var levelPixels: [UInt8] = []
     let resizeScratch = Resize.Scratch()
     var splitSum = Buffer<Int32>(count: 0)
@@ -144,45 +87,11 @@ final class CascadeScanner: @unchecked Sendable {
     let codeScratch: Buffer<Int16>
     /// LBP: the stage sums of sixteen windows.
     let laneTotals = Buffer<Double>(count: 16)
-    /// Whether every LBP block sum fits in 15 bits, so the 16-bit path is exact.
-    private let narrowLBP: Bool
 
 
     init(model: CascadeModel, tables: CascadeTables, vectorStages: Int? = nil) {
         self.model = model
-        isStump = tables.isStump
-        isPairTree = tables.isPairTree
-        isHaar = tables.isHaar
-        integerWeights = tables.integerWeights
-        narrowLBP = tables.narrowLBP
-        normArea = tables.normArea
-        tilted = tables.tilted
-        nodeThreshold = tables.nodeThreshold
-        leaves = tables.leaves
-        subsets = tables.subsets
-        nodeWeights = tables.nodeWeights
-        stageThreshold = tables.stageThreshold
-        stageFirst = tables.stageFirst
-        stageSize = tables.stageSize
-        stageNodeEnd = tables.stageNodeEnd
-        treeFirstNode = tables.treeFirstNode
-        treeFirstLeaf = tables.treeFirstLeaf
-        nodeLeft = tables.nodeLeft
-        nodeRight = tables.nodeRight
-        leafByCode = tables.leafByCode
-        stageLow = tables.stageLow
-        stageHigh = tables.stageHigh
-        cornerX = tables.cornerX
-        cornerY = tables.cornerY
-        cornerTilted = tables.cornerTilted
-        vectorCornerX = tables.vectorCornerX
-        vectorCornerY = tables.vectorCornerY
-        vectorCornerTilted = tables.vectorCornerTilted
-        cornerMode = tables.cornerMode
-        stageGroups = tables.stageGroups
-        stumpSplats = tables.stumpSplats
-        normCorners = tables.normCorners
-        cornersPerNode = tables.cornersPerNode
+        self.tables = tables
         self.vectorStages = tables.vectorisable ? min(vectorStages ?? model.stages.count, model.stages.count) : 0
         codeScratch = Buffer(count: 16 * tables.maxStageSize)
         linearOffsets = Buffer(count: tables.cornerX.count)
@@ -212,7 +121,7 @@ final class CascadeScanner: @unchecked Sendable {
                         offsets: linearOffsets.base, vectorOffsets: vectorOffsets.base,
                         norm: linearNorm, vectorNorm: vectorNorm, vectorSumNorm: vectorSumNorm)
         let norm = rowNorm.base, alive = aliveBits.base
-        let wholeCascade = vectorStages == stageThreshold.count
+        let wholeCascade = vectorStages == tables.stageThreshold.count
         var y = 0
         while y < workingHeight {
             let rowOrigin = y * stride
