@@ -23,44 +23,6 @@ public final class ConvolutionalNetwork: Sendable {
         var floats: Int { height * width * stride }
     }
 
-    enum Step: Sendable {
-        case pointwise(input: Int, output: Int, weights: [Float], bias: [Float],
-                       reluBeforeAdd: Bool, residual: Int?, reluAfterAdd: Bool)
-        case pointwiseInt8(input: Int, output: Int, weights: QuantizedPointwise,
-                           reluBeforeAdd: Bool, residual: Int?, reluAfterAdd: Bool)
-        case depthwise(input: Int, output: Int, weights: [Float], bias: [Float], stride: Int,
-                       padTop: Int, padLeft: Int, relu: Bool)
-        case convolution(input: Int, output: Int, weights: [Float], bias: [Float], kernel: Int, stride: Int,
-                         padTop: Int, padLeft: Int, relu: Bool)
-        case maxPool(input: Int, output: Int)
-        case resize(input: Int, output: Int)
-        case add(a: Int, b: Int, output: Int, relu: Bool)
-        case padChannels(input: Int, output: Int, before: Int)
-
-        /// The tensor the step writes.
-        var output: Int {
-            switch self {
-            case let .pointwise(_, output, _, _, _, _, _), let .pointwiseInt8(_, output, _, _, _, _),
-                 let .depthwise(_, output, _, _, _, _, _, _), let .convolution(_, output, _, _, _, _, _, _, _),
-                 let .maxPool(_, output), let .resize(_, output), let .add(_, _, output, _), let .padChannels(_, output, _):
-                output
-            }
-        }
-
-        /// The tensors the step reads: its input, and a residual or second addend.
-        var reads: [Int] {
-            switch self {
-            case let .pointwise(input, _, _, _, _, residual, _), let .pointwiseInt8(input, _, _, _, residual, _):
-                [input] + (residual.map { [$0] } ?? [])
-            case let .depthwise(input, _, _, _, _, _, _, _), let .convolution(input, _, _, _, _, _, _, _, _),
-                 let .maxPool(input, _), let .resize(input, _), let .padChannels(input, _, _):
-                [input]
-            case let .add(a, b, _, _):
-                [a, b]
-            }
-        }
-    }
-
     /// The weight file's name and identifier (`name@sha8`).
     public let name: String
     public let identifier: String
@@ -329,87 +291,18 @@ public final class ConvolutionalNetwork: Sendable {
             }
         }
 
-        let produced = steps.map(\.output), consumed = steps.map(\.reads)
         let kept = Set(file.outputs.values.map(resolve))
-        // Depthwise steps that write the quantised input of the int8 1x1 convolution that is their
-        // only reader (their Float output is never written, so it takes no memory).
-        var depthwiseQuantization: [Int: NetworkKernels.Quantization] = [:]
-        var prequantized = Set<Int>()
-        var unwritten = Set<Int>()
-        var readerSteps: [Int: [Int]] = [:]
-        for (t, ids) in consumed.enumerated() { for id in Set(ids) { readerSteps[id, default: []].append(t) } }
-        for (s, step) in steps.enumerated() {
-            // The reader must come before any other int8 step, which would overwrite the scratch.
-            guard case let .depthwise(_, output, _, _, _, _, _, _) = step, !kept.contains(output),
-                  let r = readerSteps[output], r.count == 1, let t = r.first, t > s,
-                  case let .pointwiseInt8(input, _, q, _, residual, _) = steps[t], input == output, residual != output,
-                  !steps[(s + 1)..<t].contains(where: { if case .pointwiseInt8 = $0 { true } else { false } }) else { continue }
-            depthwiseQuantization[s] = q.quantization
-            prequantized.insert(t)
-            unwritten.insert(output)
-        }
-
-        // Buffer slots: a tensor's slot is free again after its last reader; outputs are kept. A
-        // tensor takes the smallest free slot it fits, else the largest free one grown to fit, else
-        // a new one (first fit gave a 448x448 plan 23 MB of slots, best fit 20 MB).
-        var lastRead: [Int: Int] = [:]
-        for (s, ids) in consumed.enumerated() { for id in ids { lastRead[id] = s } }
-        var layouts: [Int: TensorLayout] = [:]
-        var slotSizes: [Int] = []
-        var free: [Int] = []
-        func allocate(_ id: Int) throws(FaceAnalysisError) {
-            guard let s = shapes[id], let stride = tensorStride[id] else { throw unsupported("tensor \(id) has no shape") }
-            let floats = unwritten.contains(id) ? 0 : s.h * s.w * stride
-            let slot: Int
-            if floats == 0 {
-                slot = slotSizes.count
-                slotSizes.append(0)
-            } else if let i = free.indices.filter({ slotSizes[free[$0]] >= floats }).min(by: { slotSizes[free[$0]] < slotSizes[free[$1]] }) {
-                slot = free.remove(at: i)
-            } else if let i = free.indices.max(by: { slotSizes[free[$0]] < slotSizes[free[$1]] }) {
-                slot = free.remove(at: i)
-                slotSizes[slot] = floats
-            } else {
-                slot = slotSizes.count
-                slotSizes.append(floats)
-            }
-            layouts[id] = TensorLayout(height: s.h, width: s.w, channels: s.c, stride: stride, slot: slot)
-        }
-        try allocate(file.inputTensor)
-        for (s, out) in produced.enumerated() {
-            // A residual add read for the last time writes its sum over the residual: each output
-            // value reads only the residual value at its own place, and the lines the step reads
-            // are the lines it writes, so the store finds them in cache instead of fetching a
-            // second tensor's lines to overwrite (a 224x224x32 Float tensor is 6.4 MB).
-            var inPlace: Int?
-            switch steps[s] {
-            case let .pointwise(input, _, _, _, _, residual?, _), let .pointwiseInt8(input, _, _, _, residual?, _):
-                if residual != input { inPlace = residual }
-            case let .add(a, b, _, _):
-                inPlace = a
-                if lastRead[a] != s || kept.contains(a) { inPlace = b }
-            default: break
-            }
-            if let r = inPlace, lastRead[r] == s, !kept.contains(r), r != file.inputTensor, !unwritten.contains(out),
-               let residual = layouts[r], let shape = shapes[out], let stride = tensorStride[out],
-               residual.height == shape.h, residual.width == shape.w, residual.stride == stride {
-                layouts[out] = TensorLayout(height: shape.h, width: shape.w, channels: shape.c, stride: stride, slot: residual.slot)
-            } else {
-                inPlace = nil
-                try allocate(out)
-            }
-            for id in Set(consumed[s]) where id != inPlace && lastRead[id] == s && !kept.contains(id) {
-                if let slot = layouts[id]?.slot, slotSizes[slot] > 0 { free.append(slot) }
-            }
-        }
-        self.depthwiseQuantization = depthwiseQuantization
-        self.prequantized = prequantized
+        let fused = Self.fusedDepthwiseStores(steps, kept: kept)
+        let plan = try Self.planSlots(steps, input: file.inputTensor, kept: kept, unwritten: fused.unwritten,
+                                      shapes: shapes, strides: tensorStride)
         for role in ["regressors", "classificators"] {
-            guard let id = file.outputs[role], layouts[resolve(id)] != nil else { throw unsupported("the \(role) output is never computed") }
+            guard let id = file.outputs[role], plan.layouts[resolve(id)] != nil else { throw unsupported("the \(role) output is never computed") }
         }
-        self.layouts = layouts
+        depthwiseQuantization = fused.quantization
+        prequantized = fused.readers
+        layouts = plan.layouts
+        slotSizes = plan.slotSizes
         self.steps = steps
-        self.slotSizes = slotSizes
         self.patchLength = patchLength
         self.packed = packed
         self.precision = precision
