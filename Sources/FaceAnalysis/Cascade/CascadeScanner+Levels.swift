@@ -58,21 +58,19 @@ extension CascadeScanner {
         let pad = IntegralImage.readPadding
         if splitSum.count < 2 * sumPlane + pad { splitSum = Buffer(count: 2 * sumPlane + pad) }
         if splitSquares.count < 2 * squarePlane + pad { splitSquares = Buffer(count: 2 * squarePlane + pad) }
-        let s = integral.sum.baseAddress!, q = integral.squares.baseAddress!
-        let ds = splitSum.base, dq = splitSquares.base
-        let stride = self.stride
-        for r in 0..<sumRows {
-            let row = s + r * stride
-            let even = ds + r * half, odd = ds + sumPlane + r * half
-            for c in 0..<(stride / 2) {
-                even[c] = row[2 * c]
-                odd[c] = row[2 * c + 1]
-            }
-            if stride % 2 == 1 { even[stride / 2] = row[stride - 1] }
-        }
+        Self.deinterleave(integral.sum.baseAddress!, rows: sumRows, stride: stride, into: splitSum.base, half: half, plane: sumPlane)
+        Self.deinterleave(integral.squares.baseAddress!, rows: rows, stride: stride, into: splitSquares.base, half: half,
+                          plane: squarePlane)
+    }
+
+    /// `rows` rows of `stride` values: the even columns to `target`'s first plane and the odd ones
+    /// to the plane `plane` values on, `half` values a row (an odd last column goes with the even).
+    @inline(__always)
+    private static func deinterleave<T>(_ source: UnsafeMutablePointer<T>, rows: Int, stride: Int,
+                                        into target: UnsafeMutablePointer<T>, half: Int, plane: Int) {
         for r in 0..<rows {
-            let row = q + r * stride
-            let even = dq + r * half, odd = dq + squarePlane + r * half
+            let row = source + r * stride
+            let even = target + r * half, odd = target + plane + r * half
             for c in 0..<(stride / 2) {
                 even[c] = row[2 * c]
                 odd[c] = row[2 * c + 1]
