@@ -125,16 +125,11 @@ extension UploadEndpoint {
             try Syscalls.truncate(fd, length: start.received, context: path)
             try Syscalls.seek(fd, to: start.received, context: path)
             let result = try exchange.connection.readBody(length: exchange.bodyRemaining) { bytes throws(ReceiverError) in
-                let admission = faults?.admit(bytes.count, at: written) ?? .init(allowed: bytes.count)
-                let accepted = UnsafeRawBufferPointer(rebasing: bytes[0..<admission.allowed])
-                try Syscalls.writeAll(fd, accepted, context: path)
-                do { try hasher?.update(accepted) } catch { hasher = nil }
-                written += Int64(admission.allowed)
-                if let failure = admission.failure { throw failure }
+                let goesOn = try write(bytes, to: fd, context: path, written: &written, hasher: &hasher)
                 if checkpointIsDue() {
                     try checkpoint(fd, path: path, record: &record, through: written)
                 }
-                return !admission.cut
+                return goesOn
             }
             exchange.bodyRemaining -= result.received
             guard result.complete else {

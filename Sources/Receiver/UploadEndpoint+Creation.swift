@@ -45,13 +45,7 @@ extension UploadEndpoint {
             defer { Syscalls.closeDescriptor(fd) }
             var written: Int64 = 0
             let result = try exchange.connection.readBody(length: exchange.bodyLength) { bytes throws(ReceiverError) in
-                let admission = faults?.admit(bytes.count, at: written) ?? .init(allowed: bytes.count)
-                let accepted = UnsafeRawBufferPointer(rebasing: bytes[0..<admission.allowed])
-                try Syscalls.writeAll(fd, accepted, context: staging)
-                do { try hasher?.update(accepted) } catch { hasher = nil }
-                written += Int64(admission.allowed)
-                if let failure = admission.failure { throw failure }
-                return !admission.cut
+                try write(bytes, to: fd, context: staging, written: &written, hasher: &hasher)
             }
             exchange.bodyRemaining -= result.received
             complete = result.complete

@@ -205,6 +205,25 @@ struct UploadEndpoint: Sendable {
     }
 }
 
+
+extension UploadEndpoint {
+    /// Writes a piece of body that arrived at offset `written` to `fd` (what fault injection
+    /// admits of it: all of it unless a test injects a cut or a full disk), and into `hasher`
+    /// (dropped if hashing fails: the digest is then read back from the file), moving `written`
+    /// on. Throws an injected failure once the admitted bytes are written; false when an injected
+    /// cut ends the body here.
+    func write(_ bytes: UnsafeRawBufferPointer, to fd: Int32, context: String, written: inout Int64,
+               hasher: inout SHA256?) throws(ReceiverError) -> Bool {
+        let admission = faults?.admit(bytes.count, at: written) ?? .init(allowed: bytes.count)
+        let accepted = UnsafeRawBufferPointer(rebasing: bytes[0..<admission.allowed])
+        try Syscalls.writeAll(fd, accepted, context: context)
+        do { try hasher?.update(accepted) } catch { hasher = nil }
+        written += Int64(admission.allowed)
+        if let failure = admission.failure { throw failure }
+        return !admission.cut
+    }
+}
+
 extension Result {
     /// The success value, or nil.
     var successValue: Success? {
