@@ -24,6 +24,10 @@ public enum Fault: Sendable, Equatable, CustomStringConvertible {
     /// Answer the first request with `200 OK` and an HTML login page, without reaching the server:
     /// the hotel Wi-Fi that answers every request itself.
     case captivePortal
+    /// Flip one bit of every request body that passes upstream, `atByte` bytes into it (its last
+    /// byte when shorter), leaving request heads intact: a broken middlebox, or a store that keeps
+    /// whatever bytes reach it, as S3-compatible stores that do not check the payload hash do.
+    case flipBody(atByte: Int)
 
     public var description: String {
         switch self {
@@ -34,6 +38,7 @@ public enum Fault: Sendable, Equatable, CustomStringConvertible {
         case .serviceUnavailable: "503"
         case .busy(let seconds): "503 with Retry-After: \(seconds)"
         case .captivePortal: "200 with a login page"
+        case .flipBody(let n): "flip a bit \(n) bytes into every request body"
         }
     }
 }

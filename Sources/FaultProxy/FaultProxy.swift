@@ -146,9 +146,13 @@ public final class FaultProxy: Sendable {
         var buffer = [UInt8](repeating: 0, count: 65536)
         var passed = 0
         var stalled = false
+        var framing = RequestFraming()
         while true {
             let n = buffer.withUnsafeMutableBytes { LoopbackSocket.read(from, into: $0) }
             if n <= 0 { break }
+            if case .flipBody(let at) = fault, direction == .upstream {
+                for index in framing.bodyBytesToFlip(in: buffer[0..<n], at: at) { buffer[index] ^= 0x01 }
+            }
             var chunk = buffer[0..<n]
             switch fault {
             case .cut(let limit, let d) where d == direction:
@@ -174,5 +178,51 @@ public final class FaultProxy: Sendable {
         // One side finished: pass the end on so the other side's read returns.
         _ = Glibc.shutdown(to, Int32(SHUT_WR))
         if direction == .downstream { LoopbackSocket.shutdownBoth(peers.0) }
+    }
+}
+
+/// Follows HTTP/1.1 requests through an upstream byte stream (heads, then `Content-Length`
+/// bodies, on a keep-alive connection one after another) to find, in each body, the byte
+/// `Fault.flipBody` flips. Chunked bodies are passed untouched.
+struct RequestFraming {
+    private var head: [UInt8] = []
+    /// Body bytes of the current request still to come, and where the flip falls in them.
+    private var bodyLeft = 0
+    private var bodyLength = 0
+
+    /// The indices of `chunk` (indices of the underlying buffer) to flip.
+    mutating func bodyBytesToFlip(in chunk: ArraySlice<UInt8>, at offset: Int) -> [Int] {
+        var flips: [Int] = []
+        var index = chunk.startIndex
+        while index < chunk.endIndex {
+            if bodyLeft > 0 {
+                let take = min(bodyLeft, chunk.endIndex - index)
+                let position = bodyLength - bodyLeft  // offset in the body of chunk[index]
+                let target = min(offset, bodyLength - 1)
+                if target >= position && target < position + take { flips.append(index + (target - position)) }
+                bodyLeft -= take
+                index += take
+                continue
+            }
+            head.append(chunk[index])
+            index += 1
+            if head.count >= 4 && head.suffix(4).elementsEqual([13, 10, 13, 10]) {
+                bodyLength = Self.contentLength(head)
+                bodyLeft = bodyLength
+                head.removeAll(keepingCapacity: true)
+            } else if head.count > 65536 {
+                head.removeAll(keepingCapacity: true)  // not HTTP: never flip
+            }
+        }
+        return flips
+    }
+
+    private static func contentLength(_ head: [UInt8]) -> Int {
+        for line in String(decoding: head, as: UTF8.self).split(separator: "\r\n") {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            if parts.count == 2, parts[0].lowercased() == "content-length",
+               let value = Int(parts[1].trimmingCharacters(in: .whitespaces)) { return max(0, value) }
+        }
+        return 0
     }
 }

@@ -89,6 +89,30 @@ public final class ReadOnlyFile: @unchecked Sendable {
         }
     }
 
+    /// Reads `length` bytes from `offset` (to the end of the file when `length` is nil) in pieces
+    /// of at most `chunk` bytes, handing each to `body` (a digest's update). `shouldStop` is asked
+    /// before each piece: true ends the work with `stopped`. Throws `truncated` when the file ends
+    /// before the range does, and whatever `body` throws.
+    public func forEachChunk(offset start: Int64 = 0, length: Int64? = nil, chunk: Int, shouldStop: (() -> Bool)? = nil,
+                             _ body: (UnsafeRawBufferPointer) throws(SystemError) -> Void) throws(SystemError) {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset = start
+        var remaining = length ?? Int64.max
+        while remaining > 0 {
+            if shouldStop?() == true { throw SystemError(.stopped, "the hashing was stopped before it finished", path: path) }
+            let wanted = Int(min(Int64(chunk), remaining))
+            let count = try read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<wanted]), at: offset)
+            if count == 0 {
+                if length == nil { return }
+                throw SystemError(.truncated, "the file ended before the range being read", path: path)
+            }
+            try body(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            offset += Int64(count)
+            remaining -= Int64(count)
+        }
+    }
+
     /// Up to `count` bytes at `offset`: fewer only where the file ends.
     public func bytes(at offset: Int64, count: Int) throws(SystemError) -> [UInt8] {
         guard count > 0, offset >= 0 else { return [] }

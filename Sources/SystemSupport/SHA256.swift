@@ -51,21 +51,8 @@ public final class SHA256: @unchecked Sendable {
     /// `stopped`. Throws `truncated` when the file ends before the range does.
     public func update(from file: ReadOnlyFile, offset start: Int64 = 0, length: Int64? = nil,
                        shouldStop: (() -> Bool)? = nil) throws(SystemError) {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.fileChunk, alignment: 16)
-        defer { buffer.deallocate() }
-        var offset = start
-        var remaining = length ?? Int64.max
-        while remaining > 0 {
-            if shouldStop?() == true { throw SystemError(.stopped, "the hashing was stopped before it finished", path: file.path) }
-            let wanted = Int(min(Int64(Self.fileChunk), remaining))
-            let count = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<wanted]), at: offset)
-            if count == 0 {
-                if length == nil { return }
-                throw SystemError(.truncated, "the file ended before the range being hashed", path: file.path)
-            }
-            try update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-            offset += Int64(count)
-            remaining -= Int64(count)
+        try file.forEachChunk(offset: start, length: length, chunk: Self.fileChunk, shouldStop: shouldStop) { (piece) throws(SystemError) in
+            try update(piece)
         }
     }
 

@@ -22,8 +22,8 @@ public enum UploadDestinations {
         /// Whether HTTP destinations ask the receiver for the content by digest before sending
         /// (`UploadConfiguration.hashPreCheck`).
         public var hashPreCheck: Bool
-        /// Whether HTTP destinations that cannot prove receipt may take plain uploads, marked
-        /// unverified (`UploadConfiguration.acceptUnverified`).
+        /// Whether destinations that cannot prove receipt may take uploads, marked unverified
+        /// (`UploadConfiguration.acceptUnverified`, `S3Configuration.acceptUnverified`).
         public var acceptUnverified: Bool
         /// The certificate authorities an https destination (or S3 endpoint) is verified against.
         public var trust: TrustedAuthorities
@@ -75,6 +75,7 @@ public enum UploadDestinations {
                                                     region: settings.resolvedRegion, credentials: credentials)
             configuration.http.trust = settings.trust
             configuration.http.bandwidth = settings.bandwidth
+            configuration.acceptUnverified = settings.acceptUnverified
             try configuration.validate()
             return S3Uploader(configuration: configuration)
         }

@@ -16,6 +16,8 @@ final class CurlTransferState {
     var onBodySent: (@Sendable () -> Void)?
     /// `HTTPRequest.bodyObserver`.
     var bodyObserver: (@Sendable (UnsafeRawBufferPointer, Int64) -> Void)?
+    /// `HTTPRequest.responseBodyObserver`.
+    var responseBodyObserver: (@Sendable (UnsafeRawBufferPointer) -> Void)?
     /// `HTTPRequest.onInterimResponse`.
     var onInterimResponse: (@Sendable (HTTPInterimResponse) -> Void)?
     var readOffset: Int64 = 0
@@ -139,8 +141,9 @@ final class CurlTransferState {
         return true
     }
 
-    /// Keeps the first `maxBodyBytes` of the body and drops the rest.
+    /// Shows the body to `responseBodyObserver`, keeps its first `maxBodyBytes` and drops the rest.
     func receiveBody(_ bytes: UnsafeRawBufferPointer) {
+        responseBodyObserver?(bytes)
         let room = settings.maxBodyBytes - body.count
         if room > 0 { body.append(contentsOf: bytes.prefix(room)) }
     }

@@ -44,6 +44,10 @@ public struct HTTPRequest: Sendable {
     /// the upload URL before the `100`, so no body byte goes out before the client holds the
     /// URL: a cut during the body can then always be resumed.
     public var waitsForContinue = false
+    /// Sees every piece of the response body as it arrives, on the transfer's thread, whatever
+    /// `HTTPClient.Options.maxBodyBytes` keeps: a download is hashed as it streams (`verify
+    /// --deep`) instead of being held in memory. The bytes are valid only during the call.
+    public var responseBodyObserver: (@Sendable (UnsafeRawBufferPointer) -> Void)?
 
     /// Creates a request.
     public init(method: String, url: String, headers: [(name: String, value: String)] = [], body: Body = .none,

@@ -77,6 +77,7 @@ final class CurlEasy: @unchecked Sendable {
         state.onBodySent = request.onBodySent
         state.bodyObserver = request.bodyObserver
         state.onInterimResponse = request.onInterimResponse
+        state.responseBodyObserver = request.responseBodyObserver
         if case .file(let path, let offset, let length) = request.body {
             guard offset >= 0, length >= 0 else {
                 return state.failure(TransferError(.invalidRequest, "a negative body range was requested"))

@@ -23,16 +23,20 @@ public struct UploadCheckpoint: Sendable, Equatable, Codable {
     public var partSize: Int64?
     /// The S3 parts acknowledged so far, in ascending part number.
     public var parts: [S3Part]?
+    /// The checksum algorithm the S3 multipart upload was created with (`SHA256`), so its parts
+    /// are sent with the checksums it expects; nil for one created without (by an earlier version).
+    public var checksumAlgorithm: String?
 
     /// Creates a checkpoint.
     public init(location: String, offset: Int64, interopVersion: Int, uploadID: String? = nil,
-                partSize: Int64? = nil, parts: [S3Part]? = nil) {
+                partSize: Int64? = nil, parts: [S3Part]? = nil, checksumAlgorithm: String? = nil) {
         self.location = location
         self.offset = offset
         self.interopVersion = interopVersion
         self.uploadID = uploadID
         self.partSize = partSize
         self.parts = parts
+        self.checksumAlgorithm = checksumAlgorithm
     }
 
     /// The text a job row keeps in `resume_url`: the bare location for a resumable upload, compact

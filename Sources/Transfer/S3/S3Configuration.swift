@@ -41,6 +41,9 @@ public struct S3Configuration: Sendable {
     public var retryBackoff: Duration
     /// Timeouts, limits and trusted certificate authorities of the underlying HTTP client.
     public var http: HTTPClient.Options
+    /// Whether an upload the store gives no figure of its own for (an ETag that is not an MD5 and
+    /// no SHA-256 checksum) is taken, marked `uploaded-unverified`; otherwise it fails.
+    public var acceptUnverified = false
 
     /// Parses `s3://BUCKET/PREFIX`. Without `endpoint` the AWS endpoint of `region` is used
     /// (virtual-hosted unless the bucket name has dots); with one (`http(s)://host[:port]`), path

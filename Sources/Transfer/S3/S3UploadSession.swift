@@ -9,6 +9,8 @@ final class S3UploadSession {
     private let uploader: S3Uploader
     private let path: String
     private let metadata: UploadMetadata
+    /// The file's SHA-256 (the analysis's content hash), raw.
+    private let sha256: [UInt8]
     private let size: Int64
     private let key: String
     private let objectHeaders: [(name: String, value: String)]
@@ -26,6 +28,16 @@ final class S3UploadSession {
     /// The bytes S3 held for the saved multipart upload this session resumed; nil when it resumed
     /// none, or S3 no longer knew it and the upload started over.
     private var resumedFrom: Int64?
+    /// Each part's MD5 and SHA-256, as the file's bytes give them (computed once per part).
+    private var partDigests: [Int: (md5: [UInt8], sha256: [UInt8])] = [:]
+    /// The multipart upload's checksum algorithm: `SHA256` for one this version created, nil for
+    /// one an earlier version created (its parts then go with `Content-MD5` alone).
+    private var checksumAlgorithm: String? = S3UploadSession.checksumAlgorithm
+
+    /// The checksum S3 is asked to compute and check for every part (and the object).
+    static let checksumAlgorithm = "SHA256"
+    /// The receipt header that names the store's figure the proof rests on.
+    static let proofHeader = "x-photodrain-proof"
 
     /// What ListParts found.
     private enum Listing {
@@ -44,6 +56,7 @@ final class S3UploadSession {
         self.uploader = uploader
         self.path = path
         self.metadata = metadata
+        self.sha256 = digest
         self.size = try TransferError.translating { () throws(SystemError) in try ReadOnlyFile(path: path).size() }
         self.key = uploader.configuration.objectKey(for: metadata)
         self.objectHeaders = [("content-type", S3Metadata.contentType(for: metadata.filename))] + (try S3Metadata.headers(for: metadata))
@@ -59,7 +72,8 @@ final class S3UploadSession {
     /// Runs the upload to completion.
     func run(resumeFrom saved: UploadCheckpoint?) async throws(TransferError) -> UploadReceipt {
         let resumable = saved.flatMap { checkpoint -> UploadCheckpoint? in
-            guard checkpoint.uploadID != nil, checkpoint.location == configuration.objectURI(key: key),
+            guard checkpoint.uploadID != nil, checkpoint.checksumAlgorithm == nil || checkpoint.checksumAlgorithm == Self.checksumAlgorithm,
+                  checkpoint.location == configuration.objectURI(key: key),
                   let saved = checkpoint.partSize, saved >= S3Configuration.minimumPartSize,
                   (size + saved - 1) / saved <= Int64(S3Configuration.maximumPartCount) else { return nil }
             return checkpoint
@@ -72,11 +86,18 @@ final class S3UploadSession {
 
     // MARK: Single PUT
 
+    /// One PUT with the file's `Content-MD5` and SHA-256 checksum, so a store that checks either
+    /// refuses bytes changed on the way; the proof is the store's own figures in its answer (no
+    /// second request).
     private func putWhole() async throws(TransferError) -> UploadReceipt {
+        let md5 = try FileDigest.md5(path: path, offset: 0, length: size)
+        let proof = S3StoreProof(md5: md5, sha256: sha256)
+        let headers = objectHeaders + [("content-md5", Data(md5).base64EncodedString()),
+                                       ("x-amz-checksum-sha256", proof.expectedChecksum)]
         while true {
             do throws(TransferError) {
                 try checkCancelled()
-                let response = try await uploader.send("PUT", key: key, headers: objectHeaders,
+                let response = try await uploader.send("PUT", key: key, headers: headers,
                                                        body: .file(path: path, offset: 0, length: size),
                                                        payloadHash: metadata.sha256Hex.lowercased())
                 bytesSent += response.bytesSent
@@ -86,8 +107,9 @@ final class S3UploadSession {
                 guard let etag = response.headers["etag"], !etag.isEmpty else {
                     throw Self.truncated("PutObject: S3 sent no ETag")
                 }
+                let receipt = try await provenReceipt(proof, status: response.status, headers: response.headers, etag: etag, multipart: false)
                 progress(UploadProgress(acknowledgedBytes: size, totalBytes: size))
-                return try await confirmedReceipt(status: response.status, headers: response.headers, etag: etag, multipart: false)
+                return receipt
             } catch {
                 try await recover(from: error)
             }
@@ -102,6 +124,8 @@ final class S3UploadSession {
         if let saved, let id = saved.uploadID, let savedPartSize = saved.partSize {
             uploadID = id
             partSize = savedPartSize
+            partDigests = [:]
+            checksumAlgorithm = saved.checksumAlgorithm
             needsSync = true
             resumingSaved = true
         }
@@ -135,7 +159,9 @@ final class S3UploadSession {
     /// CreateMultipartUpload, then the checkpoint with the new upload id (before any part is sent).
     private func create() async throws(TransferError) {
         try checkCancelled()
-        let response = try await uploader.send("POST", key: key, query: [("uploads", "")], headers: objectHeaders, body: .empty)
+        checksumAlgorithm = Self.checksumAlgorithm
+        let response = try await uploader.send("POST", key: key, query: [("uploads", "")],
+                                               headers: objectHeaders + [("x-amz-checksum-algorithm", Self.checksumAlgorithm)], body: .empty)
         guard response.status == 200 else {
             throw S3Failure.error(status: response.status, body: response.body, headers: response.headers, operation: "CreateMultipartUpload")
         }
@@ -154,7 +180,8 @@ final class S3UploadSession {
         }
     }
 
-    /// ListParts: keeps the parts S3 holds in the expected sizes. An upload S3 no longer knows is
+    /// ListParts: keeps the parts S3 holds in the expected sizes whose ETag is the MD5 of the
+    /// file's bytes there (a part the store holds other bytes for is sent again). An upload S3 no longer knows is
     /// either already completed (the object exists with this content hash: done) or started over.
     private func synchronise() async throws(TransferError) -> UploadReceipt? {
         switch try await listParts() {
@@ -162,6 +189,8 @@ final class S3UploadSession {
             let count = partCount
             parts = [:]
             for part in listed where (1...count).contains(part.number) && part.size == expectedSize(of: part.number) {
+                let bare = S3StoreProof.bare(part.etag)
+                if S3StoreProof.isMD5Form(bare, multipart: false), bare != Hex.string(try digests(ofPart: part.number).md5) { continue }
                 parts[part.number] = part
             }
             try saveCheckpoint()
@@ -213,15 +242,15 @@ final class S3UploadSession {
         }
     }
 
-    /// HEAD of the object: a receipt when it exists and holds this content (an earlier run
-    /// completed the upload but stopped before recording it).
+    /// HEAD of the object: a receipt when it exists and the store's figures show it holds this
+    /// file's bytes (an earlier run completed the upload but stopped before recording it).
     private func existingObject() async throws(TransferError) -> UploadReceipt? {
-        let response = try await uploader.send("HEAD", key: key)
-        guard response.status == 200, response.headers[S3Metadata.sha256Header] == metadata.sha256Hex.lowercased(),
-              response.headers["content-length"].flatMap({ Int64($0) }) == size,
+        let response = try await uploader.send("HEAD", key: key, headers: [("x-amz-checksum-mode", "ENABLED")])
+        guard response.status == 200, response.headers["content-length"].flatMap({ Int64($0) }) == size,
               let etag = response.headers["etag"] else { return nil }
+        guard case .matches(let figure) = try multipartProof().check(headers: response.headers, etag: etag) else { return nil }
         progress(UploadProgress(acknowledgedBytes: size, totalBytes: size))
-        return receipt(status: response.status, headers: response.headers, etag: etag, multipart: true)
+        return receipt(status: response.status, headers: response.headers, etag: etag, multipart: true, figure: figure)
     }
 
     private func uploadMissingParts() async throws(TransferError) {
@@ -230,17 +259,25 @@ final class S3UploadSession {
             try checkCancelled()
             let offset = Int64(number - 1) * partSize
             let length = expectedSize(of: number)
-            let hash = Hex.string(try FileDigest.sha256(path: path, offset: offset, length: length))
+            let digests = try digests(ofPart: number)
+            var headers = [("content-md5", Data(digests.md5).base64EncodedString())]
+            if checksumAlgorithm != nil { headers.append(("x-amz-checksum-sha256", Data(digests.sha256).base64EncodedString())) }
             let response = try await uploader.send("PUT", key: key,
                                                    query: [("partNumber", String(number)), ("uploadId", uploadID)],
-                                                   body: .file(path: path, offset: offset, length: length),
-                                                   payloadHash: hash)
+                                                   headers: headers, body: .file(path: path, offset: offset, length: length),
+                                                   payloadHash: Hex.string(digests.sha256))
             bytesSent += response.bytesSent
             guard response.status == 200 else {
                 throw S3Failure.error(status: response.status, body: response.body, headers: response.headers, operation: "UploadPart")
             }
             guard let etag = response.headers["etag"], !etag.isEmpty else {
                 throw Self.truncated("UploadPart: S3 sent no ETag")
+            }
+            let bare = S3StoreProof.bare(etag)
+            if S3StoreProof.isMD5Form(bare, multipart: false), bare != Hex.string(digests.md5) {
+                // The store holds other bytes for this part than the file's: send it again.
+                throw TransferError(.badServerResponse, "UploadPart: the store's ETag for part \(number) is not the MD5 of the bytes sent "
+                                    + "(changed on the way)", httpStatus: 200, classification: .transient)
             }
             parts[number] = S3Part(number: number, etag: etag, size: length)
             try saveCheckpoint()
@@ -258,7 +295,11 @@ final class S3UploadSession {
             guard let part = parts[number] else {
                 throw TransferError(.badServerResponse, "part \(number) is missing before completion", classification: .transient)
             }
-            xml += "<Part><PartNumber>\(number)</PartNumber><ETag>\(Markup.escape(part.etag))</ETag></Part>"
+            xml += "<Part><PartNumber>\(number)</PartNumber><ETag>\(Markup.escape(part.etag))</ETag>"
+            if checksumAlgorithm != nil {
+                xml += "<ChecksumSHA256>\(Data(try digests(ofPart: number).sha256).base64EncodedString())</ChecksumSHA256>"
+            }
+            xml += "</Part>"
         }
         xml += "</CompleteMultipartUpload>"
         let response = try await uploader.send("POST", key: key, query: [("uploadId", uploadID)],
@@ -269,29 +310,60 @@ final class S3UploadSession {
         guard let etag = S3XML.value("ETag", in: response.body) ?? response.headers["etag"], !etag.isEmpty else {
             throw Self.truncated("CompleteMultipartUpload: S3's answer had no ETag")
         }
+        // The completion's body carries the checksum as an element; the proof reads it as a header.
+        var figures = response.headers
+        if let checksum = S3XML.value("ChecksumSHA256", in: response.body) { figures["x-amz-checksum-sha256"] = checksum }
+        let receipt = try await provenReceipt(try multipartProof(), status: response.status, headers: figures, etag: etag, multipart: true)
         progress(UploadProgress(acknowledgedBytes: size, totalBytes: size))
-        return try await confirmedReceipt(status: response.status, headers: response.headers, etag: etag, multipart: true)
+        return receipt
     }
 
-    /// The receipt once S3 has shown it holds this file: a HEAD of the object must name this
-    /// content (`x-amz-meta-sha256`) at this length. A 200 alone is no proof: an endpoint that is
-    /// not S3 (a captive portal, a wrong `--s3-endpoint`) answers 200 too. Throws
-    /// `unverified-receipt` when the object is missing or not this file's.
-    private func confirmedReceipt(status: Int, headers: [String: String], etag: String, multipart: Bool) async throws(TransferError) -> UploadReceipt {
-        let response = try await uploader.send("HEAD", key: key)
-        guard response.status == 200 else {
-            if (500...599).contains(response.status) {
-                throw S3Failure.error(status: response.status, body: response.body, headers: response.headers, operation: "HeadObject")
+    /// The receipt when the store's own figures in its answer show it holds this file's bytes
+    /// (`S3StoreProof`). Figures that show other bytes: the object is removed (only while it is
+    /// still the one those figures describe, `If-Match`) and the upload is tried again (transient:
+    /// the bytes changed on the way). No figure to compare: `uploaded-unverified` when the user
+    /// accepts that, else `unverified-receipt`.
+    private func provenReceipt(_ proof: S3StoreProof, status: Int, headers: [String: String], etag: String,
+                               multipart: Bool) async throws(TransferError) -> UploadReceipt {
+        switch proof.check(headers: headers, etag: etag) {
+        case .matches(let figure):
+            return receipt(status: status, headers: headers, etag: etag, multipart: multipart, figure: figure)
+        case .differs(let reason):
+            _ = try? await uploader.send("DELETE", key: key, headers: [("if-match", etag)])
+            throw TransferError(.badServerResponse, "the store holds other bytes than the file's: \(reason); the object was removed "
+                                + "and the upload will be tried again", httpStatus: status, classification: .transient)
+        case .absent:
+            guard configuration.acceptUnverified else {
+                throw TransferError(.unverifiedReceipt, """
+                    the store accepted the object but gave no figure of its own to prove it holds these bytes (its ETag is not an MD5 \
+                    and it returned no SHA-256 checksum). Pass --accept-unverified to upload there anyway (marked uploaded-unverified)
+                    """, httpStatus: status)
             }
-            throw TransferError(.unverifiedReceipt, "S3 acknowledged the object, but a HEAD of it answered \(response.status)",
-                                httpStatus: response.status)
+            var unproven = receipt(status: status, headers: headers, etag: etag, multipart: multipart, figure: nil)
+            unproven.proof = .unverified
+            return unproven
         }
-        guard response.headers[S3Metadata.sha256Header] == metadata.sha256Hex.lowercased(),
-              response.headers["content-length"].flatMap({ Int64($0) }) == size else {
-            throw TransferError(.unverifiedReceipt, "S3 acknowledged the object, but the object it holds is not this file (digest or length differ)",
-                                httpStatus: response.status)
+    }
+
+    /// The figures the whole file gets from a store as a multipart upload of `partCount` parts.
+    private func multipartProof() throws(TransferError) -> S3StoreProof {
+        var md5s: [[UInt8]] = []
+        var shas: [[UInt8]] = []
+        for number in 1...partCount {
+            let digests = try digests(ofPart: number)
+            md5s.append(digests.md5)
+            shas.append(digests.sha256)
         }
-        return receipt(status: status, headers: headers, etag: etag, multipart: multipart)
+        return try S3StoreProof(partMD5s: md5s, partSHA256s: shas)
+    }
+
+    /// The MD5 and SHA-256 of part `number`'s bytes in the file, read once.
+    private func digests(ofPart number: Int) throws(TransferError) -> (md5: [UInt8], sha256: [UInt8]) {
+        if let known = partDigests[number] { return known }
+        let offset = Int64(number - 1) * partSize
+        let digests = try FileDigest.md5AndSHA256(path: path, offset: offset, length: expectedSize(of: number))
+        partDigests[number] = digests
+        return digests
     }
 
     // MARK: Helpers
@@ -331,7 +403,7 @@ final class S3UploadSession {
     private func saveCheckpoint() throws(TransferError) {
         let saved = UploadCheckpoint(location: configuration.objectURI(key: key), offset: acknowledgedBytes, interopVersion: 0,
                                      uploadID: uploadID, partSize: partSize,
-                                     parts: parts.values.sorted { $0.number < $1.number })
+                                     parts: parts.values.sorted { $0.number < $1.number }, checksumAlgorithm: checksumAlgorithm)
         do {
             try checkpoint(saved)
         } catch {
@@ -339,10 +411,13 @@ final class S3UploadSession {
         }
     }
 
-    private func receipt(status: Int, headers: [String: String], etag: String, multipart: Bool) -> UploadReceipt {
+    /// The receipt; `figure` is the store's figure that proved it (`etag:…` or `sha256:…`), kept
+    /// in the headers as `x-photodrain-proof` for the record.
+    private func receipt(status: Int, headers: [String: String], etag: String, multipart: Bool, figure: String?) -> UploadReceipt {
         let bare = etag.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
         var headers = headers
         headers["etag"] = etag
+        if let figure { headers[Self.proofHeader] = figure }
         return UploadReceipt(serverID: "\(key) \(bare)", status: status, headers: headers, bytesSent: bytesSent,
                              location: configuration.objectURI(key: key), resumable: multipart, resumedFromOffset: resumedFrom)
     }

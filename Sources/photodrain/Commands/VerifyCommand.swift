@@ -14,7 +14,11 @@ enum VerifyCommand: Command {
         go to), asks the destination whether it holds exactly those bytes: a photodrain serve (or a
         receiver with the same lookup) by the photo's SHA-256 (HEAD /objects/by-digest/<sha256>,
         or GET /objects/<id> when there is no such lookup); an s3:// bucket by a HEAD of the object,
-        whose x-amz-meta-sha256 and length must be the photo's. Lists the missing and mismatched
+        whose length, ETag (the MD5 the store computed, as the upload's proof recorded it) and,
+        where the store keeps one, SHA-256 checksum must be the photo's. These are the
+        destination's word about its own bytes: with --deep every object is downloaded and hashed
+        here instead (a destination that lies on purpose is caught only so; it reads every byte
+        back). Lists the missing and mismatched
         photos. With --repair their upload marks are removed, so the next drain or wake sends them
         again. Photos found present get their mark confirmed (a mark from before receipts were
         proven, or one made with --accept-unverified, becomes verified).
@@ -23,6 +27,7 @@ enum VerifyCommand: Command {
         refused token) or unreachable; nothing is changed for the photos not yet checked.
         """ + "\n" + LibraryOptions.filterDiscussion,
         options: [LibraryOptions.store] + LibraryOptions.filters + TransferOptions.all.filter { $0.name != "accept-unverified" && $0.name != "bwlimit" } + [
+            .flag("deep", "Download every object and hash it here, instead of trusting the destination's own figures (reads every byte back)."),
             .flag("repair", "Remove the upload marks of missing and mismatched photos, so the next drain or wake sends them again."),
             .option("parallel", "N", "Checks in flight at once.", default: "8"),
             .flag("json", "JSON lines: one per missing or mismatched photo, then a summary."),
@@ -31,6 +36,7 @@ enum VerifyCommand: Command {
         examples: [
             ("photodrain verify ~/Pictures", "check the destination the library's uploads went to"),
             ("photodrain verify ~/Pictures --repair && photodrain drain ~/Pictures --to URL", "send again what the server lost"),
+            ("photodrain verify ~/Pictures --deep", "download every photo back and hash it (for a destination nobody vouches for)"),
             ("photodrain verify ~/Pictures --to s3://photos/library --json | jq -r 'select(.state == \"missing\") .path'", "list what a bucket lacks"),
         ],
         exitCodes: [(0, "every photo marked uploaded is on the destination"), (1, "some photos are missing or mismatched (queued again with --repair), or the destination refused the check (URL, token) or the store failed"),
@@ -68,6 +74,7 @@ enum VerifyCommand: Command {
         let destination = try TransferOptions.destination(for: url, settings: try TransferOptions.settings(arguments), command: spec.name)
         let parallel = try arguments.int("parallel", default: 8, range: 1...64)
         let repair = arguments.flag("repair")
+        let deep = arguments.flag("deep")
         let json = arguments.flag("json")
         let console = Console.shared
         let marked = try store.uploadedAssets(to: url)
@@ -87,7 +94,7 @@ enum VerifyCommand: Command {
                         do throws(TransferError) {
                             let copy = try await UploadDestinations.storedCopy(
                                 at: destination, sha256Hex: sha, size: Int64(entry.asset.size),
-                                filename: (entry.asset.path as NSString).lastPathComponent, serverID: entry.serverID)
+                                filename: (entry.asset.path as NSString).lastPathComponent, serverID: entry.serverID, deep: deep)
                             return (offset, .success(copy))
                         } catch {
                             return (offset, .failure(error))
