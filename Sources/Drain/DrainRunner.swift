@@ -233,13 +233,15 @@ public final class DrainRunner: Sendable {
     /// (`unauthorized`), a missing upload endpoint (`not-found`), an answer like a web page's
     /// (`not-a-receiver`: a captive portal or a wrong URL), a receipt without proof
     /// (`unverified-receipt`), and a server certificate that failed verification (permanent
-    /// `tls-failure`: self-signed, a private CA not passed with `--ca-file`, another host's name).
+    /// `tls-failure`: self-signed, a private CA not passed with `--ca-file`, another host's name),
+    /// and bytes that arrive changed however often they are sent again (`corrupted-in-transit`,
+    /// left once an upload's own retries are spent: a broken proxy or network path).
     /// Every photo would fail alike, so none is charged. A handshake that broke off (transient
     /// `tls-failure`) is the network's doing and counts as usual.
     public static func isDestinationRefusal(_ failure: UploadJob.Failure) -> Bool {
         guard failure.domain == TransferError.domain else { return false }
         switch TransferError.Code(rawValue: failure.code) {
-        case .unauthorized, .notFound, .notAReceiver, .unverifiedReceipt: return true
+        case .unauthorized, .notFound, .notAReceiver, .unverifiedReceipt, .corruptedInTransit: return true
         case .tlsFailure: return !failure.transient
         default: return false
         }

@@ -59,6 +59,7 @@ do {
         ("source removed mid-upload", { try SourceChangeScenarios.run(removing: true, $0) }),
         ("receiver disk full", ResourceScenarios.diskFull),
         ("memory-capped wake", ResourceScenarios.memoryCappedWake),
+        ("byte-flipping proxy in front of S3", S3Scenarios.byteFlippingProxy),
     ]
     let started = Date()
     var results: [ScenarioResult] = []

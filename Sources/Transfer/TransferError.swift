@@ -59,6 +59,10 @@ public struct TransferError: Error, Sendable, Equatable, CustomStringConvertible
         /// The destination accepted the upload but gave no proof that it holds exactly these bytes
         /// (no digest to compare, or an answer that contradicts itself), so it is not uploaded.
         case unverifiedReceipt = "unverified-receipt"
+        /// The destination holds (or computed) other bytes than were sent: the bytes changed on
+        /// the way. Transient for one upload (it is sent again); when it persists, every photo
+        /// would fail alike on that path, so the runners charge no photo for it.
+        case corruptedInTransit = "corrupted-in-transit"
     }
 
     /// The class of failure.
@@ -122,7 +126,7 @@ public struct TransferError: Error, Sendable, Equatable, CustomStringConvertible
     private static func defaultClassification(of code: Code) -> Classification {
         switch code {
         case .timedOut, .connectionFailed, .connectionLost, .hostNotFound, .serverError, .requestTimeout,
-             .rateLimited, .checkpointFailed, .transportFailure:
+             .rateLimited, .checkpointFailed, .transportFailure, .corruptedInTransit:
             return .transient
         case .tlsFailure, .unauthorized, .notFound, .tooLarge, .rejected, .badServerResponse, .fileUnreadable,
              .invalidRequest, .notAReceiver, .unverifiedReceipt:

@@ -33,7 +33,7 @@ enum S3Failure {
             return TransferError(.unauthorized, message, httpStatus: status, classification: .permanent)
         case "BadDigest", "XAmzContentSHA256Mismatch", "IncompleteBody":
             // The store computed another digest than the one sent: the bytes changed on the way.
-            return TransferError(.badServerResponse, message + " (the bytes changed on the way: the store refused them)",
+            return TransferError(.corruptedInTransit, message + " (the bytes changed on the way: the store refused them)",
                                  httpStatus: status, classification: .transient)
         case "NoSuchBucket":
             return TransferError(.notFound, message, httpStatus: status, classification: .permanent)

@@ -276,8 +276,8 @@ final class S3UploadSession {
             let bare = S3StoreProof.bare(etag)
             if S3StoreProof.isMD5Form(bare, multipart: false), bare != Hex.string(digests.md5) {
                 // The store holds other bytes for this part than the file's: send it again.
-                throw TransferError(.badServerResponse, "UploadPart: the store's ETag for part \(number) is not the MD5 of the bytes sent "
-                                    + "(changed on the way)", httpStatus: 200, classification: .transient)
+                throw TransferError(.corruptedInTransit, "UploadPart: the store's ETag for part \(number) is not the MD5 of the file's "
+                                    + "bytes there (they changed on the way)", httpStatus: 200, classification: .transient)
             }
             parts[number] = S3Part(number: number, etag: etag, size: length)
             try saveCheckpoint()
@@ -330,8 +330,8 @@ final class S3UploadSession {
             return receipt(status: status, headers: headers, etag: etag, multipart: multipart, figure: figure)
         case .differs(let reason):
             _ = try? await uploader.send("DELETE", key: key, headers: [("if-match", etag)])
-            throw TransferError(.badServerResponse, "the store holds other bytes than the file's: \(reason); the object was removed "
-                                + "and the upload will be tried again", httpStatus: status, classification: .transient)
+            throw TransferError(.corruptedInTransit, "the store holds other bytes than the file's: \(reason) (the bytes changed "
+                                + "on the way); the object was removed", httpStatus: status, classification: .transient)
         case .absent:
             guard configuration.acceptUnverified else {
                 throw TransferError(.unverifiedReceipt, """

@@ -69,6 +69,12 @@ enum TransferOptions {
     static func refusalMessage(_ refusal: String, command: String, caFileOf owner: String? = nil) -> String {
         let uncharged = "No photo was charged an attempt."
         let tls = TransferError.Code.tlsFailure.rawValue + ": "
+        let corrupted = TransferError.Code.corruptedInTransit.rawValue + ": "
+        if refusal.hasPrefix(corrupted) {
+            return "photodrain \(command): the bytes changed on the way to the destination, every time they were sent "
+                + "(\(refusal)). Nothing was marked uploaded; a proxy, filter or faulty network link between here and the "
+                + "destination is the likely cause. \(uncharged)"
+        }
         guard refusal.hasPrefix(tls) else {
             // A wrong token or URL gets the options to check; other refusals' messages say the fix.
             let code = String(refusal.prefix { $0 != ":" })
