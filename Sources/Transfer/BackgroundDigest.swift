@@ -1,4 +1,5 @@
 import Foundation
+import SystemSupport
 import Synchronization
 
 /// The SHA-256 of a file, computed on a thread of its own, so the hashing overlaps other work
@@ -27,15 +28,23 @@ public final class BackgroundDigest: Sendable {
     }
 
     private let state = Mutex<State>(.notStarted)
+    /// The file's MD5, when it was asked for (`withMD5`), set before the digest finishes.
+    private let md5Result: MD5Result
     private let stop = CancellationFlag()
     private let threads: DigestThreads
     private let compute: @Sendable (CancellationFlag) throws(TransferError) -> String
 
     /// Hashes the file at `path`: from now, or from `start()` when `startingNow` is false. The
     /// thread is one of `threads`, whose `stopAll()` ends it early.
-    public convenience init(path: String, startingNow: Bool = true, threads: DigestThreads = .shared) {
-        self.init(startingNow: startingNow, threads: threads, stoppable: { (stop) throws(TransferError) -> String in
-            try FileDigest.sha256Hex(path: path, stop: stop)
+    /// With `withMD5`, the same read also gives the file's MD5 (`md5`): what an S3 upload sends
+    /// as `Content-MD5` and checks the store's ETag against, computed ahead with the SHA-256.
+    public convenience init(path: String, startingNow: Bool = true, withMD5: Bool = false, threads: DigestThreads = .shared) {
+        let md5 = MD5Result()
+        self.init(startingNow: startingNow, threads: threads, md5Result: md5, stoppable: { (stop) throws(TransferError) -> String in
+            guard withMD5 else { return try FileDigest.sha256Hex(path: path, stop: stop) }
+            let both = try FileDigest.sha256AndMD5(path: path, stop: stop)
+            md5.value.withLock { $0 = both.md5 }
+            return SHA256.hex(both.sha256)
         })
     }
 
@@ -47,9 +56,10 @@ public final class BackgroundDigest: Sendable {
 
     /// Runs `compute` on a thread of its own, passing it the flag `DigestThreads.stopAll()` sets; `compute`
     /// should throw `cancelled` soon after the flag is set.
-    init(startingNow: Bool = true, threads: DigestThreads = .shared,
+    init(startingNow: Bool = true, threads: DigestThreads = .shared, md5Result: MD5Result = MD5Result(),
          stoppable compute: @escaping @Sendable (CancellationFlag) throws(TransferError) -> String) {
         self.compute = compute
+        self.md5Result = md5Result
         self.threads = threads
         if startingNow { start() }
     }
@@ -92,6 +102,9 @@ public final class BackgroundDigest: Sendable {
         return try outcome?.get()
     }
 
+    /// The file's MD5 once `sha256Hex()` has returned, when it was made `withMD5`; else nil.
+    public var md5: [UInt8]? { md5Result.value.withLock { $0 } }
+
     /// The digest as 64 lowercase hex digits, starting the hashing if needed and waiting for it.
     /// Throws `TransferError` (`file-unreadable`) when the file could not be read.
     public func sha256Hex() async throws(TransferError) -> String {
@@ -113,4 +126,9 @@ public final class BackgroundDigest: Sendable {
         }
         return try outcome.get()
     }
+}
+
+/// Where a `BackgroundDigest`'s hashing thread leaves the MD5 it computed beside the SHA-256.
+final class MD5Result: Sendable {
+    let value = Mutex<[UInt8]?>(nil)
 }

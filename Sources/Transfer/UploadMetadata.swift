@@ -21,6 +21,9 @@ public struct UploadMetadata: Sendable, Equatable {
     /// The file name's bytes when they are not valid UTF-8 (`filename` then shows them with
     /// U+FFFD); sent percent-encoded in `filename*` so the receiver keeps the exact bytes.
     public var filenameBytes: [UInt8]?
+    /// The file's MD5 when it was computed ahead (`BackgroundDigest(withMD5:)`), for an S3
+    /// upload's `Content-MD5` and proof; nil: the upload computes it.
+    public var md5: [UInt8]?
 
     /// Creates metadata.
     public init(filename: String, sha256Hex: String, verdictJSON: String, provenance: Provenance? = nil,

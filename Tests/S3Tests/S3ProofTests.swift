@@ -99,6 +99,29 @@ import Testing
         #expect(reason.contains("downloaded and hashed"))
     }
 
+    /// A file rewritten after it was hashed (its SHA-256 names the object) is not sent as if it
+    /// were the hashed one: moto ignores the checksum header, so without the check the store's
+    /// ETag (the MD5 of the new bytes) would match an MD5 read at upload time.
+    @Test(arguments: [100_000, S3MultipartTests.size])
+    func aFileChangedSinceHashingIsNotProvenUnderTheOldDigest(size: Int) async throws {
+        let moto = try await MotoServer.shared()
+        let bucket = try await moto.makeBucket(retries: 1)
+        let file = try TestFile(size: size, seed: 80)
+        defer { file.remove() }
+        let metadata = try UploadMetadata(file: file.path)
+        var rewritten = file.bytes
+        rewritten[size / 2] ^= 0xFF
+        try Data(rewritten).write(to: URL(fileURLWithPath: file.path))
+        do {
+            let receipt = try await bucket.upload(file: file.path, metadata: metadata)
+            Issue.record("a file changed since hashing was uploaded under its old digest: \(receipt)")
+        } catch {
+            #expect(error.code == .fileUnreadable, "\(error)")
+            #expect(error.message.contains("changed"))
+        }
+        #expect(try await bucket.send("HEAD", key: bucket.configuration.objectKey(for: metadata)).status == 404)
+    }
+
     /// Which figures prove what (no store needed).
     @Test func theStoresFiguresDecide() throws {
         let md5 = try MD5.digest(Array("hello".utf8))

@@ -93,7 +93,9 @@ extension FileDigest {
     /// The MD5 and SHA-256 of `length` bytes of the file at `path` from `offset`, in one read:
     /// what an S3 part's `Content-MD5`, checksum and signature need. Throws `TransferError`
     /// (`file-unreadable`) when the file cannot be read or ends before the range does.
-    static func md5AndSHA256(path: String, offset: Int64, length: Int64) throws(TransferError) -> (md5: [UInt8], sha256: [UInt8]) {
+    /// `alsoFeeding`, when given, is fed the same bytes (a running digest of the whole file).
+    static func md5AndSHA256(path: String, offset: Int64, length: Int64,
+                             alsoFeeding whole: SHA256? = nil) throws(TransferError) -> (md5: [UInt8], sha256: [UInt8]) {
         let file = try TransferError.translating { () throws(SystemError) in try ReadOnlyFile(path: path) }
         return try TransferError.translating(unreadable: "the file could not be read while hashing") { () throws(SystemError) in
             let md5 = try MD5()
@@ -101,8 +103,24 @@ extension FileDigest {
             try file.forEachChunk(offset: offset, length: length, chunk: SHA256.fileChunk) { (piece) throws(SystemError) in
                 try md5.update(piece)
                 try sha.update(piece)
+                try whole?.update(piece)
             }
             return (try md5.finish(), try sha.finish())
+        }
+    }
+
+    /// The SHA-256 and MD5 of the whole file at `path` in one read; `stop`, once set, ends the
+    /// work at the next chunk with `cancelled`. Throws as `md5AndSHA256`.
+    static func sha256AndMD5(path: String, stop: CancellationFlag) throws(TransferError) -> (sha256: [UInt8], md5: [UInt8]) {
+        let file = try TransferError.translating { () throws(SystemError) in try ReadOnlyFile(path: path) }
+        return try TransferError.translating(unreadable: "the file could not be read while hashing") { () throws(SystemError) in
+            let md5 = try MD5()
+            let sha = try SHA256()
+            try file.forEachChunk(chunk: SHA256.fileChunk, shouldStop: { stop.isCancelled }) { (piece) throws(SystemError) in
+                try sha.update(piece)
+                try md5.update(piece)
+            }
+            return (try sha.finish(), try md5.finish())
         }
     }
 

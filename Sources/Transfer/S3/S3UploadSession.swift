@@ -30,6 +30,10 @@ final class S3UploadSession {
     private var resumedFrom: Int64?
     /// Each part's MD5 and SHA-256, as the file's bytes give them (computed once per part).
     private var partDigests: [Int: (md5: [UInt8], sha256: [UInt8])] = [:]
+    /// The whole file's SHA-256, fed by the part reads while they come in order (parts
+    /// 1...`wholeHashedParts`): checked against the digest that names the object before completion.
+    private var wholeHasher: SHA256?
+    private var wholeHashedParts = 0
     /// The multipart upload's checksum algorithm: `SHA256` for one this version created, nil for
     /// one an earlier version created (its parts then go with `Content-MD5` alone).
     private var checksumAlgorithm: String? = S3UploadSession.checksumAlgorithm
@@ -90,7 +94,15 @@ final class S3UploadSession {
     /// refuses bytes changed on the way; the proof is the store's own figures in its answer (no
     /// second request).
     private func putWhole() async throws(TransferError) -> UploadReceipt {
-        let md5 = try FileDigest.md5(path: path, offset: 0, length: size)
+        let md5: [UInt8]
+        if let known = metadata.md5, known.count == MD5.byteCount {
+            md5 = known  // read with the SHA-256 in one pass, ahead of this upload
+        } else {
+            // The same read checks that the file still is the one whose SHA-256 names the object.
+            let digests = try FileDigest.md5AndSHA256(path: path, offset: 0, length: size)
+            guard digests.sha256 == sha256 else { throw Self.changedSinceHashing }
+            md5 = digests.md5
+        }
         let proof = S3StoreProof(md5: md5, sha256: sha256)
         let headers = objectHeaders + [("content-md5", Data(md5).base64EncodedString()),
                                        ("x-amz-checksum-sha256", proof.expectedChecksum)]
@@ -125,6 +137,7 @@ final class S3UploadSession {
             uploadID = id
             partSize = savedPartSize
             partDigests = [:]
+            wholeHashedParts = 0
             checksumAlgorithm = saved.checksumAlgorithm
             needsSync = true
             resumingSaved = true
@@ -288,8 +301,11 @@ final class S3UploadSession {
     /// CompleteMultipartUpload. S3 may answer 200 and still fail (an `<Error>` body), so the body
     /// is always read.
     private func complete() async throws(TransferError) -> UploadReceipt {
-        guard let uploadID else { throw TransferError(.invalidRequest, "no multipart upload to complete") }
+        guard uploadID != nil else { throw TransferError(.invalidRequest, "no multipart upload to complete") }
         try checkCancelled()
+        let proof = try multipartProof()
+        try await checkWholeFileBeforeCompleting()
+        guard let uploadID else { throw TransferError(.invalidRequest, "no multipart upload to complete") }
         var xml = "<CompleteMultipartUpload>"
         for number in 1...partCount {
             guard let part = parts[number] else {
@@ -313,7 +329,7 @@ final class S3UploadSession {
         // The completion's body carries the checksum as an element; the proof reads it as a header.
         var figures = response.headers
         if let checksum = S3XML.value("ChecksumSHA256", in: response.body) { figures["x-amz-checksum-sha256"] = checksum }
-        let receipt = try await provenReceipt(try multipartProof(), status: response.status, headers: figures, etag: etag, multipart: true)
+        let receipt = try await provenReceipt(proof, status: response.status, headers: figures, etag: etag, multipart: true)
         progress(UploadProgress(acknowledgedBytes: size, totalBytes: size))
         return receipt
     }
@@ -361,15 +377,44 @@ final class S3UploadSession {
     private func digests(ofPart number: Int) throws(TransferError) -> (md5: [UInt8], sha256: [UInt8]) {
         if let known = partDigests[number] { return known }
         let offset = Int64(number - 1) * partSize
-        let digests = try FileDigest.md5AndSHA256(path: path, offset: offset, length: expectedSize(of: number))
+        if number == 1 { wholeHasher = try? SHA256() }
+        let inOrder = number == wholeHashedParts + 1 ? wholeHasher : nil
+        let digests = try FileDigest.md5AndSHA256(path: path, offset: offset, length: expectedSize(of: number), alsoFeeding: inOrder)
+        if inOrder != nil { wholeHashedParts = number }
         partDigests[number] = digests
         return digests
+    }
+
+    /// Throws `file-unreadable` when the parts' bytes are not the file whose SHA-256 names the
+    /// object (rewritten since it was hashed), after aborting the multipart upload so none of it
+    /// is ever completed.
+    private func checkWholeFileBeforeCompleting() async throws(TransferError) {
+        let whole: [UInt8]
+        if wholeHashedParts == partCount, let hasher = wholeHasher,
+           let digest = try? TransferError.translating({ () throws(SystemError) in try hasher.finish() }) {
+            whole = digest
+        } else {
+            whole = try FileDigest.sha256(path: path)
+        }
+        wholeHasher = nil
+        wholeHashedParts = 0
+        guard whole != sha256 else { return }
+        if let uploadID { _ = try? await uploader.send("DELETE", key: key, query: [("uploadId", uploadID)]) }
+        uploadID = nil
+        parts = [:]
+        partDigests = [:]
+        throw Self.changedSinceHashing
     }
 
     // MARK: Helpers
 
     /// Waits before another try of a transient failure, or rethrows when none is left.
     private func recover(from error: TransferError) async throws(TransferError) {
+        // Other bytes at the store may be the file's own doing (rewritten since it was hashed):
+        // that is no fault of the way, and sending it again would not help.
+        if error.code == .corruptedInTransit, let now = try? FileDigest.sha256(path: path), now != sha256 {
+            throw Self.changedSinceHashing
+        }
         guard error.isTransient, retriesLeft > 0, !Task.isCancelled else { throw error }
         let attempt = configuration.maxRetriesPerUpload - retriesLeft + 1
         retriesLeft -= 1
@@ -385,6 +430,10 @@ final class S3UploadSession {
     /// as a lost answer: transient, and the next try re-checks with ListParts.
     private static func truncated(_ message: String) -> TransferError {
         TransferError(.badServerResponse, message, httpStatus: 200, classification: .transient)
+    }
+
+    private static var changedSinceHashing: TransferError {
+        TransferError(.fileUnreadable, "the file changed since it was hashed (it is sent again once analysed again)")
     }
 
     private func checkCancelled() throws(TransferError) {

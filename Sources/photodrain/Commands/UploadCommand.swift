@@ -125,11 +125,14 @@ enum UploadCommand: Command {
             let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
             return size <= resumable.configuration.optimisticCreationLimit
         }
-        var nextDigest = files.first.map { BackgroundDigest(path: $0, startingNow: hashedAhead($0)) }
+        // S3 needs each file's MD5 as well (Content-MD5, and the ETag it proves receipt by): the
+        // same read ahead gives it.
+        let withMD5 = uploader is S3Uploader
+        var nextDigest = files.first.map { BackgroundDigest(path: $0, startingNow: hashedAhead($0), withMD5: withMD5) }
         for (index, file) in files.enumerated() {
             var row = Row(file: file)
-            let digest = nextDigest ?? BackgroundDigest(path: file)
-            let next = index + 1 < files.count ? BackgroundDigest(path: files[index + 1], startingNow: resumable == nil) : nil
+            let digest = nextDigest ?? BackgroundDigest(path: file, withMD5: withMD5)
+            let next = index + 1 < files.count ? BackgroundDigest(path: files[index + 1], startingNow: resumable == nil, withMD5: withMD5) : nil
             let startNextWhenSent = index + 1 < files.count && resumable != nil && hashedAhead(files[index + 1])
             nextDigest = next
             let start = await resumption.start(file)
@@ -155,6 +158,7 @@ enum UploadCommand: Command {
                                                          onBodySent: { if startNextWhenSent { next?.start() } })
                 } else {
                     var metadata = UploadMetadata(file: file, sha256Hex: try await digest.sha256Hex(), verdictJSON: verdict)
+                    metadata.md5 = digest.md5
                     metadata.verdictSummaryJSON = verdictSummary
                     metadata.provenance = provenance
                     receipt = try await uploader.upload(file: file, metadata: metadata, resumeFrom: start.resumeFrom,
