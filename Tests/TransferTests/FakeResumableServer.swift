@@ -28,6 +28,8 @@ final class FakeResumableServer: Sendable {
         var sendInterim = true
         /// Echo this version in the 104 instead of the request's.
         var interimVersionOverride: String?
+        /// Send the 104 with `Location` alone, as a receiver written from the platform's article does.
+        var interimLocationOnly = false
         /// For the next body-carrying upload requests, in order: drop the connection after this
         /// many body bytes (nil entries: no drop).
         var dropAfterBodyBytes: [Int?] = []
@@ -255,7 +257,9 @@ final class FakeResumableServer: Sendable {
         }
         if complete && behaviour.sendInterim {
             let echoed = behaviour.interimVersionOverride ?? String(version)
-            let interim = "HTTP/1.1 104 Upload Resumption Supported\r\nLocation: \(path)\r\nUpload-Draft-Interop-Version: \(echoed)\r\n\r\n"
+            let interim = behaviour.interimLocationOnly
+                ? "HTTP/1.1 104 Upload Resumption Supported\r\nLocation: \(path)\r\n\r\n"
+                : "HTTP/1.1 104 Upload Resumption Supported\r\nLocation: \(path)\r\nUpload-Draft-Interop-Version: \(echoed)\r\n\r\n"
             guard connection.write(Array(interim.utf8)) else { return false }
         }
         let body = drainBody(contentLength, reader: &reader, index: index, drop: drop, storeInto: path)

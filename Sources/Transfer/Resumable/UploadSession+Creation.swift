@@ -167,12 +167,14 @@ extension UploadSession {
         return headers
     }
 
-    /// The Location of the first 104 that echoes this client's interop version; others are ignored.
+    /// The Location of the first 104 that echoes this client's interop version or names none
+    /// (a receiver written from the platform's article sends a 104 with only `Location`); a 104
+    /// naming another version is ignored.
     private func resumptionLocation(in interim: [HTTPInterimResponse]) -> String? {
         for response in interim where response.status == ResumableUpload.uploadResumptionSupported {
-            guard let version = response.headers[ResumableUpload.Header.interopVersion],
-                  StructuredField.integer(version) == Int64(interopVersion),
-                  let field = response.headers[ResumableUpload.Header.location],
+            if let version = response.headers[ResumableUpload.Header.interopVersion],
+               StructuredField.integer(version) != Int64(interopVersion) { continue }
+            guard let field = response.headers[ResumableUpload.Header.location],
                   let resolved = UploadEndpoint.resolve(location: field, against: configuration.endpoint) else { continue }
             updateLimits(from: response.headers)
             return resolved
