@@ -54,7 +54,8 @@ public struct TransferError: Error, Sendable, Equatable, CustomStringConvertible
         /// libcurl failed for another reason.
         case transportFailure = "transport-failure"
         /// The destination answered like something other than an upload receiver: a web page, a
-        /// redirect to a login page, or no protocol at all (a captive portal or a wrong URL).
+        /// redirect to a login page, or no protocol at all (a captive portal or a wrong URL); or it
+        /// named an upload URL on another origin, where neither the photo nor the token may go.
         case notAReceiver = "not-a-receiver"
         /// The destination accepted the upload but gave no proof that it holds exactly these bytes
         /// (no digest to compare, or an answer that contradicts itself), so it is not uploaded.

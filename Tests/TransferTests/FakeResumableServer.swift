@@ -30,6 +30,9 @@ final class FakeResumableServer: Sendable {
         var interimVersionOverride: String?
         /// Send the 104 with `Location` alone, as a receiver written from the platform's article does.
         var interimLocationOnly = false
+        /// Name upload resources (in the 104 and the creation's answer) on this origin
+        /// (`http://127.0.0.1:PORT`) instead of by a path on this server's own.
+        var locationOrigin: String?
         /// For the next body-carrying upload requests, in order: drop the connection after this
         /// many body bytes (nil entries: no drop).
         var dropAfterBodyBytes: [Int?] = []
@@ -257,9 +260,10 @@ final class FakeResumableServer: Sendable {
         }
         if complete && behaviour.sendInterim {
             let echoed = behaviour.interimVersionOverride ?? String(version)
+            let named = (behaviour.locationOrigin ?? "") + path
             let interim = behaviour.interimLocationOnly
-                ? "HTTP/1.1 104 Upload Resumption Supported\r\nLocation: \(path)\r\n\r\n"
-                : "HTTP/1.1 104 Upload Resumption Supported\r\nLocation: \(path)\r\nUpload-Draft-Interop-Version: \(echoed)\r\n\r\n"
+                ? "HTTP/1.1 104 Upload Resumption Supported\r\nLocation: \(named)\r\n\r\n"
+                : "HTTP/1.1 104 Upload Resumption Supported\r\nLocation: \(named)\r\nUpload-Draft-Interop-Version: \(echoed)\r\n\r\n"
             guard connection.write(Array(interim.utf8)) else { return false }
         }
         let body = drainBody(contentLength, reader: &reader, index: index, drop: drop, storeInto: path)
@@ -309,7 +313,7 @@ final class FakeResumableServer: Sendable {
             state.withLock { $0.uploads[path]?.bytes = [] }
             let completion = ResumableUpload.completionHeader(complete: false, interopVersion: version ?? 8)
             var headers: [(String, String)] = [("Upload-Offset", "0"), (completion.name, completion.value)]
-            if creation && !omitLocation { headers.append(("Location", path)) }
+            if creation && !omitLocation { headers.append(("Location", (state.withLock { $0.behaviour.locationOrigin } ?? "") + path)) }
             return respond(connection, status: 201, headers: headers)
         }
         let (offset, id) = state.withLock { state -> (Int, String?) in
@@ -335,7 +339,7 @@ final class FakeResumableServer: Sendable {
         }
         let completion = ResumableUpload.completionHeader(complete: complete, interopVersion: version ?? 8)
         var headers: [(String, String)] = [("Upload-Offset", String(offset)), (completion.name, completion.value)]
-        if !omitLocation && creation { headers.append(("Location", path)) }
+        if !omitLocation && creation { headers.append(("Location", (state.withLock { $0.behaviour.locationOrigin } ?? "") + path)) }
         if let limits { headers.append(("Upload-Limit", limits)) }
         if let id { headers.append(("X-Server-Resource-ID", id)) }
         if let id, let digest = reprDigest(of: state.withLock({ $0.objects[id] }) ?? []) { headers.append(("Repr-Digest", digest)) }

@@ -7,6 +7,79 @@ import UploadProtocol
 /// server ever answering as a receiver; and the forms of a receiver written from the platform's
 /// article, which must be accepted.
 @Suite struct HostileReceiverTests {
+    /// A second listener standing for "another origin": it must never see a request.
+    static func otherOrigin() throws -> FakeResumableServer {
+        guard let other = FakeResumableServer() else { throw FixtureError.noLoopbackSocket }
+        return other
+    }
+
+    static func expectCrossOriginRefusal(_ error: TransferError, fixture: UploadFixture, other: FakeResumableServer) {
+        #expect(error.code == .notAReceiver, "\(error)")
+        #expect(error.classification == .permanent)
+        #expect(error.message.contains("http://127.0.0.1:\(fixture.server.port)"), "\(error.message)")
+        #expect(error.message.contains("http://127.0.0.1:\(other.port)"), "\(error.message)")
+        #expect(other.connectionsAccepted == 0, "the other origin was contacted")
+        #expect(other.requests.isEmpty)
+    }
+
+    // MARK: The token and the bytes stay on the destination's origin
+
+    /// Every way a server names the upload URL: the careful creation's 201 (a large file), the
+    /// optimistic creation's 104 and its final answer (a small file, with and without a 104).
+    @Test(arguments: [(300_000, true), (20_000, true), (20_000, false)])
+    func anUploadURLOnAnotherOriginIsRefusedAndNothingGoesThere(size: Int, sendInterim: Bool) async throws {
+        let other = try Self.otherOrigin()
+        defer { other.stop() }
+        let fixture = try UploadFixture(size: size, behaviour: .init(
+            sendInterim: sendInterim, locationOrigin: "http://127.0.0.1:\(other.port)", omitReprDigest: true))
+        let log = CheckpointLog(server: fixture.server)
+        do {
+            _ = try await fixture.uploader(token: "secret-token").upload(file: fixture.path, metadata: fixture.metadata,
+                                                                        checkpoint: log.record)
+            Issue.record("an upload URL on another origin was followed")
+        } catch {
+            Self.expectCrossOriginRefusal(error, fixture: fixture, other: other)
+        }
+        #expect(log.all.isEmpty, "an upload URL on another origin was saved")
+        #expect(fixture.requests("PATCH").isEmpty)
+    }
+
+    /// The same origin written another way (an explicit default port, upper case) is the same origin.
+    @Test(arguments: [
+        ("http://h/u/1", "http://h:80/uploads", true),
+        ("http://H:80/u/1", "http://h/uploads", true),
+        ("https://h/u/1", "https://h:443/uploads", true),
+        ("http://h:8080/u/1", "http://h:8080/uploads", true),
+        ("http://h:8081/u/1", "http://h:8080/uploads", false),
+        ("https://h:8080/u/1", "http://h:8080/uploads", false),
+        ("http://other/u/1", "http://h/uploads", false),
+        ("http://h.evil/u/1", "http://h/uploads", false),
+        ("ftp://h/u/1", "http://h/uploads", false),
+    ])
+    func originsCompareSchemeHostAndPort(url: String, destination: String, same: Bool) {
+        #expect(UploadEndpoint.isSameOrigin(url, as: destination) == same)
+    }
+
+    @Test func aSavedUploadOnAnotherOriginIsNeitherResumedNorCancelled() async throws {
+        let other = try Self.otherOrigin()
+        defer { other.stop() }
+        let fixture = try UploadFixture(size: 300_000)
+        let saved = UploadCheckpoint(location: "http://127.0.0.1:\(other.port)/files/u1", offset: 100_000, interopVersion: 6)
+        let uploader = fixture.uploader(token: "secret-token")
+        do {
+            _ = try await uploader.upload(file: fixture.path, metadata: fixture.metadata, resumeFrom: saved)
+            Issue.record("a saved upload on another origin was resumed")
+        } catch {
+            Self.expectCrossOriginRefusal(error, fixture: fixture, other: other)
+        }
+        do {
+            try await uploader.cancel(saved)
+            Issue.record("a saved upload on another origin was cancelled")
+        } catch {
+            Self.expectCrossOriginRefusal(error, fixture: fixture, other: other)
+        }
+    }
+
     // MARK: The article's forms
 
     /// `Upload-Limit: 107374182400` in discovery and a 104 carrying only `Location`: the upload

@@ -140,9 +140,12 @@ public final class ResumableUploader: Sendable {
     }
 
     /// Cancels a resumable upload (`DELETE` on its URL). A 2xx or 404 both mean the resource is
-    /// gone. Throws `TransferError` for any other answer or a failed exchange.
+    /// gone. Throws `TransferError` for any other answer or a failed exchange, and `not-a-receiver`
+    /// (nothing sent) for an upload URL on another origin than the destination's.
     public func cancel(_ checkpoint: UploadCheckpoint) async throws(TransferError) {
-        let request = HTTPRequest(method: "DELETE", url: checkpoint.location,
+        let target = try UploadEndpoint.onDestinationOrigin(checkpoint.location, destination: configuration.endpoint,
+                                                            source: "the saved upload to cancel")
+        let request = HTTPRequest(method: "DELETE", url: target,
                                   headers: baseHeaders(interopVersion: checkpoint.interopVersion))
         let response = try await client.send(request)
         guard (200...299).contains(response.status) || response.status == 404 || response.status == 410 else {
