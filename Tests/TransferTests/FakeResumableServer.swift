@@ -40,6 +40,8 @@ final class FakeResumableServer: Sendable {
         var patchStatuses: [Int] = []
         /// The next HEAD requests are answered with these statuses.
         var headStatuses: [Int] = []
+        /// Sent with every status forced by `headStatuses`.
+        var forcedHeadHeaders: [(String, String)] = []
         /// The next creation requests are answered with these statuses.
         var creationStatuses: [Int] = []
         /// PATCH bodies larger than this are refused with 413 (not announced in Upload-Limit).
@@ -208,7 +210,7 @@ final class FakeResumableServer: Sendable {
             return create(head, version: version, contentLength: contentLength, reader: &reader, connection: connection, index: index)
         case ("HEAD", let path):
             if let status = state.withLock({ $0.behaviour.headStatuses.isEmpty ? nil : $0.behaviour.headStatuses.removeFirst() }) {
-                return respond(connection, status: status, headers: [])
+                return respond(connection, status: status, headers: behaviour.forcedHeadHeaders)
             }
             guard let upload = state.withLock({ $0.uploads[path] }) else { return respond(connection, status: 404, headers: []) }
             let completion = ResumableUpload.completionHeader(complete: upload.complete, interopVersion: version ?? 8)

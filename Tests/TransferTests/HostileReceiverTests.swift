@@ -80,6 +80,35 @@ import UploadProtocol
         }
     }
 
+    // MARK: The pre-check comes after discovery
+
+    /// A server that does not speak the protocol (no `Upload-Limit`) but answers the digest
+    /// lookup 200 with the photo's digest: no receipt comes from the lookup, and the upload is
+    /// refused as to a server without the protocol.
+    @Test func aDigestLookupCountsOnlyFromADestinationThatAnsweredAsAReceiver() async throws {
+        let fixture = try UploadFixture(size: 20_000, behaviour: .init(discovery: .missing, headStatuses: [200]))
+        fixture.server.configure {
+            $0.forcedHeadHeaders = [("X-Server-Resource-ID", "obj-fake"),
+                                    ("Repr-Digest", ResumableUpload.reprDigest(sha256: Hex.bytes(fromHex: fixture.metadata.sha256Hex) ?? []))]
+        }
+        let uploader = HashPreCheckTests.uploader(fixture)
+        #expect(await uploader.alreadyStored(sha256Hex: fixture.metadata.sha256Hex) == nil)
+        do {
+            let receipt = try await uploader.upload(file: fixture.path, metadata: fixture.metadata)
+            Issue.record("a lookup answer from a server without the protocol was taken: \(receipt)")
+        } catch {
+            #expect(error.code == .unverifiedReceipt, "\(error)")
+            #expect(error.message.contains("does not speak the resumable-upload protocol"), "\(error.message)")
+        }
+        #expect(!fixture.server.requests.contains { $0.path.contains("by-digest") }, "the lookup was asked before discovery")
+        #expect(fixture.requests("POST").isEmpty)
+        // The same lookup answer from a receiver is the pre-check's success.
+        fixture.server.configure { $0.discovery = .limits("max-size=1000000000"); $0.headStatuses = [200] }
+        let receipt = try await HashPreCheckTests.uploader(fixture).upload(file: fixture.path, metadata: fixture.metadata)
+        #expect(receipt.alreadyStored)
+        #expect(receipt.serverID == "obj-fake")
+    }
+
     // MARK: The article's forms
 
     /// `Upload-Limit: 107374182400` in discovery and a 104 carrying only `Location`: the upload
