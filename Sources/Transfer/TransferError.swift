@@ -1,6 +1,10 @@
+import SystemSupport
+
 /// Why a transfer failed, sanitised for the store, the logs and the terminal: a stable domain and
 /// code, a short message, the HTTP status when there was one, and whether a retry can help
-/// (DESIGN.md, Retry policy). It never carries a token, a URL's query or a response body.
+/// (DESIGN.md, Retry policy). It never carries a token, a URL's query or a response body, nor a
+/// control character: what a message quotes of a server (a Location, an S3 code) is escaped
+/// (`TerminalText.escaped`), so printing it cannot drive the user's terminal.
 public struct TransferError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The error domain stored beside the code.
     public static let domain = "transfer"
@@ -64,7 +68,7 @@ public struct TransferError: Error, Sendable, Equatable, CustomStringConvertible
 
     /// The class of failure.
     public let code: Code
-    /// A short, sanitised explanation a person can act on.
+    /// A short, sanitised explanation a person can act on, its control characters escaped.
     public let message: String
     /// The HTTP status of the response that caused the failure, when there was one.
     public let httpStatus: Int?
@@ -76,12 +80,13 @@ public struct TransferError: Error, Sendable, Equatable, CustomStringConvertible
     /// no response), kept on the failed job like a success's, so `Retry-After` can defer its retry.
     public var responseHeaders: [String: String]
 
-    /// Creates an error; the classification defaults to the code's usual one.
+    /// Creates an error; the classification defaults to the code's usual one. Control characters
+    /// in `message` (which may quote a server) are escaped.
     public init(_ code: Code, _ message: String, httpStatus: Int? = nil, curlCode: Int? = nil,
                 classification: Classification? = nil, responseHeaders: [String: String] = [:]) {
         self.code = code
         self.responseHeaders = responseHeaders
-        self.message = message
+        self.message = TerminalText.escaped(message)
         self.httpStatus = httpStatus
         self.curlCode = curlCode
         self.classification = classification ?? Self.defaultClassification(of: code)
