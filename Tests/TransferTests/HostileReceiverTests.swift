@@ -26,8 +26,8 @@ import UploadProtocol
 
     /// Every way a server names the upload URL: the careful creation's 201 (a large file), the
     /// optimistic creation's 104 and its final answer (a small file, with and without a 104).
-    @Test(arguments: [(300_000, true), (20_000, true), (20_000, false)])
-    func anUploadURLOnAnotherOriginIsRefusedAndNothingGoesThere(size: Int, sendInterim: Bool) async throws {
+    @Test(arguments: [(300_000, true, "creation answer"), (20_000, true, "104 answer"), (20_000, false, "creation answer")])
+    func anUploadURLOnAnotherOriginIsRefusedAndNothingGoesThere(size: Int, sendInterim: Bool, source: String) async throws {
         let other = try Self.otherOrigin()
         defer { other.stop() }
         let fixture = try UploadFixture(size: size, behaviour: .init(
@@ -39,6 +39,7 @@ import UploadProtocol
             Issue.record("an upload URL on another origin was followed")
         } catch {
             Self.expectCrossOriginRefusal(error, fixture: fixture, other: other)
+            #expect(error.message.contains("the Location of its \(source)"), "\(error.message)")
         }
         #expect(log.all.isEmpty, "an upload URL on another origin was saved")
         #expect(fixture.requests("PATCH").isEmpty)
