@@ -86,7 +86,8 @@ public final class ResumableUploader: Sendable {
     }
 
     /// Asks the endpoint's origin whether it speaks the resumable protocol (`OPTIONS`), reusing a
-    /// cached answer while it is fresh (`refresh` asks again regardless). A 2xx with a valid `Upload-Limit` (a dictionary, or the bare number of the platform's article) is resumable;
+    /// cached answer while it is fresh (`refresh` asks again regardless). A 2xx with a valid
+    /// `Upload-Limit` (a dictionary, or the bare number of the platform's article) is resumable;
     /// a 501 (or another 4xx than 401/403/408/429), or a missing or malformed `Upload-Limit`, is
     /// plain. Throws `TransferError` when no answer could be had (transient), for 401/403, and
     /// `not-a-receiver` for a redirect or an HTML page (a captive portal or a wrong URL).
