@@ -1,6 +1,10 @@
+import SystemSupport
+
 /// Why a transfer failed, sanitised for the store, the logs and the terminal: a stable domain and
 /// code, a short message, the HTTP status when there was one, and whether a retry can help
-/// (DESIGN.md, Retry policy). It never carries a token, a URL's query or a response body.
+/// (DESIGN.md, Retry policy). It never carries a token, a URL's query or a response body, nor a
+/// control character: what a message quotes of a server (a Location, an S3 code) is escaped
+/// (`TerminalText.escaped`), so printing it cannot drive the user's terminal.
 public struct TransferError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The error domain stored beside the code.
     public static let domain = "transfer"
@@ -54,7 +58,8 @@ public struct TransferError: Error, Sendable, Equatable, CustomStringConvertible
         /// libcurl failed for another reason.
         case transportFailure = "transport-failure"
         /// The destination answered like something other than an upload receiver: a web page, a
-        /// redirect to a login page, or no protocol at all (a captive portal or a wrong URL).
+        /// redirect to a login page, or no protocol at all (a captive portal or a wrong URL); or it
+        /// named an upload URL on another origin, where neither the photo nor the token may go.
         case notAReceiver = "not-a-receiver"
         /// The destination accepted the upload but gave no proof that it holds exactly these bytes
         /// (no digest to compare, or an answer that contradicts itself), so it is not uploaded.
@@ -67,7 +72,7 @@ public struct TransferError: Error, Sendable, Equatable, CustomStringConvertible
 
     /// The class of failure.
     public let code: Code
-    /// A short, sanitised explanation a person can act on.
+    /// A short, sanitised explanation a person can act on, its control characters escaped.
     public let message: String
     /// The HTTP status of the response that caused the failure, when there was one.
     public let httpStatus: Int?
@@ -79,12 +84,13 @@ public struct TransferError: Error, Sendable, Equatable, CustomStringConvertible
     /// no response), kept on the failed job like a success's, so `Retry-After` can defer its retry.
     public var responseHeaders: [String: String]
 
-    /// Creates an error; the classification defaults to the code's usual one.
+    /// Creates an error; the classification defaults to the code's usual one. Control characters
+    /// in `message` (which may quote a server) are escaped.
     public init(_ code: Code, _ message: String, httpStatus: Int? = nil, curlCode: Int? = nil,
                 classification: Classification? = nil, responseHeaders: [String: String] = [:]) {
         self.code = code
         self.responseHeaders = responseHeaders
-        self.message = message
+        self.message = TerminalText.escaped(message)
         self.httpStatus = httpStatus
         self.curlCode = curlCode
         self.classification = classification ?? Self.defaultClassification(of: code)

@@ -17,10 +17,19 @@ public struct UploadLimits: Sendable, Equatable {
     }
 
     /// Parses a field value. Unknown keys are ignored; a known key whose value is not a
-    /// non-negative integer voids the whole field (nil), as does a malformed dictionary — e.g. the
-    /// bare `Upload-Limit: 107374182400`. An empty field is also nil: servers without limits send
-    /// `min-size=0`.
+    /// non-negative integer voids the whole field (nil), as does a malformed dictionary. An empty
+    /// field is also nil: servers without limits send `min-size=0`.
+    ///
+    /// A bare non-negative integer (`Upload-Limit: 107374182400`) is taken as `max-size`: it is not
+    /// a dictionary, but it is the form the platform's article shows, and receivers written from
+    /// the article send it (issue 31, item 10). Refused, such a receiver would be taken for a
+    /// server without the protocol.
     public init?(fieldValue: String) {
+        if let bare = StructuredField.integer(fieldValue) {
+            guard bare >= 0 else { return nil }
+            self.init(maxSize: bare)
+            return
+        }
         guard let members = StructuredField.dictionary(fieldValue), !members.isEmpty else { return nil }
         var limits = UploadLimits()
         for (key, value) in members {

@@ -28,6 +28,11 @@ final class FakeResumableServer: Sendable {
         var sendInterim = true
         /// Echo this version in the 104 instead of the request's.
         var interimVersionOverride: String?
+        /// Send the 104 with `Location` alone, as a receiver written from the platform's article does.
+        var interimLocationOnly = false
+        /// Name upload resources (in the 104 and the creation's answer) on this origin
+        /// (`http://127.0.0.1:PORT`) instead of by a path on this server's own.
+        var locationOrigin: String?
         /// For the next body-carrying upload requests, in order: drop the connection after this
         /// many body bytes (nil entries: no drop).
         var dropAfterBodyBytes: [Int?] = []
@@ -35,6 +40,8 @@ final class FakeResumableServer: Sendable {
         var patchStatuses: [Int] = []
         /// The next HEAD requests are answered with these statuses.
         var headStatuses: [Int] = []
+        /// Sent with every status forced by `headStatuses`.
+        var forcedHeadHeaders: [(String, String)] = []
         /// The next creation requests are answered with these statuses.
         var creationStatuses: [Int] = []
         /// PATCH bodies larger than this are refused with 413 (not announced in Upload-Limit).
@@ -203,7 +210,7 @@ final class FakeResumableServer: Sendable {
             return create(head, version: version, contentLength: contentLength, reader: &reader, connection: connection, index: index)
         case ("HEAD", let path):
             if let status = state.withLock({ $0.behaviour.headStatuses.isEmpty ? nil : $0.behaviour.headStatuses.removeFirst() }) {
-                return respond(connection, status: status, headers: [])
+                return respond(connection, status: status, headers: behaviour.forcedHeadHeaders)
             }
             guard let upload = state.withLock({ $0.uploads[path] }) else { return respond(connection, status: 404, headers: []) }
             let completion = ResumableUpload.completionHeader(complete: upload.complete, interopVersion: version ?? 8)
@@ -255,7 +262,10 @@ final class FakeResumableServer: Sendable {
         }
         if complete && behaviour.sendInterim {
             let echoed = behaviour.interimVersionOverride ?? String(version)
-            let interim = "HTTP/1.1 104 Upload Resumption Supported\r\nLocation: \(path)\r\nUpload-Draft-Interop-Version: \(echoed)\r\n\r\n"
+            let named = (behaviour.locationOrigin ?? "") + path
+            let interim = behaviour.interimLocationOnly
+                ? "HTTP/1.1 104 Upload Resumption Supported\r\nLocation: \(named)\r\n\r\n"
+                : "HTTP/1.1 104 Upload Resumption Supported\r\nLocation: \(named)\r\nUpload-Draft-Interop-Version: \(echoed)\r\n\r\n"
             guard connection.write(Array(interim.utf8)) else { return false }
         }
         let body = drainBody(contentLength, reader: &reader, index: index, drop: drop, storeInto: path)
@@ -305,7 +315,7 @@ final class FakeResumableServer: Sendable {
             state.withLock { $0.uploads[path]?.bytes = [] }
             let completion = ResumableUpload.completionHeader(complete: false, interopVersion: version ?? 8)
             var headers: [(String, String)] = [("Upload-Offset", "0"), (completion.name, completion.value)]
-            if creation && !omitLocation { headers.append(("Location", path)) }
+            if creation && !omitLocation { headers.append(("Location", (state.withLock { $0.behaviour.locationOrigin } ?? "") + path)) }
             return respond(connection, status: 201, headers: headers)
         }
         let (offset, id) = state.withLock { state -> (Int, String?) in
@@ -331,7 +341,7 @@ final class FakeResumableServer: Sendable {
         }
         let completion = ResumableUpload.completionHeader(complete: complete, interopVersion: version ?? 8)
         var headers: [(String, String)] = [("Upload-Offset", String(offset)), (completion.name, completion.value)]
-        if !omitLocation && creation { headers.append(("Location", path)) }
+        if !omitLocation && creation { headers.append(("Location", (state.withLock { $0.behaviour.locationOrigin } ?? "") + path)) }
         if let limits { headers.append(("Upload-Limit", limits)) }
         if let id { headers.append(("X-Server-Resource-ID", id)) }
         if let id, let digest = reprDigest(of: state.withLock({ $0.objects[id] }) ?? []) { headers.append(("Repr-Digest", digest)) }

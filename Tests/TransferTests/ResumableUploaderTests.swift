@@ -8,7 +8,7 @@ import UploadProtocol
     @Test(arguments: [
         (FakeResumableServer.Discovery.limits("max-size=1000000000"), true),
         (.limits("min-size=0"), true),
-        (.limits("107374182400"), false),  // the seed's bare number is not a dictionary
+        (.limits("107374182400"), true),  // the article's bare number: the maximum size
         (.missing, false),
         (.status(501), false),
     ])

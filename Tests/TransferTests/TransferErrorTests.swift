@@ -1,4 +1,5 @@
 import Testing
+import SystemSupport
 @testable import Transfer
 
 @Suite struct TransferErrorTests {
@@ -24,6 +25,17 @@ import Testing
         #expect(error.classification == classification)
         #expect(error.httpStatus == status)
         #expect(error.description.hasPrefix("transfer/\(code.rawValue) http \(status): "))
+    }
+
+    /// A message that quotes a server cannot drive a terminal: its control characters are
+    /// escaped where the error is made, whichever way the server's text came in.
+    @Test func serverTextInAMessageHasItsControlCharactersEscaped() throws {
+        let hostile = "\u{1B}]0;owned\u{07}\u{1B}[2J"
+        #expect(TransferError(.rejected, "the server said \(hostile)").message == "the server said \\x1b]0;owned\\x07\\x1b[2J")
+        #expect(TransferError(.rejected, "plain words, é").message == "plain words, é")
+        let redirect = try #require(ReceiverAnswer.webPageError(
+            HTTPResponse(status: 302, headers: ["location": "http://portal.example/\(hostile)"]), url: "http://receiver.example/uploads"))
+        #expect(!redirect.message.unicodeScalars.contains(where: TerminalText.isControl), "\(redirect.message)")
     }
 
     @Test func notFoundIsPermanentOnCreationAndRejectedElsewhere() {

@@ -8,13 +8,18 @@ import UploadProtocol
         ("max-size=100, min-append-size=10, max-age=3600", UploadLimits(maxSize: 100, minAppendSize: 10, maxAge: 3600)),
         ("expires=60", UploadLimits(maxAge: 60)),
         ("max-size=5;p=1, future-key=?1", UploadLimits(maxSize: 5)),
+        // The article's bare number (not a dictionary) is the maximum size.
+        ("107374182400", UploadLimits(maxSize: 107_374_182_400)),
+        (" 0 ", UploadLimits(maxSize: 0)),
     ])
     func parsesValidDictionaries(field: String, expected: UploadLimits) {
         #expect(UploadLimits(fieldValue: field) == expected)
     }
 
     @Test(arguments: [
-        "107374182400",          // the seed's bare number: not a dictionary
+        "-1",                    // a bare number, but negative
+        "1.5",                   // a bare decimal
+        "107374182400, 5",       // a list of numbers
         "",                      // empty: servers send min-size=0 instead
         "max-size=\"100\"",      // known key, wrong type voids the field
         "max-size=-1",

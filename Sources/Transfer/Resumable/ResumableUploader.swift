@@ -35,7 +35,10 @@ public final class ResumableUploader: Sendable {
                        progress: @escaping (UploadProgress) -> Void = { _ in },
                        checkpoint: @escaping (UploadCheckpoint) throws -> Void = { _ in }) async throws(TransferError) -> UploadReceipt {
         try configuration.validate()
-        if resumeFrom == nil, configuration.hashPreCheck, let stored = await alreadyStored(sha256Hex: metadata.sha256Hex) {
+        // The pre-check comes after discovery: only a receiver's lookup answer counts, and a
+        // destination that refuses (401, a web page) is told now, as the upload would tell it.
+        if resumeFrom == nil, configuration.hashPreCheck, case .resumable = try await discover(),
+           let stored = await alreadyStored(sha256Hex: metadata.sha256Hex) {
             return stored
         }
         let session = try UploadSession(uploader: self, path: path, filename: metadata.filenameBytes ?? Array(metadata.filename.utf8),
@@ -67,7 +70,8 @@ public final class ResumableUploader: Sendable {
         try configuration.validate()
         // The pre-check needs the digest. A file sent whole waits for it before its first byte
         // anyway; a larger one is pre-checked only if it is already known, so its bytes start at once.
-        if resumeFrom == nil, configuration.hashPreCheck {
+        // It comes after discovery: only a receiver's lookup answer counts (see `alreadyStored`).
+        if resumeFrom == nil, configuration.hashPreCheck, case .resumable = try await discover() {
             var hex = try? digest.sha256HexIfFinished()
             if hex == nil, let size = try? ReadOnlyFile(path: path).size(), size <= configuration.optimisticCreationLimit {
                 hex = try? await digest.sha256Hex()
@@ -82,7 +86,8 @@ public final class ResumableUploader: Sendable {
     }
 
     /// Asks the endpoint's origin whether it speaks the resumable protocol (`OPTIONS`), reusing a
-    /// cached answer while it is fresh (`refresh` asks again regardless). A 2xx with a valid `Upload-Limit` dictionary is resumable;
+    /// cached answer while it is fresh (`refresh` asks again regardless). A 2xx with a valid
+    /// `Upload-Limit` (a dictionary, or the bare number of the platform's article) is resumable;
     /// a 501 (or another 4xx than 401/403/408/429), or a missing or malformed `Upload-Limit`, is
     /// plain. Throws `TransferError` when no answer could be had (transient), for 401/403, and
     /// `not-a-receiver` for a redirect or an HTML page (a captive portal or a wrong URL).
@@ -125,7 +130,13 @@ public final class ResumableUploader: Sendable {
     /// bytes sent, `alreadyStored`) when it answers 200 with `x-server-resource-id` and a
     /// `Repr-Digest` naming this content (the proof of receipt `photodrain verify` also relies on). Any other answer or a failed exchange is nil: the
     /// caller uploads as usual, so a receiver without the route still gets the file.
+    ///
+    /// The lookup is asked only of a destination that has answered discovery as a receiver
+    /// (`discover()` says `.resumable`, from the cache when fresh): a server that answers 200 and
+    /// the digest to any lookup, without speaking the protocol, would otherwise have every photo
+    /// marked uploaded without a byte sent. For any other destination (plain, or no answer) it is nil.
     public func alreadyStored(sha256Hex: String) async -> UploadReceipt? {
+        guard case .resumable? = try? await discover() else { return nil }
         guard let digest = Hex.bytes(fromHex: sha256Hex), digest.count == 32,
               let url = UploadEndpoint.digestLookup(for: configuration.endpoint, sha256Hex: sha256Hex) else { return nil }
         let request = HTTPRequest(method: "HEAD", url: url, headers: baseHeaders(interopVersion: configuration.interopVersion))
@@ -140,9 +151,12 @@ public final class ResumableUploader: Sendable {
     }
 
     /// Cancels a resumable upload (`DELETE` on its URL). A 2xx or 404 both mean the resource is
-    /// gone. Throws `TransferError` for any other answer or a failed exchange.
+    /// gone. Throws `TransferError` for any other answer or a failed exchange, and `not-a-receiver`
+    /// (nothing sent) for an upload URL on another origin than the destination's.
     public func cancel(_ checkpoint: UploadCheckpoint) async throws(TransferError) {
-        let request = HTTPRequest(method: "DELETE", url: checkpoint.location,
+        let target = try UploadEndpoint.onDestinationOrigin(checkpoint.location, destination: configuration.endpoint,
+                                                            source: "the saved upload to cancel")
+        let request = HTTPRequest(method: "DELETE", url: target,
                                   headers: baseHeaders(interopVersion: checkpoint.interopVersion))
         let response = try await client.send(request)
         guard (200...299).contains(response.status) || response.status == 404 || response.status == 410 else {

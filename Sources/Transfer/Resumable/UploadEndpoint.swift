@@ -1,7 +1,8 @@
 import Foundation
 
-/// URL arithmetic the uploader needs: an endpoint's origin (the discovery cache key) and a
-/// `Location` resolved against the request it answered.
+/// URL arithmetic the uploader needs: an endpoint's origin (the discovery cache key), a
+/// `Location` resolved against the request it answered, and whether it stays on the
+/// destination's origin.
 enum UploadEndpoint {
     /// `scheme://host[:port]`, lowercased; nil unless the URL is absolute http or https.
     static func origin(of url: String) -> String? {
@@ -13,6 +14,37 @@ enum UploadEndpoint {
               parsed.port.map({ (1...65535).contains($0) }) ?? true else { return nil }
         let port = parsed.port.map { ":\($0)" } ?? ""
         return "\(scheme)://\(host.lowercased())\(port)"
+    }
+
+    /// True when `url` is on the same origin as `destination`: the same scheme, host and port
+    /// (an omitted port is the scheme's default, so `http://h` and `http://h:80` are one origin).
+    /// False when either is not an absolute http(s) URL.
+    static func isSameOrigin(_ url: String, as destination: String) -> Bool {
+        guard let a = explicitOrigin(of: url), let b = explicitOrigin(of: destination) else { return false }
+        return a == b
+    }
+
+    /// `origin(of:)` with the port always written out.
+    private static func explicitOrigin(of url: String) -> String? {
+        guard let origin = origin(of: url), let parsed = URL(string: url) else { return nil }
+        if parsed.port != nil { return origin }
+        return origin + (parsed.scheme?.lowercased() == "https" ? ":443" : ":80")
+    }
+
+    /// `url` when it is on `destination`'s origin. Otherwise throws `not-a-receiver` naming both
+    /// origins: the upload URL a server names (in a creation answer, a 104, a saved checkpoint)
+    /// gets the photo's bytes and the bearer token, and both belong to the destination alone (a
+    /// receiver answering `Location: http://other-host/...` would otherwise have them sent there,
+    /// and the photo marked uploaded at the destination). `source` says where the URL came from.
+    static func onDestinationOrigin(_ url: String, destination: String, source: String) throws(TransferError) -> String {
+        guard !isSameOrigin(url, as: destination) else { return url }
+        let destinationOrigin = origin(of: destination) ?? loggable(destination)
+        let otherOrigin = origin(of: url) ?? loggable(url)
+        throw TransferError(.notAReceiver, """
+            the receiver at \(destinationOrigin) named an upload URL on another origin, \(otherOrigin) (\(source)): \
+            the photo and the token go only to \(destinationOrigin), so nothing was sent to \(otherOrigin). \
+            Check the receiver's public URL
+            """)
     }
 
     /// A `Location` value made absolute against the URL of the request it answered; nil when it

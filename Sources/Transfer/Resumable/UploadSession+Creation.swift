@@ -56,7 +56,9 @@ extension UploadSession {
         let client = uploader.client
         async let finished = Self.exchange(request, on: client, then: sink)
         for await interim in interims where location == nil {
-            if let early = resumptionLocation(in: [interim]) {
+            // A 104 naming another origin ends the request here (leaving the scope cancels it):
+            // nothing more goes out, and that URL is neither saved nor used.
+            if let early = try resumptionLocation(in: [interim]) {
                 location = early
                 offset = 0
                 try? save()  // best effort: a failure to save here is retried when adopting it below
@@ -64,12 +66,14 @@ extension UploadSession {
         }
         let exchange = await finished
         bytesSent += exchange.bytesSent
-        let interimLocation = resumptionLocation(in: exchange.interimResponses)
+        let interimLocation = try resumptionLocation(in: exchange.interimResponses)
         switch exchange.result {
         case .success(let response) where (200...299).contains(response.status):
             if let error = ReceiverAnswer.webPageError(response, url: configuration.endpoint) { throw error }
-            if let field = response.headers[ResumableUpload.Header.location] {
-                location = UploadEndpoint.resolve(location: field, against: configuration.endpoint)
+            if let field = response.headers[ResumableUpload.Header.location],
+               let resolved = UploadEndpoint.resolve(location: field, against: configuration.endpoint) {
+                location = try UploadEndpoint.onDestinationOrigin(resolved, destination: configuration.endpoint,
+                                                                  source: "the Location of its creation answer")
             }
             location = location ?? interimLocation
             if let taken = try partialAcknowledgement(in: response) {
@@ -125,8 +129,10 @@ extension UploadSession {
               let resolved = UploadEndpoint.resolve(location: field, against: configuration.endpoint) else {
             throw TransferError(.badServerResponse, "the creation response has no usable Location")
         }
+        let sameOrigin = try UploadEndpoint.onDestinationOrigin(resolved, destination: configuration.endpoint,
+                                                                source: "the Location of its creation answer")
         updateLimits(from: response.headers)
-        try await adopt(location: resolved)
+        try await adopt(location: sameOrigin)
     }
 
     /// Takes a new upload URL at offset 0 and saves it.
@@ -167,15 +173,20 @@ extension UploadSession {
         return headers
     }
 
-    /// The Location of the first 104 that echoes this client's interop version; others are ignored.
-    private func resumptionLocation(in interim: [HTTPInterimResponse]) -> String? {
+    /// The Location of the first 104 that echoes this client's interop version or names none
+    /// (a receiver written from the platform's article sends a 104 with only `Location`); a 104
+    /// naming another version is ignored. Throws `not-a-receiver` for a Location on another
+    /// origin than the destination's.
+    private func resumptionLocation(in interim: [HTTPInterimResponse]) throws(TransferError) -> String? {
         for response in interim where response.status == ResumableUpload.uploadResumptionSupported {
-            guard let version = response.headers[ResumableUpload.Header.interopVersion],
-                  StructuredField.integer(version) == Int64(interopVersion),
-                  let field = response.headers[ResumableUpload.Header.location],
+            if let version = response.headers[ResumableUpload.Header.interopVersion],
+               StructuredField.integer(version) != Int64(interopVersion) { continue }
+            guard let field = response.headers[ResumableUpload.Header.location],
                   let resolved = UploadEndpoint.resolve(location: field, against: configuration.endpoint) else { continue }
+            let sameOrigin = try UploadEndpoint.onDestinationOrigin(resolved, destination: configuration.endpoint,
+                                                                    source: "the Location of its 104 answer")
             updateLimits(from: response.headers)
-            return resolved
+            return sameOrigin
         }
         return nil
     }

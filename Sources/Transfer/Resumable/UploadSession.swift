@@ -150,7 +150,9 @@ final class UploadSession {
     /// Runs the upload to completion.
     func run(resumeFrom saved: UploadCheckpoint?) async throws(TransferError) -> UploadReceipt {
         if let saved {
-            location = saved.location
+            // A saved upload URL came from a server too: it is held to the destination's origin.
+            location = try UploadEndpoint.onDestinationOrigin(saved.location, destination: configuration.endpoint,
+                                                              source: "the saved upload to resume")
             if var done = try await retrieveOffset() {
                 done.resumedFromOffset = size
                 return done

@@ -1,6 +1,7 @@
 import FaceAnalysis
 import Foundation
 import PhotoDecoding
+import SystemSupport
 import Transfer
 import UploadProtocol
 
@@ -83,7 +84,8 @@ enum UploadCommand: Command {
     /// The line printed for a file: where it went, how many bytes the server confirmed, where a
     /// resumed upload resumed from, and what was sent (and sent again after cuts); for a failure,
     /// the error, what the server had confirmed, and whether a run again resumes (`resumes`: the
-    /// upload's checkpoint is kept).
+    /// upload's checkpoint is kept). What the server sent (its id; the error's message is escaped
+    /// where it is made) reaches the terminal with its control characters escaped.
     static func line(for row: Row, resumes: Bool) -> String {
         if let code = row.error {
             var text = "\(row.file): \(Console.shared.red("failed")) \(code) (\(row.errorClass ?? "")): \(row.message ?? "")"
@@ -99,7 +101,8 @@ enum UploadCommand: Command {
         facts.append("\(formatBytes(Int(row.bytes ?? 0))) sent")
         if let resent = row.resentBytes, resent > 0 { facts.append("\(formatBytes(Int(resent))) of it sent again after cuts") }
         let unverified = row.verified == false ? "; unverified: the server gave no proof it holds the bytes" : ""
-        return "\(row.file): uploaded as \(row.serverID ?? "?") (\(facts.joined(separator: ", "))\(unverified))"
+        // The id is the server's text: shown with its control characters escaped.
+        return "\(row.file): uploaded as \(TerminalText.escaped(row.serverID ?? "?")) (\(facts.joined(separator: ", "))\(unverified))"
     }
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitCode {

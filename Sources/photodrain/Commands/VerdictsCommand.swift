@@ -2,6 +2,7 @@ import AssetStore
 import Drain
 import FaceAnalysis
 import Foundation
+import SystemSupport
 
 /// `photodrain verdicts [DIR]`: every photo's verdict as JSON lines or CSV, for other tools.
 enum VerdictsCommand: Command {
@@ -61,9 +62,11 @@ enum VerdictsCommand: Command {
             }
         }
 
-        /// The CSV fields, in `csvColumns` order.
+        /// The CSV fields, in `csvColumns` order. The server's id is the server's text: its
+        /// control characters are escaped, as everywhere the tool prints it.
         var csvFields: [String] {
-            [path, state, label, faces.map { "\($0)" }, score.map { "\($0)" }, analyzedAt, uploadedAt, serverID, error, sha256]
+            [path, state, label, faces.map { "\($0)" }, score.map { "\($0)" }, analyzedAt, uploadedAt,
+             serverID.map(TerminalText.escaped), error, sha256]
                 .map(VerdictsCommand.csvField)
         }
     }

@@ -1,5 +1,6 @@
 import AssetStore
 import Foundation
+import SystemSupport
 import Transfer
 
 /// `photodrain verify DIR [--to URL]`: asks the destination whether it still holds every photo the
@@ -130,7 +131,8 @@ enum VerifyCommand: Command {
                     if json {
                         console.json(line)
                     } else {
-                        let why = line.reason.map { ": \($0)" } ?? ""
+                        // The reason quotes the server's object id: its control characters escaped.
+                        let why = line.reason.map { ": \(TerminalText.escaped($0))" } ?? ""
                         let repaired = repair ? " (queued again)" : ""
                         console.out("\(console.red(line.state))  \(line.path)\(why)\(repaired)")
                     }

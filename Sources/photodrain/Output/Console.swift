@@ -30,12 +30,30 @@ final class Console: @unchecked Sendable {
         write(STDOUT_FILENO, line + "\n")
     }
 
-    /// Writes an encodable value as one compact JSON line to stdout.
+    /// Writes an encodable value as one compact JSON line to stdout. No control character is
+    /// written raw: JSONEncoder escapes C0 controls, and DEL and C1 controls (which a server's id
+    /// may hold, and some terminals obey) are written as `\u007f`, `\u009b`..., the same JSON value.
     func json(_ value: some Encodable) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let text = (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-        out(text)
+        out(Self.escapingControlsInJSON(text))
+    }
+
+    /// `json` (the encoder's output) with DEL and C1 controls written as `\uXXXX` escapes. They
+    /// can stand only inside JSON strings, where the escape means the same character.
+    static func escapingControlsInJSON(_ json: String) -> String {
+        guard json.unicodeScalars.contains(where: { (0x7F...0x9F).contains($0.value) }) else { return json }
+        var out = ""
+        out.reserveCapacity(json.utf8.count + 12)
+        for scalar in json.unicodeScalars {
+            if (0x7F...0x9F).contains(scalar.value) {
+                out += "\\u00" + String(scalar.value, radix: 16)
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 
     /// Writes a diagnostic line to stderr.
