@@ -51,6 +51,11 @@ extension ResumableUploader {
               let url = UploadEndpoint.digestLookup(for: configuration.endpoint, sha256Hex: sha256Hex) else {
             throw TransferError(.invalidRequest, "the content hash is not 64 hex digits")
         }
+        // A digest lookup counts only from a destination that answered discovery as a receiver:
+        // a server that answers 200 and the digest to any lookup proves nothing.
+        guard case .resumable = try await discover() else {
+            return try await copyByObjectID(sha256Hex: sha256Hex, size: size, serverID: serverID, lookupStatus: nil)
+        }
         let response = try await client.send(HTTPRequest(method: "HEAD", url: url, headers: baseHeaders(interopVersion: configuration.interopVersion)))
         if let error = ReceiverAnswer.webPageError(response, url: url) { throw error }
         switch response.status {
@@ -65,13 +70,18 @@ extension ResumableUploader {
         case 401, 403, 408, 429, 500...599:
             throw TransferError.forStatus(response.status, headers: response.headers)
         default:
-            break
+            return try await copyByObjectID(sha256Hex: sha256Hex, size: size, serverID: serverID, lookupStatus: response.status)
         }
-        // No digest lookup: the object by the id the receiver gave at upload.
+    }
+
+    /// No digest lookup to trust: the object by the id the receiver gave at upload, its sidecar's
+    /// `sha256` and `size` (`lookupStatus`: what the lookup answered, nil when not asked).
+    private func copyByObjectID(sha256Hex: String, size: Int64, serverID: String?, lookupStatus: Int?) async throws(TransferError) -> StoredCopy {
         guard let serverID, !serverID.isEmpty, !serverID.contains("/"),
               let objectURL = UploadEndpoint.objectLookup(for: configuration.endpoint, id: serverID) else {
-            throw TransferError(.unverifiedReceipt, "the destination has no digest lookup (\(response.status)) and no object id was recorded, so it cannot be checked",
-                                httpStatus: response.status)
+            let why = lookupStatus.map { "has no digest lookup (\($0))" } ?? "does not answer as a resumable-upload receiver"
+            throw TransferError(.unverifiedReceipt, "the destination \(why) and no object id was recorded, so it cannot be checked",
+                                httpStatus: lookupStatus)
         }
         let object = try await client.send(HTTPRequest(method: "GET", url: objectURL, headers: baseHeaders(interopVersion: configuration.interopVersion)))
         if let error = ReceiverAnswer.webPageError(object, url: objectURL) { throw error }

@@ -110,6 +110,29 @@ import UploadProtocol
         #expect(receipt.serverID == "obj-fake")
     }
 
+    /// `verify` too: a digest lookup answered 200 with the right digest by a server that does not
+    /// answer discovery as a receiver proves nothing (and with no object id recorded, nothing can
+    /// be checked); from a receiver the same answer is `present`.
+    @Test func verifyTakesNoDigestLookupFromAServerThatIsNotAReceiver() async throws {
+        let fixture = try UploadFixture(size: 20_000, behaviour: .init(discovery: .missing, headStatuses: [200, 200]))
+        fixture.server.configure {
+            $0.forcedHeadHeaders = [("X-Server-Resource-ID", "obj-fake"),
+                                    ("Repr-Digest", ResumableUpload.reprDigest(sha256: Hex.bytes(fromHex: fixture.metadata.sha256Hex) ?? []))]
+        }
+        let uploader = HashPreCheckTests.uploader(fixture)
+        do {
+            let copy = try await uploader.storedCopy(sha256Hex: fixture.metadata.sha256Hex, size: 20_000, serverID: nil)
+            Issue.record("verify took a digest lookup from a server that is not a receiver: \(copy)")
+        } catch {
+            #expect(error.code == .unverifiedReceipt, "\(error)")
+            #expect(error.message.contains("does not answer as a resumable-upload receiver"), "\(error.message)")
+        }
+        #expect(!fixture.server.requests.contains { $0.path.contains("by-digest") }, "the lookup was asked before discovery")
+        fixture.server.configure { $0.discovery = .limits("max-size=1000000000"); $0.headStatuses = [200] }
+        let receiver = HashPreCheckTests.uploader(fixture)
+        #expect(try await receiver.storedCopy(sha256Hex: fixture.metadata.sha256Hex, size: 20_000, serverID: nil) == .present(serverID: "obj-fake"))
+    }
+
     // MARK: The article's forms
 
     /// `Upload-Limit: 107374182400` in discovery and a 104 carrying only `Location`: the upload
