@@ -99,7 +99,8 @@ public final class ReceiverServer: Sendable {
         do {
             port = try Syscalls.boundPort(listener)
             store = try UploadStore(directory: configuration.directory, partialTTL: configuration.partialTTL,
-                                    bootID: UploadStore.bootID(at: configuration.bootIDPath), syncMode: configuration.syncMode, layout: configuration.layout)
+                                    bootID: UploadStore.bootID(at: configuration.bootIDPath), syncMode: configuration.syncMode, layout: configuration.layout,
+                                    log: configuration.log)
             let registry = TransferRegistry()
             handler = RequestHandler(configuration: configuration, store: store, registry: registry)
             sweeper = ExpirySweeper(store: store, registry: registry, configuration: configuration)
