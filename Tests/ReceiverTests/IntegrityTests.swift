@@ -109,6 +109,68 @@ import UploadProtocol
         #expect(receiver.files(in: "quarantine").isEmpty)
     }
 
+    /// Under `--layout path` the bytes are at `files/<library path>`, whose name need not be
+    /// UTF-8: they are stamped, checked and moved aside from there, and the same bytes uploaded
+    /// again take the path back.
+    @Test func aCorruptObjectStoredByPathLeavesFilesForQuarantine() throws {
+        let receiver = try TestReceiver { $0.layout = .path }
+        defer { receiver.stop(); receiver.removeDirectory() }
+        let body = TestReceiver.bytes(9_000, seed: 38)
+        let hex = Digest.hex(Digest.sha256(body))
+        let headers = ProvenanceTests.provenanceHeaders(path: "caf%E9/caf%E9.jpg", size: body.count) + [("Idempotency-Key", hex)]
+        let stored = try receiver.client().request("PUT", "/uploads", headers: headers, body: body)
+        #expect(stored.status == 201)
+        let id = try #require(stored["x-server-resource-id"])
+        let sidecar = try Self.sidecar(receiver.directory + "/objects/\(id).json")
+        #expect(sidecar.contentStamp?.size == Int64(body.count))
+        let storedPath = try #require(sidecar.storedPath)
+        let name: [UInt8] = Array("caf".utf8) + [0xE9]
+        let file = Array((receiver.directory + "/files/").utf8) + name + [0x2F] + name + Array(".jpg".utf8)
+
+        let fd = (file + [0]).withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_RDWR) } }
+        try #require(fd >= 0)
+        var byte: UInt8 = 0
+        #expect(pread(fd, &byte, 1, 4_000) == 1)
+        byte ^= 0x80
+        #expect(pwrite(fd, &byte, 1, 4_000) == 1)
+        close(fd)
+
+        #expect(try receiver.client().request("HEAD", "/objects/by-digest/\(hex)").status == 404)
+        #expect(receiver.files(in: "quarantine") == [id, id + ".json"])
+        #expect(try Self.sidecar(receiver.directory + "/quarantine/\(id).json").quarantine?.from == storedPath)
+        let gone = (file + [0]).withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { access($0.baseAddress!, F_OK) } }
+        #expect(gone != 0, "the corrupt bytes are still in files/")
+
+        let again = try receiver.client().request("PUT", "/uploads", headers: headers, body: body)
+        #expect(again.status == 201)
+        let newID = try #require(again["x-server-resource-id"])
+        #expect(try Self.sidecar(receiver.directory + "/objects/\(newID).json").storedPath == storedPath)
+        #expect(try receiver.client().request("HEAD", "/objects/by-digest/\(hex)")["x-server-resource-id"] == newID)
+    }
+
+    /// A quarantine cut short by a crash (the bytes moved, the sidecar still in `objects/`) is
+    /// finished at the next start, so the listing never shows an object whose bytes are gone.
+    @Test func aQuarantineCutShortIsFinishedAtStart() throws {
+        let directory = TestReceiver.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let body = TestReceiver.bytes(5_000, seed: 39)
+        let id: String
+        do {
+            let receiver = try TestReceiver(directory: directory)
+            defer { receiver.stop() }
+            id = try Self.store(body, in: receiver)
+        }
+        try FileManager.default.createDirectory(atPath: directory + "/quarantine", withIntermediateDirectories: false)
+        try FileManager.default.moveItem(atPath: directory + "/objects/" + id, toPath: directory + "/quarantine/" + id)
+
+        let receiver = try TestReceiver(directory: directory)
+        defer { receiver.stop() }
+        #expect(try receiver.objects().isEmpty)
+        #expect(receiver.files(in: "objects").isEmpty)
+        #expect(receiver.files(in: "quarantine") == [id, id + ".json"])
+        #expect(try receiver.client().request("POST", "/uploads", headers: [("Idempotency-Key", Digest.hex(Digest.sha256(body)))], body: body).status == 201)
+    }
+
     // MARK: Helpers
 
     /// Stores `body` with its digest as the idempotency key (as the client does); returns the id.
