@@ -14,7 +14,8 @@ import Synchronization
 ///     server.stop()                      // closes the listener and every connection, waits for them
 ///
 /// `run()` starts (if needed) and blocks the calling thread until `stop()` is called. Expired
-/// uploads are removed by an `ExpirySweeper` on a thread of its own, never by a request.
+/// uploads are removed by an `ExpirySweeper` on a thread of its own, never by a request, and
+/// stored objects are hashed again by an `ObjectScrubber` on another (unless its rate is 0).
 public final class ReceiverServer: Sendable {
     /// The configuration the server was made with.
     public let configuration: ReceiverConfiguration
@@ -95,14 +96,17 @@ public final class ReceiverServer: Sendable {
         let wake: (Int32, Int32)
         let handler: RequestHandler
         let sweeper: ExpirySweeper
+        let scrubber: ObjectScrubber
         let store: UploadStore
         do {
             port = try Syscalls.boundPort(listener)
             store = try UploadStore(directory: configuration.directory, partialTTL: configuration.partialTTL,
-                                    bootID: UploadStore.bootID(at: configuration.bootIDPath), syncMode: configuration.syncMode, layout: configuration.layout)
+                                    bootID: UploadStore.bootID(at: configuration.bootIDPath), syncMode: configuration.syncMode, layout: configuration.layout,
+                                    log: configuration.log)
             let registry = TransferRegistry()
             handler = RequestHandler(configuration: configuration, store: store, registry: registry)
             sweeper = ExpirySweeper(store: store, registry: registry, configuration: configuration)
+            scrubber = ObjectScrubber(store: store, configuration: configuration)
             wake = try Syscalls.makePipe()
         } catch {
             Syscalls.closeDescriptor(listener)
@@ -121,11 +125,18 @@ public final class ReceiverServer: Sendable {
             acceptLoop(listener: listener, wake: wake.0, handler: handler)
             threads.leave()
         }
-        // The accept loop's wake pipe: neither reads it, so stop()'s one byte wakes both.
+        // The accept loop's wake pipe: none of them reads it, so stop()'s one byte wakes all three.
         threads.enter()
         Thread.detachNewThread { [self] in
             sweeper.run(until: wake.0)
             threads.leave()
+        }
+        if configuration.scrubBytesPerSecond > 0 {
+            threads.enter()
+            Thread.detachNewThread { [self] in
+                scrubber.run(until: wake.0)
+                threads.leave()
+            }
         }
         configuration.log("receiver listening on \(configuration.host):\(port), storing in \(configuration.directory)")
         return port
@@ -139,6 +150,30 @@ public final class ReceiverServer: Sendable {
             throw ReceiverError(code: .invalidState, message: "the receiver has not been started")
         }
         return try store.objects()
+    }
+
+    /// Runs one scrub pass now, on the calling thread, as the background scrub does: every stored
+    /// object's bytes hashed again, a corrupt one moved to `quarantine/` and logged. With
+    /// `bytesPerSecond` it is paced as `scrubBytesPerSecond` paces the background, except that
+    /// each pause the pacing asks for is handed to `wait` instead of slept, and counted as time
+    /// passed: a test checks the pacing without waiting for it. Throws `.invalidState` before
+    /// `start()`.
+    public func scrubOnce(bytesPerSecond: Int64? = nil, wait: (Duration) -> Void = { _ in }) throws(ReceiverError) -> ScrubReport {
+        guard let store = state.withLock({ $0.store }) else {
+            throw ReceiverError(code: .invalidState, message: "the receiver has not been started")
+        }
+        let clock = ContinuousClock()
+        let began = clock.now
+        var waited = Duration.zero
+        return ObjectScrubber(store: store, configuration: configuration).pass(
+            bytesPerSecond: bytesPerSecond, elapsed: { clock.now - began + waited },
+            wait: { pause in
+                if pause > .zero {
+                    waited += pause
+                    wait(pause)
+                }
+                return false
+            })
     }
 
     /// The path of a stored object's bytes, or nil for an unknown id.

@@ -17,6 +17,10 @@ import UploadProtocol
 ///     GET     /objects/<id>/content        the object's bytes
 ///     HEAD|GET /objects/by-digest/<sha256>  200 + x-server-resource-id when an object has exactly
 ///                                          that content (64 hex digits), 404 otherwise
+///
+/// Every answer about an object comes from a file whose stamp is the one recorded when it was
+/// hashed, or that was just hashed again (`UploadStore+Integrity.swift`); a corrupt object is
+/// moved to `quarantine/` and answers 404.
 final class RequestHandler: Sendable {
     private let configuration: ReceiverConfiguration
     private let store: UploadStore
@@ -96,7 +100,7 @@ final class RequestHandler: Sendable {
                 return exchange.fail(error)
             }
         case ("GET", "objects", 2), ("HEAD", "objects", 2):
-            guard let object = store.object(parts[1]) else { return exchange.respond(.text(404, "no such object")) }
+            guard let object = store.verifiedObject(parts[1]) else { return exchange.respond(.text(404, "no such object")) }
             return exchange.respond(json(object))
         case ("GET", "objects", 3) where parts[1] == "by-digest", ("HEAD", "objects", 3) where parts[1] == "by-digest":
             return byDigest(exchange, hex: parts[2])
@@ -135,7 +139,7 @@ final class RequestHandler: Sendable {
     }
 
     private func content(_ exchange: Exchange, id: String) -> Exchange.Outcome {
-        guard let object = store.object(id) else { return exchange.respond(.text(404, "no such object")) }
+        guard let object = store.verifiedObject(id) else { return exchange.respond(.text(404, "no such object")) }
         if exchange.bodyRemaining > 0 { return exchange.respond(.text(400, "GET carries no body")) }
         let response = HTTPResponse(status: 200, headers: [("Content-Type", "application/octet-stream")])
         let sent = exchange.connection.sendFile(response, path: store.contentPath(of: object), length: object.size,

@@ -1,4 +1,5 @@
 import Foundation
+import SystemSupport
 
 /// One object the receiver stored, as kept in its JSON sidecar `objects/<id>.json` and as listed by
 /// `GET /objects`.
@@ -30,6 +31,13 @@ public struct StoredObject: Codable, Sendable, Equatable {
     /// bytes, a path over 64 folders deep, no usable `X-Photo-Path`); nil when they are where the
     /// layout says.
     public var layoutNote: String?
+    /// Which file the receiver hashed, and which version of it: taken when the bytes were
+    /// placed (or last hashed again and found intact). A file whose stamp differs now is hashed
+    /// again before the object answers for an upload; nil in sidecars written before stamps were
+    /// kept, which counts as differing. See `UploadStore+Integrity.swift`.
+    public var contentStamp: ContentStamp?
+    /// Only in a sidecar under `quarantine/`: why and when the object was moved aside.
+    public var quarantine: Quarantine?
 
     /// Makes a record (tests and tools decode these from the listing).
     public init(id: String, size: Int64, sha256: String, idempotencyKey: String?, filename: String?,
@@ -45,5 +53,47 @@ public struct StoredObject: Codable, Sendable, Equatable {
         self.filename = filename
         self.verdict = verdict
         self.storedAt = storedAt
+    }
+}
+
+/// What tells one version of a stored file from another (`ReadOnlyFile.Stamp`, kept in the
+/// sidecar): a rewrite in place changes the change time even when it restores the size and the
+/// modification time, and a file put back from elsewhere has another inode.
+public struct ContentStamp: Codable, Sendable, Equatable {
+    /// `st_dev` of the file system holding the file.
+    public var device: UInt64
+    /// `st_ino`.
+    public var inode: UInt64
+    /// Size in bytes.
+    public var size: Int64
+    /// Modification time, nanoseconds since the epoch.
+    public var modifiedNanoseconds: Int64
+    /// Status-change time, nanoseconds since the epoch.
+    public var changedNanoseconds: Int64
+
+    /// The stamp of `ReadOnlyFile.stamp()`.
+    public init(_ stamp: ReadOnlyFile.Stamp) {
+        device = stamp.device
+        inode = stamp.inode
+        size = stamp.size
+        modifiedNanoseconds = stamp.modifiedNanoseconds
+        changedNanoseconds = stamp.changedNanoseconds
+    }
+}
+
+/// Why an object was moved to `quarantine/`, kept in its sidecar there.
+public struct Quarantine: Codable, Sendable, Equatable {
+    /// When it was moved aside.
+    public var at: Date
+    /// What was found ("its bytes hash to ...", "it is N bytes, not M").
+    public var reason: String
+    /// Where its bytes were, relative to the receiver's directory (`objects/<id>` or
+    /// `files/<library path>`, percent-encoded as `storedPath`).
+    public var from: String
+
+    public init(at: Date, reason: String, from: String) {
+        self.at = at
+        self.reason = reason
+        self.from = from
     }
 }

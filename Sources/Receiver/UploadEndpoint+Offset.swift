@@ -26,7 +26,7 @@ extension UploadEndpoint {
             if version >= 6 { response.add("Upload-Limit", limits.fieldValue(interopVersion: version)) }
             if let objectID = record.objectID {
                 response.add(ResumableUpload.Header.serverResourceID, objectID)
-                if let object = store.object(objectID), let digest = Hex.bytes(fromHex: object.sha256) {
+                if let object = store.verifiedObject(objectID), let digest = Hex.bytes(fromHex: object.sha256) {
                     response.add(ResumableUpload.Header.reprDigest, ResumableUpload.reprDigest(sha256: digest))
                 }
             }

@@ -28,20 +28,41 @@ extension UploadStore {
         }
         let digestHex = Hex.string(digest)
         let entry = metadata.idempotencyKey.map { Self.indexKey($0, sha256Hex: digestHex) }
+        // The object this would duplicate is checked before the index is locked: hashing a large
+        // file again (its stamp changed) must not hold up every other upload's completion. A
+        // corrupt one is moved aside here, so the lookup below no longer finds it.
+        if let entry, let existing = index.withLock({ $0[entry] }), let object = object(existing), object.sha256 == digestHex {
+            _ = verified(object)
+        }
         return try index.withLock { keys throws(ReceiverError) -> Completion in
             if let entry, let existing = keys[entry],
                let object = try? Self.decode(StoredObject.self, at: sidecarPath(existing)), object.sha256 == digestHex {
-                // A duplicate only while the first copy's bytes are really there: an object whose
-                // file was lost (deleted, cut short) is stored again, and its stale sidecar goes,
-                // or the client would be told its photo is held when it is not.
-                if Syscalls.regularFileSize(bytes: contentPath(of: object)) == object.size {
+                // A duplicate only while the first copy's file is the one that was hashed (the
+                // check above leaves this one cheap unless the file changed again meanwhile). A
+                // copy whose file was lost is stored again, and its stale sidecar goes; a corrupt
+                // one is moved aside, and one that cannot be read now is left for a later check:
+                // either way this upload's bytes are stored afresh, for the client must never be
+                // told its photo is held when it is not.
+                switch checkContent(of: object, rehash: false) {
+                case .intact(let checked):
+                    if checked.contentStamp != object.contentStamp { writeStamp(of: checked) }
                     try Syscalls.unlinkIfPresent(stagedPath)
-                    return .deduplicated(object)
-                }
-                try Syscalls.unlinkIfPresent(sidecarPath(existing))
-                keys[entry] = nil
-                digestIndex.withLock { digests in
-                    if digests[digestHex] == existing { digests[digestHex] = nil }
+                    return .deduplicated(checked)
+                case .missing:
+                    try Syscalls.unlinkIfPresent(sidecarPath(existing))
+                    keys[entry] = nil
+                    digestIndex.withLock { digests in
+                        if digests[digestHex] == existing { digests[digestHex] = nil }
+                    }
+                case .corrupt(let reason):
+                    do throws(ReceiverError) {
+                        try moveAside(object, reason: reason, keys: &keys)
+                    } catch {
+                        logUnmovable(object, reason: reason, error)
+                        keys[entry] = nil
+                    }
+                case .unchecked:
+                    break
                 }
             }
             let id: String
@@ -71,6 +92,9 @@ extension UploadStore {
                     }
                     try Syscalls.rename(stagedPath, objectPath(id))
                 }
+                // The stamp of the file as placed (a rename or link changes its change time), so
+                // later answers can tell it is still the file whose bytes were just hashed.
+                object.contentStamp = try placedStamp(object)
                 try writeAtomically(try Self.encode(object), to: sidecarPath(id), directory: objectsDirectory, durable: true)
             } catch {
                 // Put the bytes back where the caller expects them (a resumable upload can then be
@@ -159,8 +183,15 @@ extension UploadStore {
         return Array(objectPath(object.id).utf8)
     }
 
-    /// Every stored object, oldest first.
-    func objects() throws(ReceiverError) -> [StoredObject] {
+    /// The `ContentStamp` of a newly placed object's file.
+    private func placedStamp(_ object: StoredObject) throws(ReceiverError) -> ContentStamp {
+        try translatingSystemErrors(ReceiverError.init) { () throws(SystemError) in
+            ContentStamp(try ReadOnlyFile(pathBytes: contentPath(of: object)).stamp())
+        }
+    }
+
+    /// Every stored object's sidecar, oldest first, as on disk (nothing checked).
+    func sidecars() throws(ReceiverError) -> [StoredObject] {
         var found: [StoredObject] = []
         for name in try Syscalls.listDirectory(objectsDirectory) where name.hasSuffix(".json") {
             let id = String(name.dropLast(5))
@@ -171,20 +202,48 @@ extension UploadStore {
         return found.sorted { ($0.storedAt, $0.id) < ($1.storedAt, $1.id) }
     }
 
-    /// A stored object whose content has the SHA-256 `sha256Hex` (64 lowercase hex digits), or
-    /// nil. Its sidecar is read back and its content file must be there at its size, so an object
-    /// removed from disk (or cut short) is not reported: clients take this answer as proof that
-    /// the receiver holds the bytes (`photodrain verify`, the hash pre-check).
-    func object(sha256Hex: String) -> StoredObject? {
-        guard let id = digestIndex.withLock({ $0[sha256Hex] }),
-              let object = object(id), object.sha256 == sha256Hex,
-              Syscalls.regularFileSize(bytes: contentPath(of: object)) == object.size else { return nil }
-        return object
+    /// Every stored object, oldest first (`GET /objects`). Each file's stamp is checked (and its
+    /// bytes hashed again when it changed), so a corrupt object is moved aside and left out; an
+    /// object whose file is missing or cannot be read now is still listed, as it is on record.
+    func objects() throws(ReceiverError) -> [StoredObject] {
+        try sidecars().compactMap { object in
+            switch checkContent(of: object, rehash: false) {
+            case .intact(let checked):
+                if checked.contentStamp != object.contentStamp { recordStamp(of: checked) }
+                return checked
+            case .missing, .unchecked:
+                return object
+            case .corrupt(let reason):
+                quarantineLogged(object, reason: reason)
+                return nil
+            }
+        }
     }
 
-    /// One stored object's sidecar, or nil.
+    /// A stored object whose content has the SHA-256 `sha256Hex` (64 lowercase hex digits), or
+    /// nil. Its file must still be the one that was hashed (`verified`), so an object removed from
+    /// disk, cut short or changed is not reported: clients take this answer as proof that the
+    /// receiver holds the bytes (`photodrain verify`, the hash pre-check).
+    func object(sha256Hex: String) -> StoredObject? {
+        // A corrupt first object is moved aside and the index falls to another with that content.
+        for _ in 0..<4 {
+            guard let id = digestIndex.withLock({ $0[sha256Hex] }), let object = object(id), object.sha256 == sha256Hex else { return nil }
+            if let checked = verified(object) { return checked }
+            if digestIndex.withLock({ $0[sha256Hex] }) == id { return nil }
+        }
+        return nil
+    }
+
+    /// One stored object's sidecar as on disk, or nil (nothing checked: for bookkeeping, never
+    /// for an answer that says the receiver holds the object).
     func object(_ id: String) -> StoredObject? {
         guard Self.isValidID(id) else { return nil }
         return try? Self.decode(StoredObject.self, at: sidecarPath(id))
+    }
+
+    /// One stored object whose file is still the one that was hashed (`verified`), or nil: what
+    /// `GET /objects/<id>`, its content and an upload's `Repr-Digest` answer from.
+    func verifiedObject(_ id: String) -> StoredObject? {
+        object(id).flatMap(verified)
     }
 }

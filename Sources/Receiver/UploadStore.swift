@@ -18,6 +18,9 @@ import UploadProtocol
 ///     tmp/                  staging for plain uploads and metadata writes; emptied at start
 ///     files/<library path>  with `--layout path`: objects' bytes by their `X-Photo-Path` (the
 ///                           sidecar, still `objects/<id>.json`, names it in `storedPath`)
+///     quarantine/<id>       objects whose bytes no longer hash to their digest, moved aside with
+///     quarantine/<id>.json  their sidecar (which says why, when and from where); never deleted,
+///                           never answered for (`UploadStore+Integrity.swift`); made when needed
 ///
 /// Ids are generated here (32 hex digits) and every id from a request is checked against that
 /// shape before it touches a path, so no request can name a file outside the directory.
@@ -29,7 +32,8 @@ import UploadProtocol
 /// still the offset the receiver last reported.
 ///
 /// This file opens the store and writes its files; what happens in `uploads/` is in
-/// `UploadStore+Uploads.swift`, in `objects/` and `files/` in `UploadStore+Objects.swift`.
+/// `UploadStore+Uploads.swift`, in `objects/` and `files/` in `UploadStore+Objects.swift`, and the
+/// checks that a stored object's file is still the one that was hashed in `UploadStore+Integrity.swift`.
 final class UploadStore: Sendable {
     /// An upload resource as a request finds it.
     struct Resource: Sendable {
@@ -52,6 +56,10 @@ final class UploadStore: Sendable {
     let objectsDirectory: String
     let uploadsDirectory: String
     let temporaryDirectory: String
+    /// `quarantine/`: corrupt objects and their sidecars, moved aside.
+    let quarantineDirectory: String
+    /// Where the store reports what it did on its own (an object moved to quarantine).
+    let log: @Sendable (String) -> Void
     let partialTTL: Double
     /// Where finished objects' bytes go.
     let layout: ReceiverConfiguration.ObjectLayout
@@ -80,12 +88,14 @@ final class UploadStore: Sendable {
     /// machine has not rebooted since it was written (only cut to the record's announced length),
     /// cut back to its last fsync'd offset when it has, or when the boot is unknown.
     init(directory: String, partialTTL: Double, bootID: String?, syncMode: ReceiverConfiguration.SyncMode,
-         layout: ReceiverConfiguration.ObjectLayout = .id) throws(ReceiverError) {
+         layout: ReceiverConfiguration.ObjectLayout = .id, log: @escaping @Sendable (String) -> Void = { _ in }) throws(ReceiverError) {
         root = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
         objectsDirectory = root + "/objects"
         uploadsDirectory = root + "/uploads"
         temporaryDirectory = root + "/tmp"
         filesDirectory = root + "/files"
+        quarantineDirectory = root + "/quarantine"
+        self.log = log
         self.layout = layout
         self.partialTTL = partialTTL
         self.bootID = bootID
@@ -93,6 +103,7 @@ final class UploadStore: Sendable {
         for path in [root, objectsDirectory, uploadsDirectory, temporaryDirectory] {
             try Syscalls.makeDirectory(path)
         }
+        try Self.finishQuarantines(objects: objectsDirectory, quarantine: quarantineDirectory)
         for name in try Syscalls.listDirectory(temporaryDirectory) {
             try Syscalls.unlinkIfPresent(temporaryDirectory + "/" + name)
         }

@@ -58,6 +58,7 @@ do {
         ("source modified mid-upload", { try SourceChangeScenarios.run(removing: false, $0) }),
         ("source removed mid-upload", { try SourceChangeScenarios.run(removing: true, $0) }),
         ("receiver disk full", ResourceScenarios.diskFull),
+        ("bit flipped on the receiver's disk", IntegrityScenarios.bitFlip),
         ("memory-capped wake", ResourceScenarios.memoryCappedWake),
         ("byte-flipping proxy in front of S3", S3Scenarios.byteFlippingProxy),
     ]

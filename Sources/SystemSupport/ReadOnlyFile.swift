@@ -17,21 +17,36 @@ public final class ReadOnlyFile: @unchecked Sendable {
     /// Opens `path`. Throws `unreadable` when it cannot be opened, `notARegularFile` for
     /// anything but a regular file.
     public init(path: String) throws(SystemError) {
+        self.path = path
+        descriptor = try path.withCString { Self.openRegularFile($0, path: path) }.get()
+    }
+
+    /// Opens the file named by `pathBytes`, a path that need not be UTF-8 (a client's file name
+    /// kept byte for byte); `path` shows it with U+FFFD for such bytes. Throws as `init(path:)`.
+    public init(pathBytes: [UInt8]) throws(SystemError) {
+        let display = String(decoding: pathBytes, as: UTF8.self)
+        path = display
+        descriptor = try (pathBytes + [0]).withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { Self.openRegularFile($0.baseAddress!, path: display) }
+        }.get()
+    }
+
+    /// Opens `cPath` non-blocking and checks that it is a regular file; the descriptor or why not.
+    private static func openRegularFile(_ cPath: UnsafePointer<CChar>, path: String) -> Result<Int32, SystemError> {
         var fd: Int32
-        repeat { fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) } while fd < 0 && errno == EINTR
-        guard fd >= 0 else { throw SystemError(.unreadable, SystemError.errnoMessage(), path: path) }
+        repeat { fd = open(cPath, O_RDONLY | O_CLOEXEC | O_NONBLOCK) } while fd < 0 && errno == EINTR
+        guard fd >= 0 else { return .failure(SystemError(.unreadable, SystemError.errnoMessage(), path: path)) }
         var info = stat()
         guard fstat(fd, &info) == 0 else {
             let message = SystemError.errnoMessage()
             close(fd)
-            throw SystemError(.unreadable, message, path: path)
+            return .failure(SystemError(.unreadable, message, path: path))
         }
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             close(fd)
-            throw SystemError(.notARegularFile, "not a regular file (a directory, FIFO, socket or device)", path: path)
+            return .failure(SystemError(.notARegularFile, "not a regular file (a directory, FIFO, socket or device)", path: path))
         }
-        self.path = path
-        descriptor = fd
+        return .success(fd)
     }
 
     deinit { close(descriptor) }

@@ -33,6 +33,15 @@ enum ServeCommand: Command {
         never climbs (it is stored as '__'), a leading '/' is dropped, and a path that
         already holds other content keeps it: the newcomer gets ~<12 hex of its SHA-256> before
         its extension. Sidecars stay in objects/<id>.json either way.
+
+        Integrity: an object answers (the digest lookup, a duplicate at creation, GET /objects)
+        only while its file is the one that was hashed. Each sidecar keeps the file's size, mtime,
+        ctime, inode and device from then; a file whose stamp differs is hashed again before it
+        answers. A background scrub hashes every object again at most --scrub-rate bytes per
+        second (a pass at start, then one a day), to find what changes no stamp (bit rot). An
+        object whose bytes no longer match is moved with its sidecar to quarantine/ (never
+        deleted), logged with its id and digest, answers 404 from then on, and the next upload of
+        those bytes stores them again.
         """,
         options: [
             .option("dir", "DIR", "Where objects and upload state are stored (created if missing)."),
@@ -45,6 +54,7 @@ enum ServeCommand: Command {
             .option("layout", "LAYOUT", "Where objects' bytes go: id (objects/<id>) or path (files/<library path>).", default: "id"),
             .option("sync", "MODE", "When partial uploads are fsynced: checkpoint or always (see above).", default: "checkpoint"),
             .option("checkpoint-interval", "SECONDS", "With --sync checkpoint: fsync a streaming upload at most this often.", default: "5"),
+            .option("scrub-rate", "BYTES", "Hash stored objects again in the background at most this many bytes per second (512K, 8M, ...; 0 or off: no scrub).", default: "8M"),
         ],
         positionals: (0, 0),
         examples: [
@@ -76,6 +86,12 @@ enum ServeCommand: Command {
         }
         configuration.layout = objectLayout
         configuration.checkpointInterval = try arguments.double("checkpoint-interval", default: 5, range: 0...86_400)
+        if let rate = arguments.string("scrub-rate") {
+            guard rate.lowercased() == "off" || parseByteCount(rate) != nil else {
+                throw UsageError("--scrub-rate wants a rate like 8M (bytes per second), or 0 or off, not '\(rate)'", command: spec.name)
+            }
+            configuration.scrubBytesPerSecond = Int64(parseByteCount(rate) ?? 0)
+        }
         if let tokenFile = arguments.string("token-file") {
             // An unusable token file is refused before anything starts, as the clients refuse it.
             do {
