@@ -77,7 +77,7 @@ extension DrainRunner {
             } else {
                 guard let asset = try store.claimForUpload(limit: 1, includeUnanalysable: options.uploadUnanalysable,
                                                            maxSize: options.maxUploadSize).first else { return .success(nil) }
-                _ = try store.createJob(for: asset, destination: options.destination.endpoint, inflightLimit: .max)
+                _ = try store.createJob(for: asset, destination: options.destination.identity.key, inflightLimit: .max)
                 guard let created = try store.claimJobsToPerform(limit: 1).first else { return .success(nil) }
                 job = created
             }
@@ -181,7 +181,7 @@ extension DrainRunner {
     /// the retry policy would retry it; nil otherwise. Only this drain's destination's ask counts:
     /// after `--to` changes, the new destination is not held back by the old one's.
     func waitsForRetryAfter(_ job: UploadJob, asset: AssetRecord?) -> Date? {
-        guard let until = job.retryNotBefore, until > Date(), job.destination == options.destination.endpoint,
+        guard let until = job.retryNotBefore, until > Date(), job.destination == options.destination.identity.key,
               options.retryPolicy.shouldRetry(job, asset: asset) else { return nil }
         return until
     }

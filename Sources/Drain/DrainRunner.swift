@@ -97,7 +97,7 @@ public final class DrainRunner: Sendable {
             do throws(StoreError) {
                 let report = try store.scan(full: options.fullScan)
                 // A retry an earlier run left waiting for this destination's Retry-After holds uploads back.
-                let serverWait = try store.nextRetryAfter(destination: options.destination.endpoint,
+                let serverWait = try store.nextRetryAfter(destination: options.destination.identity.key,
                                                           maxAttempts: options.retryPolicy.maxAttempts, now: Date())
                 return .success((watcher, watchLimited, report, serverWait))
             } catch {
