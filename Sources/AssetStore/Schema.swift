@@ -143,6 +143,17 @@ enum Schema {
         """
         -- the rewrite alone
         """,
+        // 10: a file's identity includes its status-change time, inode and device (`FileStamp`),
+        // so a rewrite that keeps the size and sets the modification time back is found. A row
+        // from before has none recorded (NULL): the next scan that reads its folder records it
+        // without hashing the file (nothing to compare it with; a rewrite made before the
+        // upgrade that kept size and time stays unseen, as it was), so the upgrade costs no
+        // rehash of the library.
+        """
+        ALTER TABLE assets ADD COLUMN ctime_ns INTEGER;   -- st_ctime in nanoseconds when the scan last recorded the file
+        ALTER TABLE assets ADD COLUMN inode INTEGER;      -- st_ino and st_dev, as signed 64-bit bit patterns
+        ALTER TABLE assets ADD COLUMN device INTEGER;
+        """,
     ]
 
     /// What a migration does that SQL cannot, run after its SQL in the same transaction, by the

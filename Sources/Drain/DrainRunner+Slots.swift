@@ -127,7 +127,7 @@ extension DrainRunner {
                 // analysed again) instead of being claimed for upload again and again. A library
                 // that went away is the watcher's to wait for.
                 do throws(StoreError) {
-                    events(.scanned(try store.scan(quietPeriod: options.quietPeriod.milliseconds / 1000)))
+                    events(.scanned(try store.scan(quietPeriod: options.quietPeriod.milliseconds / 1000, rehash: FileReader.sha256Hex)))
                 } catch where options.watch && error.code == .unreadableRoot {}
                 return .worked(.upload)
             case .deferred:
@@ -203,7 +203,7 @@ extension DrainRunner {
         let result = await onOwnThread("photodrain-drain-scan") { () -> Result<ScanReport, StoreError> in
             do throws(StoreError) {
                 try store.invalidateFolders(folders)
-                return .success(try store.scan(full: full, quietPeriod: quiet))
+                return .success(try store.scan(full: full, quietPeriod: quiet, rehash: FileReader.sha256Hex))
             } catch {
                 return .failure(error)
             }
