@@ -86,11 +86,18 @@ extension AssetStore {
                 // A destination nothing reached (a wrong URL, a captive portal) is no reason to
                 // refuse the next one.
                 guard allowChange || there == 0 else {
+                    // An S3 destination is named by its URL and its endpoint (`s3://B/P at ORIGIN`).
+                    let howToName: String
+                    if let at = current.range(of: " at ", options: .backwards), current.lowercased().hasPrefix("s3://") {
+                        howToName = "--to \(current[..<at.lowerBound]) with the --s3-endpoint (or, on AWS, the --s3-region) of \(current[at.upperBound...])"
+                    } else {
+                        howToName = "--to \(current)"
+                    }
                     throw StoreError(.destinationChanged, """
                         this library's uploads went to \(current) (\(there) photo\(there == 1 ? "" : "s") there), \
                         and --to names another destination, \(key). To upload the library there as well, run again with \
                         --new-destination (each destination keeps its own uploads; status counts both); \
-                        to go on with the first one, pass --to \(current)
+                        to go on with the first one, pass \(howToName)
                         """)
                 }
                 // Keep the old destination's marks, including those of finished jobs not yet

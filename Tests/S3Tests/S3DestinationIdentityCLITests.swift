@@ -46,6 +46,7 @@ import Testing
         #expect(refused.status == 64, "\(refused.stdout)\(refused.stderr)")
         #expect(refused.stderr.contains("\(to) at \(first)") && refused.stderr.contains("\(to) at \(second)"), "\(refused.stderr)")
         #expect(refused.stderr.contains("--new-destination"))
+        #expect(refused.stderr.contains("pass --to \(to) with the --s3-endpoint"), "\(refused.stderr)")
 
         // Asked for, it is a destination of its own: every photo is sent there.
         let again = try await S3CLITests.run(["drain", library, "--store", store, "--to", to, "--s3-endpoint", second, "--new-destination"] + fast,
@@ -56,6 +57,11 @@ import Testing
         let status = try await S3CLITests.run(["status", library, "--store", store], aws: [:])
         #expect(status.stdout.contains("to \(to) at \(second)"), "\(status.stdout)")
         #expect(status.stdout.contains("uploaded elsewhere") && status.stdout.contains("to \(to) at \(first)"), "\(status.stdout)")
+        // verify without --to checks the library's destination where it is: the endpoint it names.
+        let verify = try await S3CLITests.run(["verify", library, "--store", store], aws: aws)
+        #expect(verify.status == 0, "\(verify.stdout)\(verify.stderr)")
+        #expect(verify.stdout.contains("\(Self.photos.count) of \(Self.photos.count) photos checked at \(to) at \(second): \(Self.photos.count) present"),
+                "\(verify.stdout)")
     }
 
     /// A store from before the endpoint was part of the destination recorded the bare
