@@ -67,6 +67,18 @@ import Glibc
         #expect(try store.counts().uploaded == 0)
     }
 
+    /// The periodic full walk (the last one older than `fullWalkAfter`) finds it too.
+    @Test func thePeriodicFullWalkFindsTheRewrite() throws {
+        let (library, store, path) = try uploadedPhoto()
+        defer { withExtendedLifetime(library) {} }
+        let time = modificationTime(path)
+        try Data("photo-2".utf8).write(to: URL(fileURLWithPath: path))
+        setModificationTime(path, time)
+        let hasher = Hasher()
+        let walked = try store.scan(fullWalkAfter: 0, rehash: hasher.hash)
+        #expect(walked.fullWalk && walked.changes.modified == ["a.jpg"])
+    }
+
     @Test func aChangeOfModeAloneIsHashedOnceAndIsNoNewWork() throws {
         let (library, store, path) = try uploadedPhoto()
         defer { withExtendedLifetime(library) {} }
@@ -95,6 +107,9 @@ import Glibc
         let time = modificationTime(path)
         try Data("photo-2".utf8).write(to: URL(fileURLWithPath: path))
         setModificationTime(path, time)
+        // The folder's own time well before the scan, so nothing but the mark makes the next
+        // incremental scan read it.
+        setModificationTime(library.libraryPath, timespec(tv_sec: time.tv_sec - 3600, tv_nsec: 0))
         #expect(try store.scan(full: true).changes.modified.isEmpty)
         #expect(try store.counts().uploaded == 1)
         let report = try store.scan(rehash: Hasher().hash)

@@ -56,6 +56,31 @@ import Glibc
         #expect(verify.stdout.contains("1 present"), "\(verify.stdout)")
     }
 
+    /// `drain --watch` finds the same rewrite through its watches (the write and the time set
+    /// back are events on the file's folder), with no rescan timer to fall back on.
+    @Test func theWatcherFindsARewriteThatSetsTheTimeBack() throws {
+        let ws = try Workspace()
+        let photo = Array(try Data(contentsOf: URL(fileURLWithPath: CLI.sample("chelsea.jpg"))))
+        try ws.write("chelsea.jpg", bytes: photo + [UInt8](repeating: 0, count: 16))
+        let server = try ServeProcess(directory: ws.root.appendingPathComponent("received").path)
+        let drain = try Running(["drain", ws.library, "--store", ws.store, "--to", server.url, "--watch", "--rescan-interval", "0", "--json"]
+                                + DrainCLITests.fast)
+        defer { if drain.process.isRunning { drain.signal(SIGKILL) } }
+        #expect(drain.waitForOutput(containing: "\"event\":\"watching\"", seconds: 60), "stderr: \(drain.stderr)")
+        #expect(try server.objects().count == 1)
+
+        let path = ws.path("chelsea.jpg"), reference = ws.root.appendingPathComponent("reference").path
+        #expect(FileManager.default.createFile(atPath: reference, contents: nil))
+        try touch(reference, likeFile: path)
+        try ws.write("chelsea.jpg", bytes: photo + [UInt8](repeating: 1, count: 16))
+        try touch(path, likeFile: reference)
+        let rewritten = try sha256(path)
+        #expect(DrainWatchCLITests.waitForObjects(server, count: 2, seconds: 60) != nil, "stdout: \(drain.stdout)\nstderr: \(drain.stderr)")
+        #expect(try server.objects().contains { $0["sha256"] as? String == rewritten })
+        drain.signal(SIGTERM)
+        #expect(drain.wait() == 0, "stderr: \(drain.stderr)")
+    }
+
     /// chmod alone changes the change time and not the bytes: the rescan hashes the file again
     /// and sends nothing.
     @Test func aChangeOfModeAloneSendsNothing() throws {
