@@ -344,22 +344,27 @@ public final class AssetStore: Sendable {
     }
 
     /// Hashes the walked files whose size and modification time are their row's, whose stamp is
-    /// not, and whose row has a digest to compare with: by path. Reads the rows first, then hashes
-    /// without holding the database.
+    /// not, and whose row has a digest to compare with: by path. Finds them first (a lookup by
+    /// path per walked file: an incremental scan walks few), then hashes without holding the
+    /// database.
     private func restampedDigests(_ files: [FileEntry], hash: ContentHasher) throws(StoreError) -> [String: Rehashed] {
-        let rows = try withDatabase { (db) throws(StoreError) -> [String: (id: Int64, size: Int, mtime: Int64, stamp: FileStamp?)] in
-            var rows: [String: (id: Int64, size: Int, mtime: Int64, stamp: FileStamp?)] = [:]
-            for row in try db.query("SELECT id, path, size, mtime_ns, ctime_ns, inode, device FROM assets WHERE sha256 IS NOT NULL") {
-                rows[row[1].string ?? ""] = (Int64(row[0].int ?? 0), row[2].int ?? 0, Int64(row[3].int ?? 0),
-                                             FileStamp(ctime: row[4], inode: row[5], device: row[6]))
+        guard !files.isEmpty else { return [:] }
+        let restamped = try withDatabase { (db) throws(StoreError) -> [(file: FileEntry, id: Int64)] in
+            let lookup = try db.prepare("SELECT id, size, mtime_ns, ctime_ns, inode, device FROM assets WHERE path = ? AND sha256 IS NOT NULL")
+            var restamped: [(file: FileEntry, id: Int64)] = []
+            for file in files {
+                try lookup.bind([.text(file.path)])
+                guard try lookup.step() else { continue }
+                let row = lookup.row()
+                guard row[1].int == file.size, row[2].int.map(Int64.init) == file.mtimeNanoseconds,
+                      let stamp = FileStamp(ctime: row[3], inode: row[4], device: row[5]), stamp != file.stamp else { continue }
+                restamped.append((file, Int64(row[0].int ?? 0)))
             }
-            return rows
+            return restamped
         }
         var digests: [String: Rehashed] = [:]
-        for file in files {
-            guard let row = rows[file.path], row.size == file.size, row.mtime == file.mtimeNanoseconds,
-                  let stamp = row.stamp, stamp != file.stamp else { continue }
-            let path = openablePath(id: row.id, path: file.path, rawPath: file.rawPath)
+        for (file, id) in restamped {
+            let path = openablePath(id: id, path: file.path, rawPath: file.rawPath)
             digests[file.path] = hash(path).map(Rehashed.digest) ?? .unreadable
         }
         return digests

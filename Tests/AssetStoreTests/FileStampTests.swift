@@ -99,6 +99,28 @@ import Glibc
         #expect(hasher.calls.withLock { $0 } == 1)
     }
 
+    /// A file whose name is not UTF-8 is hashed through its alias (`absolutePath(of:)`), like
+    /// any other: a chmod of it is no new work either.
+    @Test func aNameThatIsNotUTF8IsHashedThroughItsAlias() throws {
+        let library = try TemporaryLibrary()
+        let name: [UInt8] = Array("caf".utf8) + [0xE9] + Array(".jpg".utf8)
+        let path = Array(library.libraryPath.utf8) + [0x2F] + name + [0]
+        let fd = path.withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { creat($0.baseAddress!, 0o644) } }
+        #expect(fd >= 0)
+        _ = Array("photo-1".utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        let store = try library.open()
+        _ = try store.scan()
+        for asset in try store.claimUnanalyzed(limit: 10) {
+            #expect(try store.bankVerdict(BankedVerdict(json: "{}", label: "faces", faceCount: 1, score: 0.9, sha256: "digest of photo-1"), for: asset))
+        }
+        #expect(path.withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { chmod($0.baseAddress!, 0o600) } } == 0)
+        let hasher = Hasher()
+        #expect(try store.scan(full: true, rehash: hasher.hash).changes.modified.isEmpty)
+        #expect(hasher.calls.withLock { $0 } == 1)
+        #expect(try store.counts().analyzed == 1)
+    }
+
     /// A scan that cannot hash (no hasher) leaves such a file as it is and reads its folder next
     /// time, for a scan that can.
     @Test func aScanWithoutAHasherLeavesARestampedFileForOneWithIt() throws {
