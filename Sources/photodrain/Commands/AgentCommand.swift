@@ -46,17 +46,15 @@ enum AgentCommand: Command {
 
     /// The destination a job names (its `DestinationIdentity`, as wake or drain recorded it), built
     /// with the agent's token, credentials and CAs. An S3 job names its endpoint (or AWS region)
-    /// too, which is used unless `--s3-endpoint`/`--s3-region` are given; either way the job is
+    /// too, used where `--s3-endpoint`/`--s3-region` are not given; either way the job is
     /// sent only where it names: options leading elsewhere fail its jobs with both places named,
     /// instead of marking photos uploaded at a destination that never saw them. A job from before
     /// identities named the endpoint (a bare `s3://BUCKET/PREFIX`) goes where the options say.
     static func jobDestination(_ key: String, settings: UploadDestinations.Settings) throws(TransferError) -> any UploadDestination {
         let parts = DestinationIdentity.parts(of: key)
         var settings = settings
-        if settings.s3Endpoint == nil && settings.s3Region == nil {
-            settings.s3Endpoint = parts.s3Endpoint
-            settings.s3Region = parts.s3Region
-        }
+        settings.s3Endpoint = settings.s3Endpoint ?? parts.s3Endpoint
+        settings.s3Region = settings.s3Region ?? parts.s3Region
         let destination = try UploadDestinations.make(for: parts.url, settings: settings)
         if !DestinationIdentity.isBareS3(key) && destination.identity.key != AssetStore.destinationKey(key) {
             throw TransferError(.invalidRequest, """

@@ -67,12 +67,11 @@ enum VerifyCommand: Command {
             url = given
         } else if let active = try store.activeDestination() {
             // The destination as the store names it: its URL, and for S3 the endpoint (or AWS
-            // region) the uploads went to, unless the options name one.
+            // region) the uploads went to, where the options name none.
             let parts = DestinationIdentity.parts(of: active)
             url = parts.url
-            if settings.s3Endpoint == nil && settings.s3Region == nil {
-                (settings.s3Endpoint, settings.s3Region) = (parts.s3Endpoint, parts.s3Region)
-            }
+            settings.s3Endpoint = settings.s3Endpoint ?? parts.s3Endpoint
+            settings.s3Region = settings.s3Region ?? parts.s3Region
         } else {
             throw UsageError("this library has no uploads recorded yet; pass --to URL to name a destination", command: spec.name)
         }
