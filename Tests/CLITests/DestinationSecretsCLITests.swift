@@ -64,6 +64,9 @@ import Testing
                 VALUES (1, 'old.jpg', 5, 1, 'ab', 1, 1, 2, 'legacy', ?)
                 """, [.text("503 from \(given)")])
             try db.run("INSERT INTO uploads(asset_id, destination, generation, uploaded_at, proof) VALUES (1, ?, 0, 2, 'legacy')", [.text(kept)])
+            // Another destination the library went to, whose path has capitals: they stay.
+            try db.run("INSERT INTO uploads(asset_id, destination, generation, uploaded_at, proof) VALUES (1, ?, 0, 2, 'legacy')",
+                       [.text("http://bob:\(Self.password.lowercased())@127.0.0.1:9/Family/Uploads?access_token=\(Self.token)")])
             try db.run("""
                 INSERT INTO upload_jobs(asset_id, asset_generation, state, destination, resume_url, created_at, updated_at)
                 VALUES (1, 0, 'pending', ?, ?, 1, 1)
@@ -72,6 +75,7 @@ import Testing
         let status = try CLI.run(["status", ws.library, "--store", ws.store])
         #expect(status.status == 0, "\(status.stderr)")
         #expect(status.stdout.contains("to \(server.url)"), "\(status.stdout)")
+        #expect(status.stdout.contains("to http://127.0.0.1:9/Family/Uploads"), "\(status.stdout)")
         let statusJSON = try CLI.run(["status", ws.library, "--store", ws.store, "--json"])
         let verify = try CLI.run(["verify", ws.library, "--store", ws.store, "--json"])
         #expect(verify.stdout.contains("\"summary\""), "\(verify.stdout)\(verify.stderr)")
