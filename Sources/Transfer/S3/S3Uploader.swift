@@ -29,6 +29,9 @@ public final class S3Uploader: UploadDestination {
     /// `s3://BUCKET/PREFIX`.
     public var endpoint: String { configuration.destination }
 
+    /// `s3://BUCKET/PREFIX at ENDPOINT`: the bucket and prefix on this endpoint (`DestinationIdentity`).
+    public var identity: DestinationIdentity { DestinationIdentity(s3: configuration) }
+
     /// Uploads the file at `path` to `PREFIX/<sha256>-<name>`. Files up to the multipart threshold
     /// go in one PUT whose `x-amz-content-sha256` is the content hash, so S3 refuses bytes that
     /// changed since hashing. Larger files go by multipart upload; with `resumeFrom` holding an
