@@ -9,6 +9,12 @@ import Testing
 @Suite struct S3ProofTests {
     static let flipped = FaultPlan { _ in .flipBody(atByte: 4000) }
 
+    /// The reason of a `.mismatched` answer; nil for any other.
+    static func mismatchReason(_ copy: StoredCopy) -> String? {
+        if case .mismatched(let reason) = copy { return reason }
+        return nil
+    }
+
     /// A proxy flips one bit of every request body: the upload fails as transient (the bytes
     /// changed on the way), no object is left under the photo's key, and without the proxy the
     /// same upload succeeds with a proof naming the store's figure.
@@ -67,10 +73,7 @@ import Testing
         for deep in [false, true] {
             let copy = try await bucket.storedCopy(sha256Hex: metadata.sha256Hex, size: 200_000, filename: metadata.filename,
                                                    serverID: receipt.serverID, deep: deep)
-            guard case .mismatched(let reason) = copy else {
-                Issue.record("an overwritten object counted as \(copy) (deep: \(deep))")
-                continue
-            }
+            let reason = try #require(Self.mismatchReason(copy), "an overwritten object counted as \(copy) (deep: \(deep))")
             #expect(reason.contains(key))
         }
     }
@@ -92,10 +95,7 @@ import Testing
                                             serverID: serverID) == .present(serverID: serverID))
         let deep = try await bucket.storedCopy(sha256Hex: metadata.sha256Hex, size: 100_000, filename: metadata.filename,
                                                serverID: serverID, deep: true)
-        guard case .mismatched(let reason) = deep else {
-            Issue.record("--deep counted other bytes as \(deep)")
-            return
-        }
+        let reason = try #require(Self.mismatchReason(deep), "--deep counted other bytes as \(deep)")
         #expect(reason.contains("downloaded and hashed"))
     }
 
