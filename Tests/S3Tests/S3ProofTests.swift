@@ -1,5 +1,6 @@
 import FaultProxy
 import Foundation
+import Synchronization
 import SystemSupport
 import Testing
 @testable import Transfer
@@ -50,6 +51,33 @@ import Testing
         let copy = try await direct.storedCopy(sha256Hex: metadata.sha256Hex, size: Int64(size), filename: metadata.filename,
                                                serverID: receipt.serverID, deep: true)
         #expect(copy == .present(serverID: receipt.serverID), "\(head.headers) \(receipt.headers)")
+    }
+
+    /// Once the store's ETags have proven to be MD5s, single PUTs go without the checksum header
+    /// (`Content-MD5` alone): changed bytes are still never proof.
+    @Test func putsWithoutTheChecksumStillCatchChangedBytes() async throws {
+        let moto = try await MotoServer.shared()
+        let direct = try await moto.makeBucket()
+        let flipping = Mutex(false)
+        let proxy = try FaultProxy(targetPort: moto.port, plan: FaultPlan { _ in flipping.withLock { $0 } ? .flipBody(atByte: 4000) : nil })
+        defer { proxy.stop() }
+        let through = S3Uploader(configuration: try moto.configuration(bucket: direct.configuration.bucket, port: proxy.port, retries: 1))
+        let first = try TestFile(size: 200_000, seed: 81)
+        let second = try TestFile(size: 200_000, seed: 82)
+        defer { first.remove(); second.remove() }
+        let proven = try await through.upload(file: first.path, metadata: try UploadMetadata(file: first.path))
+        #expect(proven.headers[S3UploadSession.proofHeader]?.hasPrefix("etag:") == true)
+        #expect(through.singlePutETagsAreMD5.withLock { $0 } == true)
+
+        flipping.withLock { $0 = true }
+        let metadata = try UploadMetadata(file: second.path)
+        do {
+            let receipt = try await through.upload(file: second.path, metadata: metadata)
+            Issue.record("a body changed on the way was accepted without the checksum: \(receipt)")
+        } catch {
+            #expect(error.code == .corruptedInTransit, "\(error)")
+        }
+        #expect(try await direct.send("HEAD", key: direct.configuration.objectKey(for: metadata)).status == 404)
     }
 
     /// Other bytes of the same length written over the object, our metadata kept: `verify` no

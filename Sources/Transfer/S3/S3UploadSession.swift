@@ -104,11 +104,14 @@ final class S3UploadSession {
             md5 = digests.md5
         }
         let proof = S3StoreProof(md5: md5, sha256: sha256)
-        let headers = objectHeaders + [("content-md5", Data(md5).base64EncodedString()),
-                                       ("x-amz-checksum-sha256", proof.expectedChecksum)]
+        let headers = objectHeaders + [("content-md5", Data(md5).base64EncodedString())]
+        let checksum = ("x-amz-checksum-sha256", proof.expectedChecksum)
         while true {
             do throws(TransferError) {
                 try checkCancelled()
+                // The checksum goes along until this store's ETags have proven to be MD5s.
+                let withChecksum = uploader.singlePutETagsAreMD5.withLock { $0 } != true
+                let headers = withChecksum ? headers + [checksum] : headers
                 let response = try await uploader.send("PUT", key: key, headers: headers,
                                                        body: .file(path: path, offset: 0, length: size),
                                                        payloadHash: metadata.sha256Hex.lowercased())
@@ -119,7 +122,16 @@ final class S3UploadSession {
                 guard let etag = response.headers["etag"], !etag.isEmpty else {
                     throw Self.truncated("PutObject: S3 sent no ETag")
                 }
+                if !withChecksum, proof.check(headers: response.headers, etag: etag) == .absent {
+                    // The store's ETags are no MD5s after all (another bucket policy, SSE-KMS):
+                    // the same PUT again with the checksum, whose answer is the proof.
+                    uploader.singlePutETagsAreMD5.withLock { $0 = false }
+                    continue
+                }
                 let receipt = try await provenReceipt(proof, status: response.status, headers: response.headers, etag: etag, multipart: false)
+                if withChecksum, let figure = receipt.headers[Self.proofHeader] {
+                    uploader.singlePutETagsAreMD5.withLock { $0 = figure.hasPrefix("etag:") }
+                }
                 progress(UploadProgress(acknowledgedBytes: size, totalBytes: size))
                 return receipt
             } catch {
