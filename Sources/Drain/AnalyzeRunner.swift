@@ -14,6 +14,13 @@ public struct AnalyzeOptions: Sendable {
     public var expireAfter: Duration = .seconds(30)
     /// After a stop, how long in-flight analyses may still finish and bank before they are abandoned.
     public var graceAfterStop: Duration = .seconds(1)
+    /// Pages claimed at most (nil: until every photo has a verdict). `wake` analyses one page per
+    /// pass, as the seeds' extension does.
+    public var maxPages: Int?
+    /// Stop (`memoryExhausted`, see `bailed`) the moment the headroom measured before a photo is
+    /// below this: where memory is the clock (`wake`), no photo starts that the headroom is
+    /// unlikely to fit. Nil: a photo that does not fit is deferred, and the run goes on.
+    public var bailBelowHeadroom: Int?
 
     public init(slots: Int = 2, pageSize: Int = 40, expireAfter: Duration = .seconds(30)) {
         self.slots = max(1, slots)
@@ -70,6 +77,13 @@ public final class AnalyzeRunner: Sendable {
         /// Claimed photos too big for a slot's share, to analyse alone at the end.
         var alone: [AssetRecord] = []
         var deferrals = MemoryDeferrals()
+        /// The reason of the last photo left for later.
+        var lastDeferral: String?
+        var pagesClaimed = 0
+        /// Why the run stopped for memory before every photo was tried, in words.
+        var bailed: String?
+        /// The store's error behind a `failed` outcome.
+        var storeError: StoreError?
     }
 
     private let shared = Mutex(Shared())
@@ -88,6 +102,21 @@ public final class AnalyzeRunner: Sendable {
 
     /// The photos this run left unanalysed for memory (read after `run`).
     public var memoryDeferrals: MemoryDeferrals { shared.withLock { $0.deferrals } }
+
+    /// The store's error that ended the run `failed` (read after `run`).
+    public var storeError: StoreError? { shared.withLock { $0.storeError } }
+
+    /// Why memory stopped the run before every photo was tried (read after `run`): no page fitted
+    /// the headroom, or it fell below `bailBelowHeadroom`; or, when photos were left for later,
+    /// how many and the last one's reason. Nil when memory stopped nothing.
+    public var bailed: String? {
+        shared.withLock { state in
+            if let bailed = state.bailed { return bailed }
+            guard let reason = state.lastDeferral else { return nil }
+            let count = state.deferrals.count
+            return "\(count) photo\(count == 1 ? "" : "s") left for later (\(reason))"
+        }
+    }
 
     /// Asks the run to stop (from a signal handler, say). The first stop or finish wins.
     public func stop(_ reason: AnalyzeOutcome) { latch.complete(reason) }
@@ -131,6 +160,15 @@ public final class AnalyzeRunner: Sendable {
             guard let next = nextAsset() else { return }
             let asset = next.asset
             var alone = next.alone
+            if let floor = options.bailBelowHeadroom, case let headroom = memory.read().headroom, headroom < floor {
+                // Left claimed: the claims still held go back when the run ends.
+                shared.withLock {
+                    $0.inFlight -= 1
+                    $0.bailed = $0.bailed ?? "memory headroom dropped to \(headroom >> 20) MiB"
+                }
+                latch.complete(.memoryExhausted)
+                return
+            }
             let clock = ContinuousClock()
             let start = clock.now
             var result: AnalysisResult
@@ -152,7 +190,12 @@ public final class AnalyzeRunner: Sendable {
                 let tryAlone = !alone && options.slots > 1
                 shared.withLock {
                     $0.inFlight -= 1
-                    if tryAlone { $0.alone.append(asset) } else { $0.deferrals.record(needs: needs) }
+                    if tryAlone {
+                        $0.alone.append(asset)
+                    } else {
+                        $0.deferrals.record(needs: needs)
+                        $0.lastDeferral = reason
+                    }
                 }
                 if !tryAlone { events(.deferred(path: asset.path, reason: reason)) }
                 continue
@@ -161,6 +204,7 @@ public final class AnalyzeRunner: Sendable {
             do {
                 banked = try store.bankVerdict(verdict, for: asset)
             } catch {
+                shared.withLock { $0.storeError = $0.storeError ?? error }
                 latch.complete(.failed(message: "\(error)"))
                 return
             }
@@ -178,17 +222,28 @@ public final class AnalyzeRunner: Sendable {
     private func nextAsset() -> (asset: AssetRecord, alone: Bool)? {
         // One claimer at a time keeps pages whole; the store's own transaction guards other processes.
         shared.withLock { state -> (asset: AssetRecord, alone: Bool)? in
+            if state.queue.isEmpty && !state.exhausted && state.pagesClaimed >= options.maxPages ?? .max {
+                state.exhausted = true
+            }
             if state.queue.isEmpty && !state.exhausted {
                 // Pages shrink with the memory headroom; none fits at all: stop, work remains.
-                let page = MemoryGuard.pageSize(headroom: memory.read().headroom, typicalCost: Self.typicalCost,
+                let reading = memory.read()
+                let page = MemoryGuard.pageSize(headroom: reading.headroom, typicalCost: Self.typicalCost,
                                                 slots: options.slots, maximum: options.pageSize)
                 guard page > 0 else {
-                    latch.complete(.memoryExhausted)
+                    if (try? store.unanalyzedCount()) ?? 1 > 0 {
+                        state.bailed = state.bailed ?? "memory headroom \(reading.headroom >> 20) MiB is too small to analyse a photo (limit from \(reading.source))"
+                        latch.complete(.memoryExhausted)
+                    } else {
+                        state.exhausted = true
+                    }
                     return nil
                 }
-                do {
+                do throws(StoreError) {
                     state.queue = try store.claimUnanalyzed(limit: page)
+                    state.pagesClaimed += 1
                 } catch {
+                    state.storeError = state.storeError ?? error
                     latch.complete(.failed(message: "\(error)"))
                     return nil
                 }

@@ -1,6 +1,7 @@
 import AssetStore
 import Foundation
 import PhotoAnalysis
+import Synchronization
 
 /// Settings of one `wake` invocation.
 public struct WakeOptions: Sendable {
@@ -8,7 +9,7 @@ public struct WakeOptions: Sendable {
     public var destination: String
     /// Unacknowledged jobs allowed at once.
     public var inflightLimit: Int = 40
-    /// Photos analysed at most in this invocation (one page).
+    /// Photos analysed at most in one pass (one page).
     public var pageSize: Int = 40
     /// Counted failures before a photo is failed.
     public var retryPolicy = RetryPolicy()
@@ -26,6 +27,14 @@ public struct WakeOptions: Sendable {
     public var clock: @Sendable () -> Date = { Date() }
     /// Files larger than this get no job yet (a metered network's `--metered-file-limit`).
     public var maxUploadSize: Int64?
+    /// Keep the agent fed until `runtimeLimit` instead of one pass: while an agent is running and
+    /// work remains, the pass is repeated (acknowledging what the agent finished, creating jobs in
+    /// their place, analysing further pages), and the jobs are topped up between the photos of a
+    /// page, so the agent's queue never runs dry while photos wait. Needs a `runtimeLimit`.
+    public var feedAgent = false
+    /// The shortest wait between passes that found nothing to do (it doubles up to half a
+    /// second while nothing changes).
+    public var feedInterval: Duration = .milliseconds(50)
 
     public init(destination: String) { self.destination = destination }
 }
@@ -61,6 +70,9 @@ public struct WakeReport: Sendable, Equatable {
     public var nextRetryAt: Date?
 
     public var madeProgress: Bool { acknowledged + retried + cancelled + created + analysed > 0 }
+
+    /// Everything counted as done so far; a pass that leaves it unchanged did nothing.
+    var progress: Int { acknowledged + retried + cancelled + created + analysed }
 
     /// True when work remains and something is moving it: this invocation made progress, was
     /// interrupted, or an agent is running to perform the jobs in flight. A wake with jobs waiting
@@ -101,10 +113,73 @@ public final class WakeRunner: Sendable {
             if let deadline, ContinuousClock.now >= deadline { latch.complete("runtime limit reached") }
             return latch.isCompleted
         }
+        _ = try store.scan(full: options.fullScan, rehash: FileReader.sha256Hex)
+        // An agent to keep fed: only then does repeating the hand-over move anything.
+        let feeding = options.feedAgent && options.runtimeLimit != nil && store.isAgentRunning()
+        try handOver(report: &report, stopping: stopping)
+        if !stopping() {
+            try analyse(report: &report, feeding: feeding, stopping: stopping)
+        }
+        // Analysis done: go on handing the agent what it finishes, until nothing remains.
+        var idle = options.feedInterval
+        while feeding, !stopping(), report.refused == nil, store.isAgentRunning(), try workRemains() {
+            let before = report.progress
+            try handOver(report: &report, stopping: stopping)
+            if report.progress == before {
+                Thread.sleep(forTimeInterval: Double(idle.components.attoseconds) / 1e18 + Double(idle.components.seconds))
+                idle = min(idle * 2, .milliseconds(500))
+            } else {
+                idle = options.feedInterval
+            }
+        }
+        if let reason = latch.value {
+            report.interrupted = true
+            if report.bailed == nil { report.bailed = reason }
+        }
+        report.jobsInFlight = try store.inflightJobCount()
+        report.agentRunning = store.isAgentRunning()
+        report.workRemains = try workRemains()
+        return report
+    }
+
+    /// Whether photos wait for analysis or upload, or jobs are not yet acknowledged.
+    private func workRemains() throws(StoreError) -> Bool {
+        let counts = try store.counts()
+        let heldBack = options.uploadUnanalysable ? counts.unanalysable : 0
+        if counts.discovered + counts.analyzed + heldBack > 0 { return true }
+        return try store.inflightJobCount() > 0
+    }
+
+    /// Steps 1 to 4 of the invocation's work, in the extension's order: everything but analysis.
+    private func handOver(report: inout WakeReport, stopping: () -> Bool) throws(StoreError) {
+        try acknowledge(report: &report, stopping: stopping)
         let policy = options.retryPolicy
         let now = options.clock()
-        _ = try store.scan(full: options.fullScan, rehash: FileReader.sha256Hex)
+        // 2. Retry retryable failed jobs, except those whose server asked (Retry-After) to wait longer.
+        for job in try store.jobs(for: .retry, maxAttempts: policy.maxAttempts, now: now) where !stopping() {
+            let asset = try store.asset(for: job)
+            guard policy.shouldRetry(job, asset: asset) else { continue }
+            do {
+                // To the destination of this invocation: after `--to` changes, a retry goes to the new one.
+                if try store.retryJob(job, update: policy.update(for: job, asset: asset), destination: options.destination,
+                                      inflightLimit: options.inflightLimit) != nil {
+                    report.retried += 1
+                }
+            } catch let error where error.code == .limitExceeded {
+                break
+            }
+        }
+        // 3. Cancel jobs made redundant (photo removed, changed, or already uploaded).
+        for job in try store.redundantJobs() where !stopping() {
+            if try store.cancelJob(job) { report.cancelled += 1 }
+        }
+        try createJobs(report: &report, stopping: stopping)
+    }
 
+    /// Acknowledges finished jobs that will not be retried (step 1).
+    private func acknowledge(report: inout WakeReport, stopping: () -> Bool) throws(StoreError) {
+        let policy = options.retryPolicy
+        let now = options.clock()
         // 1. Acknowledge finished jobs that will not be retried.
         for job in try store.jobs(for: .acknowledge) where !stopping() {
             let asset = try store.asset(for: job)
@@ -125,24 +200,10 @@ public final class WakeRunner: Sendable {
             try store.acknowledgeJob(job) { job, asset in policy.update(for: job, asset: asset) }
             report.acknowledged += 1
         }
-        // 2. Retry retryable failed jobs, except those whose server asked (Retry-After) to wait longer.
-        for job in try store.jobs(for: .retry, maxAttempts: policy.maxAttempts, now: now) where !stopping() {
-            let asset = try store.asset(for: job)
-            guard policy.shouldRetry(job, asset: asset) else { continue }
-            do {
-                // To the destination of this invocation: after `--to` changes, a retry goes to the new one.
-                if try store.retryJob(job, update: policy.update(for: job, asset: asset), destination: options.destination,
-                                      inflightLimit: options.inflightLimit) != nil {
-                    report.retried += 1
-                }
-            } catch let error where error.code == .limitExceeded {
-                break
-            }
-        }
-        // 3. Cancel jobs made redundant (photo removed, changed, or already uploaded).
-        for job in try store.redundantJobs() where !stopping() {
-            if try store.cancelJob(job) { report.cancelled += 1 }
-        }
+    }
+
+    /// Creates jobs for analysed photos until the inflight limit (step 4).
+    private func createJobs(report: inout WakeReport, stopping: () -> Bool) throws(StoreError) {
         // 4. Create jobs for analysed photos until the inflight limit.
         creating: while !stopping() {
             let candidates = try store.assetsNeedingJobs(limit: 50, includeUnanalysable: options.uploadUnanalysable,
@@ -158,66 +219,48 @@ public final class WakeRunner: Sendable {
                 }
             }
         }
-        // 5. Analyse at most one page, within the memory headroom.
-        if !stopping() {
-            report.analysed = try analysePage(report: &report, stopping: stopping)
-        }
-        if let reason = latch.value {
-            report.interrupted = true
-            if report.bailed == nil { report.bailed = reason }
-        }
-        let counts = try store.counts()
-        report.jobsInFlight = try store.inflightJobCount()
-        report.agentRunning = store.isAgentRunning()
-        let heldBack = options.uploadUnanalysable ? counts.unanalysable : 0
-        report.workRemains = counts.discovered + counts.analyzed + heldBack > 0 || report.jobsInFlight > 0
-        return report
     }
 
-    /// Analyses at most one page. `stopping` (the runtime limit or `terminate`) is asked before each
-    /// photo is admitted: once it is true no new photo starts; the one in flight finishes and is banked.
-    private func analysePage(report: inout WakeReport, stopping: () -> Bool) throws(StoreError) -> Int {
-        let reading = memory.read()
-        let typical = AnalyzeRunner.typicalCost
-        let page = MemoryGuard.pageSize(headroom: reading.headroom, typicalCost: typical, slots: options.slots, maximum: options.pageSize)
-        guard page > 0 else {
-            if try store.unanalyzedCount() > 0 {
-                report.bailed = "memory headroom \(reading.headroom >> 20) MiB is too small to analyse a photo (limit from \(reading.source))"
+    /// Step 5: analyses one page (with `feeding`, every photo), in `options.slots` analyses at
+    /// once, under `AnalyzeRunner`'s memory policy (each slot's share of the headroom, a photo
+    /// that does not fit its share tried alone, never analysed smaller), bailing the moment the
+    /// headroom falls below half a typical photo's cost: memory is the extension's clock. `stopping`
+    /// (the runtime limit or `terminate`) is asked every 20 ms: once it is true no new photo
+    /// starts; those in flight get `AnalyzeOptions.graceAfterStop` to bank. While `feeding`, the
+    /// jobs are topped up meanwhile, so the agent's queue does not run dry during analysis.
+    private func analyse(report: inout WakeReport, feeding: Bool, stopping: () -> Bool) throws(StoreError) {
+        var analysisOptions = AnalyzeOptions(slots: options.slots, pageSize: max(1, options.pageSize))
+        analysisOptions.maxPages = feeding ? nil : 1
+        analysisOptions.bailBelowHeadroom = AnalyzeRunner.typicalCost / 2
+        guard options.pageSize > 0 else { return }
+        let analysis = AnalyzeRunner(store: store, analyzer: analyzer, options: analysisOptions, memory: memory)
+        let banked = Atomic<Int>(0)
+        let outcome = Mutex<AnalyzeOutcome?>(nil)
+        let ended = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            let result = analysis.run { event in
+                if case .verdict(_, _, true, _) = event { banked.add(1, ordering: .relaxed) }
             }
-            return 0
+            outcome.withLock { $0 = result }
+            ended.signal()
         }
-        let claimed = try store.claimUnanalyzed(limit: page)
-        var analysed = 0
-        var deferral: String?
-        defer { try? store.releaseClaims() }
-        for asset in claimed {
-            if stopping() { break }
-            // Memory is the extension's clock: bail the moment headroom no longer fits a photo.
-            let now = memory.read()
-            if now.headroom < typical / 2 {
-                report.bailed = "memory headroom dropped to \(now.headroom >> 20) MiB"
-                break
+        thread.name = "photodrain-wake-analysis"
+        thread.start()
+        var toppedUp = ContinuousClock.now
+        var stopAsked = false
+        while ended.wait(timeout: .now() + .milliseconds(20)) == .timedOut {
+            if !stopAsked && stopping() {
+                analysis.stop(.interrupted(signal: SIGTERM))
+                stopAsked = true
             }
-            var result = analyzer.analyze(path: store.absolutePath(of: asset), memoryBudget: now.headroom)
-            if case .deferred = result {
-                // Once more, with the memory the analyser holds idle handed back.
-                analyzer.releaseIdleMemory()
-                result = analyzer.analyze(path: store.absolutePath(of: asset), memoryBudget: memory.read().headroom)
-            }
-            switch result {
-            case .verdict(let verdict):
-                if try store.bankVerdict(verdict, for: asset) { analysed += 1 }
-            case .deferred(let reason, let needs):
-                // Never analysed smaller to fit: left for an invocation with more memory. The rest
-                // of the page may fit.
-                report.memoryDeferrals.record(needs: needs)
-                deferral = reason
+            if feeding && !stopAsked && ContinuousClock.now - toppedUp >= options.feedInterval {
+                try handOver(report: &report, stopping: stopping)
+                toppedUp = .now
             }
         }
-        if report.bailed == nil, let deferral {
-            let count = report.memoryDeferrals.count
-            report.bailed = "\(count) photo\(count == 1 ? "" : "s") left for later (\(deferral))"
-        }
-        return analysed
+        report.analysed += banked.load(ordering: .relaxed)
+        report.memoryDeferrals = analysis.memoryDeferrals
+        if case .failed = outcome.withLock({ $0 }), let error = analysis.storeError { throw error }
+        if report.bailed == nil { report.bailed = analysis.bailed }
     }
 }

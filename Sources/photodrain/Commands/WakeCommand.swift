@@ -18,13 +18,22 @@ enum WakeCommand: Command {
         fit is left for a later invocation, never analysed smaller). It never sends file bytes: the
         `agent` does. Run it from a timer; SIGTERM stops it promptly with exit 75.
 
+        With --feed-agent (and --runtime-limit), while an agent runs: every photo is analysed, a page
+        at a time, not just one page; the jobs are topped up every 50 ms meanwhile (acknowledging
+        what the agent finished, creating jobs in their place), and after the analysis until
+        nothing remains: the agent's queue stays full for the whole runtime limit. The installed
+        unit starts wake again 2 s after an exit 75, as the seeds' system calls its extension again
+        when it answers "processing".
+
         """ + LibraryOptions.scanDiscussion + "\n" + LibraryOptions.filterDiscussion,
         options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun, LibraryOptions.rescan, LibraryOptions.includeHidden, TransferOptions.to, TransferOptions.newDestination]
             + TransferOptions.s3 + [
                   .option("inflight-limit", "N", "Unacknowledged upload jobs allowed at once.", default: "40"),
-                  .option("page-size", "N", "Photos analysed at most in one invocation.", default: "40"),
+                  .option("page-size", "N", "Photos analysed at most in one pass (claimed at a time with --feed-agent).", default: "40"),
+                  .option("slots", "N", "Analyses at once, each within its share of the memory headroom.", default: "1"),
                   .option("max-attempts", "N", "Counted failures before a photo is failed.", default: "5"),
                   .option("runtime-limit", "SECONDS", "Stop (exit 75) after this long."),
+                  .flag("feed-agent", "With --runtime-limit: while an agent runs, keep its queue full until the limit (acknowledge what it finished, create jobs in their place, analyse further pages) instead of one pass. What the installed service runs."),
                   .flag("upload-unanalysable", "Create upload jobs for files that are not photos PhotoDrain analyses (videos, raws, documents) too, sent as they are with their 'unanalysable' verdict.")]
             + RunConditionOptions.uploading + AnalysisOptions.all + [.flag("json", "Print the report as one JSON object.")],
         positionals: (1, 1),
@@ -60,6 +69,7 @@ enum WakeCommand: Command {
         var options = WakeOptions(destination: identity.key)
         options.inflightLimit = try arguments.int("inflight-limit", default: 40, range: 1...100_000)
         options.pageSize = try arguments.int("page-size", default: 40, range: 0...10_000)
+        options.slots = try arguments.int("slots", default: 1, range: 1...64)
         options.retryPolicy = RetryPolicy(maxAttempts: try arguments.int("max-attempts", default: 5, range: 1...1000))
         options.uploadUnanalysable = arguments.flag("upload-unanalysable")
         options.fullScan = arguments.flag("rescan")
@@ -73,6 +83,10 @@ enum WakeCommand: Command {
         }
         if arguments.string("runtime-limit") != nil {
             options.runtimeLimit = .seconds(try arguments.double("runtime-limit", default: 0, range: 0.01...86_400))
+        }
+        options.feedAgent = arguments.flag("feed-agent")
+        if options.feedAgent && options.runtimeLimit == nil {
+            throw UsageError("--feed-agent keeps going until the runtime limit: give --runtime-limit SECONDS too", command: spec.name)
         }
         let memory = try AnalysisOptions.memoryGuard(arguments)
         let pipeline = try AnalysisOptions.pipeline(arguments)
