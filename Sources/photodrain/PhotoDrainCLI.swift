@@ -24,6 +24,7 @@ struct PhotoDrainCLI {
         StatusCommand.self,
         VerdictsCommand.self,
         VerifyCommand.self,
+        FreeSpaceCommand.self,
         ReportCommand.self,
         TrainCommand.self,
         UploadCommand.self,

@@ -1,0 +1,172 @@
+import Foundation
+import Testing
+
+/// `photodrain free-space` (issue 33) with the built binary against a real `photodrain serve`:
+/// each rule that keeps a photo, seen from the command line. Every test drains a library first,
+/// then breaks one thing and checks the photo it concerns stays (and why), while the others go.
+@Suite(.serialized) struct FreeSpaceCLITests {
+    static let fast = ["--analysis-size", "96"]
+    /// A run over the whole small library: any age, no share limit.
+    static let everything = ["--older-than", "0", "--max-fraction", "100%"]
+
+    /// A drained library of the small samples, its receiver, and the photos' relative paths.
+    struct Drained {
+        let ws: Workspace
+        let server: ServeProcess
+        let photos: [String]
+    }
+
+    static func drained() throws -> Drained {
+        let ws = try Workspace()
+        let photos = try ws.addSmallSamples()
+        let server = try ServeProcess(directory: ws.root.appendingPathComponent("received").path)
+        let drain = try CLI.run(["drain", ws.library, "--store", ws.store, "--to", server.url] + fast)
+        #expect(drain.status == 0, "stderr: \(drain.stderr)")
+        return Drained(ws: ws, server: server, photos: photos)
+    }
+
+    /// The `--json` lines of a run, by photo path, and its summary.
+    static func plan(_ result: CLI.Result) -> (byPath: [String: [String: Any]], summary: [String: Any]) {
+        var byPath: [String: [String: Any]] = [:]
+        var summary: [String: Any] = [:]
+        for line in result.lines {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { continue }
+            if object["event"] as? String == "summary" { summary = object } else if let path = object["path"] as? String { byPath[path] = object }
+        }
+        return (byPath, summary)
+    }
+
+    static func dryRun(_ d: Drained, _ extra: [String] = []) throws -> CLI.Result {
+        try CLI.run(["free-space", d.ws.library, "--store", d.ws.store, "--dry-run", "--json"] + everything + extra)
+    }
+
+    /// Runs SQL on the store with the sqlite3 tool (a state no command makes on purpose).
+    static func sql(_ store: String, _ statement: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        process.arguments = [store, statement]
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "sqlite3 failed: \(statement)")
+    }
+
+    @Test func everyProvenPhotoWouldGoAndADryRunRemovesNothing() throws {
+        let d = try Self.drained()
+        let run = try Self.dryRun(d)
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        let (byPath, summary) = Self.plan(run)
+        for photo in d.photos {
+            #expect(byPath[photo]?["action"] as? String == "remove", "\(photo): \(byPath[photo] ?? [:])")
+            #expect(FileManager.default.fileExists(atPath: d.ws.path(photo)))
+        }
+        #expect(summary["remove"] as? Int == d.photos.count)
+        #expect(summary["dryRun"] as? Bool == true)
+        let text = try CLI.run(["free-space", d.ws.library, "--store", d.ws.store, "--dry-run"] + Self.everything)
+        #expect(text.stdout.contains("\(d.photos.count) photos (\(d.photos.count) files"), "\(text.stdout)")
+        #expect(text.stdout.contains("dry run: nothing removed"))
+    }
+
+    @Test func aPhotoTheDestinationLostStays() throws {
+        let d = try Self.drained()
+        let objects = try d.server.objects()
+        let lost = try #require(objects.first)
+        let id = try #require(lost["id"] as? String)
+        let name = try #require(lost["filename"] as? String)
+        try FileManager.default.removeItem(atPath: d.server.directory + "/objects/" + id)
+        let run = try Self.dryRun(d)
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        let (byPath, _) = Self.plan(run)
+        let photo = try #require(d.photos.first { ($0 as NSString).lastPathComponent == name })
+        #expect(byPath[photo]?["action"] as? String == "keep")
+        #expect(byPath[photo]?["reason"] as? String == "missing-at-destination")
+        #expect(byPath.values.filter { $0["action"] as? String == "remove" }.count == d.photos.count - 1)
+    }
+
+    @Test func aDestinationThatIsDownRemovesNothingAndAsksForARerun() throws {
+        var d: Drained? = try Self.drained()
+        let ws = try #require(d?.ws)
+        let photos = try #require(d?.photos)
+        // Stop the receiver: its port answers nothing now.
+        let store = ws.store, library = ws.library
+        let server = try #require(d?.server)
+        server.running.signal(SIGTERM)
+        server.running.wait()
+        d = nil
+        let run = try CLI.run(["free-space", library, "--store", store, "--dry-run", "--json"] + Self.everything)
+        #expect(run.status == 75, "stdout: \(run.stdout) stderr: \(run.stderr)")
+        #expect(run.stderr.contains("nothing is removed"))
+        let (byPath, summary) = Self.plan(run)
+        #expect(byPath.values.allSatisfy { $0["action"] as? String == "keep" })
+        #expect(summary["remove"] as? Int == 0)
+        for photo in photos { #expect(FileManager.default.fileExists(atPath: ws.path(photo))) }
+    }
+
+    @Test func aPhotoEditedSinceItsUploadStays() throws {
+        let d = try Self.drained()
+        let edited = try #require(d.photos.first)
+        // The same size, one byte other, the modification time put back: only hashing tells.
+        var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: d.ws.path(edited))))
+        let attributes = try FileManager.default.attributesOfItem(atPath: d.ws.path(edited))
+        bytes[bytes.count / 2] ^= 0x5A
+        try Data(bytes).write(to: URL(fileURLWithPath: d.ws.path(edited)))
+        try FileManager.default.setAttributes([.modificationDate: attributes[.modificationDate] as Any], ofItemAtPath: d.ws.path(edited))
+        let run = try Self.dryRun(d)
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        let (byPath, _) = Self.plan(run)
+        #expect(byPath[edited]?["action"] as? String == "keep")
+        #expect(byPath[edited]?["reason"] as? String == "changed-since-upload")
+    }
+
+    @Test func aCompanionNotYetProvenKeepsItsPhoto() throws {
+        let d = try Self.drained()
+        let photo = try #require(d.photos.first)
+        let stem = (photo as NSString).deletingPathExtension
+        // An edit list appears after the upload: scanned and linked, not uploaded yet.
+        try d.ws.write(stem + ".AAE", bytes: Array("<?xml version=\"1.0\"?><plist/>".utf8))
+        let status = try CLI.run(["analyze", d.ws.library, "--store", d.ws.store] + Self.fast)
+        #expect(status.status == 0, "stderr: \(status.stderr)")
+        let run = try Self.dryRun(d)
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        let (byPath, _) = Self.plan(run)
+        #expect(byPath[photo]?["action"] as? String == "keep", "\(byPath[photo] ?? [:])")
+        #expect(byPath[photo]?["reason"] as? String == "companion-not-uploaded")
+        #expect(byPath[photo]?["companions"] as? [String] == [stem + ".AAE"])
+    }
+
+    @Test func anUnverifiedUploadStays() throws {
+        let d = try Self.drained()
+        let photo = try #require(d.photos.first)
+        try Self.sql(d.ws.store, "UPDATE uploads SET proof = 'unverified' WHERE asset_id = (SELECT id FROM assets WHERE path = '\(photo)')")
+        let legacy = try #require(d.photos.last)
+        try Self.sql(d.ws.store, "UPDATE uploads SET proof = 'legacy' WHERE asset_id = (SELECT id FROM assets WHERE path = '\(legacy)')")
+        let run = try Self.dryRun(d)
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        let (byPath, _) = Self.plan(run)
+        #expect(byPath[photo]?["reason"] as? String == "uploaded-unverified")
+        #expect(byPath[legacy]?["reason"] as? String == "proof-not-verified")
+        #expect(byPath.values.filter { $0["action"] as? String == "remove" }.count == d.photos.count - 2)
+    }
+
+    @Test func anEmptyLibraryOrATooLargeShareStopsTheRun() throws {
+        let d = try Self.drained()
+        let over = try CLI.run(["free-space", d.ws.library, "--store", d.ws.store, "--dry-run", "--older-than", "0"])
+        #expect(over.status == 1, "stdout: \(over.stdout)")
+        #expect(over.stderr.contains("--max-fraction 50%"), "\(over.stderr)")
+
+        // The library's files move away (an unmounted disk leaves an empty mount point).
+        let away = d.ws.root.appendingPathComponent("away").path
+        try FileManager.default.moveItem(atPath: d.ws.library, toPath: away)
+        try FileManager.default.createDirectory(atPath: d.ws.library, withIntermediateDirectories: true)
+        let empty = try CLI.run(["free-space", d.ws.library, "--store", d.ws.store, "--dry-run"] + Self.everything)
+        #expect(empty.status == 1, "stdout: \(empty.stdout) stderr: \(empty.stderr)")
+        #expect(empty.stderr.contains("not mounted"), "\(empty.stderr)")
+    }
+
+    @Test func badValuesAreUsageErrors() throws {
+        let d = try Self.drained()
+        for bad in [["--older-than", "3 days"], ["--until-free", "lots"], ["--max-fraction", "0%"], ["--max-fraction", "150%"]] {
+            let run = try CLI.run(["free-space", d.ws.library, "--store", d.ws.store, "--dry-run"] + bad)
+            #expect(run.status == 64, "\(bad): \(run.stderr)")
+        }
+    }
+}
