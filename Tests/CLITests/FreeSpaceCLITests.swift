@@ -37,7 +37,25 @@ import Testing
     }
 
     static func dryRun(_ d: Drained, _ extra: [String] = []) throws -> CLI.Result {
-        try CLI.run(["free-space", d.ws.library, "--store", d.ws.store, "--dry-run", "--json"] + everything + extra)
+        try CLI.run(["free-space", d.ws.library, "--store", d.ws.store, "--dry-run", "--json"] + everything + extra,
+                    environment: environment(d.ws))
+    }
+
+    /// A run that removes: its home trash in the workspace, never the tester's own.
+    static func freeSpace(_ d: Drained, _ extra: [String] = []) throws -> CLI.Result {
+        try CLI.run(["free-space", d.ws.library, "--store", d.ws.store, "--json"] + everything + extra, environment: environment(d.ws))
+    }
+
+    static func environment(_ ws: Workspace) -> [String: String] { ["XDG_DATA_HOME": ws.root.appendingPathComponent("data").path] }
+
+    static func trash(_ ws: Workspace) -> String { ws.root.appendingPathComponent("data/Trash").path }
+
+    /// Expects `kept` in place with its bytes, and every other photo of `photos` gone.
+    static func expectOnly(_ kept: [String], of photos: [String], in ws: Workspace) {
+        for photo in photos {
+            let there = FileManager.default.fileExists(atPath: ws.path(photo))
+            #expect(there == kept.contains(photo), "\(photo): \(there ? "still in the library" : "removed")")
+        }
     }
 
     /// Runs SQL on the store with the sqlite3 tool (a state no command makes on purpose).
@@ -73,13 +91,14 @@ import Testing
         let id = try #require(lost["id"] as? String)
         let name = try #require(lost["filename"] as? String)
         try FileManager.default.removeItem(atPath: d.server.directory + "/objects/" + id)
-        let run = try Self.dryRun(d)
+        let run = try Self.freeSpace(d)
         #expect(run.status == 0, "stderr: \(run.stderr)")
         let (byPath, _) = Self.plan(run)
         let photo = try #require(d.photos.first { ($0 as NSString).lastPathComponent == name })
         #expect(byPath[photo]?["action"] as? String == "keep")
         #expect(byPath[photo]?["reason"] as? String == "missing-at-destination")
-        #expect(byPath.values.filter { $0["action"] as? String == "remove" }.count == d.photos.count - 1)
+        #expect(byPath.values.filter { $0["action"] as? String == "trashed" }.count == d.photos.count - 1)
+        Self.expectOnly([photo], of: d.photos, in: d.ws)
     }
 
     @Test func aDestinationThatIsDownRemovesNothingAndAsksForARerun() throws {
@@ -92,7 +111,7 @@ import Testing
         server.running.signal(SIGTERM)
         server.running.wait()
         d = nil
-        let run = try CLI.run(["free-space", library, "--store", store, "--dry-run", "--json"] + Self.everything)
+        let run = try CLI.run(["free-space", library, "--store", store, "--json"] + Self.everything, environment: Self.environment(ws))
         #expect(run.status == 75, "stdout: \(run.stdout) stderr: \(run.stderr)")
         #expect(run.stderr.contains("nothing is removed"))
         let (byPath, summary) = Self.plan(run)
@@ -110,11 +129,13 @@ import Testing
         bytes[bytes.count / 2] ^= 0x5A
         try Data(bytes).write(to: URL(fileURLWithPath: d.ws.path(edited)))
         try FileManager.default.setAttributes([.modificationDate: attributes[.modificationDate] as Any], ofItemAtPath: d.ws.path(edited))
-        let run = try Self.dryRun(d)
+        let run = try Self.freeSpace(d)
         #expect(run.status == 0, "stderr: \(run.stderr)")
         let (byPath, _) = Self.plan(run)
         #expect(byPath[edited]?["action"] as? String == "keep")
         #expect(byPath[edited]?["reason"] as? String == "changed-since-upload")
+        Self.expectOnly([edited], of: d.photos, in: d.ws)
+        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: d.ws.path(edited)))) == bytes)
     }
 
     @Test func aCompanionNotYetProvenKeepsItsPhoto() throws {
@@ -125,12 +146,14 @@ import Testing
         try d.ws.write(stem + ".AAE", bytes: Array("<?xml version=\"1.0\"?><plist/>".utf8))
         let status = try CLI.run(["analyze", d.ws.library, "--store", d.ws.store] + Self.fast)
         #expect(status.status == 0, "stderr: \(status.stderr)")
-        let run = try Self.dryRun(d)
+        let run = try Self.freeSpace(d)
         #expect(run.status == 0, "stderr: \(run.stderr)")
         let (byPath, _) = Self.plan(run)
         #expect(byPath[photo]?["action"] as? String == "keep", "\(byPath[photo] ?? [:])")
         #expect(byPath[photo]?["reason"] as? String == "companion-not-uploaded")
         #expect(byPath[photo]?["companions"] as? [String] == [stem + ".AAE"])
+        Self.expectOnly([photo], of: d.photos, in: d.ws)
+        #expect(FileManager.default.fileExists(atPath: d.ws.path(stem + ".AAE")))
     }
 
     @Test func anUnverifiedUploadStays() throws {
@@ -139,25 +162,27 @@ import Testing
         try Self.sql(d.ws.store, "UPDATE uploads SET proof = 'unverified' WHERE asset_id = (SELECT id FROM assets WHERE path = '\(photo)')")
         let legacy = try #require(d.photos.last)
         try Self.sql(d.ws.store, "UPDATE uploads SET proof = 'legacy' WHERE asset_id = (SELECT id FROM assets WHERE path = '\(legacy)')")
-        let run = try Self.dryRun(d)
+        let run = try Self.freeSpace(d)
         #expect(run.status == 0, "stderr: \(run.stderr)")
         let (byPath, _) = Self.plan(run)
         #expect(byPath[photo]?["reason"] as? String == "uploaded-unverified")
         #expect(byPath[legacy]?["reason"] as? String == "proof-not-verified")
-        #expect(byPath.values.filter { $0["action"] as? String == "remove" }.count == d.photos.count - 2)
+        #expect(byPath.values.filter { $0["action"] as? String == "trashed" }.count == d.photos.count - 2)
+        Self.expectOnly([photo, legacy], of: d.photos, in: d.ws)
     }
 
     @Test func anEmptyLibraryOrATooLargeShareStopsTheRun() throws {
         let d = try Self.drained()
-        let over = try CLI.run(["free-space", d.ws.library, "--store", d.ws.store, "--dry-run", "--older-than", "0"])
+        let over = try CLI.run(["free-space", d.ws.library, "--store", d.ws.store, "--older-than", "0"], environment: Self.environment(d.ws))
         #expect(over.status == 1, "stdout: \(over.stdout)")
         #expect(over.stderr.contains("--max-fraction 50%"), "\(over.stderr)")
+        Self.expectOnly(d.photos, of: d.photos, in: d.ws)
 
         // The library's files move away (an unmounted disk leaves an empty mount point).
         let away = d.ws.root.appendingPathComponent("away").path
         try FileManager.default.moveItem(atPath: d.ws.library, toPath: away)
         try FileManager.default.createDirectory(atPath: d.ws.library, withIntermediateDirectories: true)
-        let empty = try CLI.run(["free-space", d.ws.library, "--store", d.ws.store, "--dry-run"] + Self.everything)
+        let empty = try CLI.run(["free-space", d.ws.library, "--store", d.ws.store] + Self.everything, environment: Self.environment(d.ws))
         #expect(empty.status == 1, "stdout: \(empty.stdout) stderr: \(empty.stderr)")
         #expect(empty.stderr.contains("not mounted"), "\(empty.stderr)")
     }
@@ -168,5 +193,49 @@ import Testing
             let run = try CLI.run(["free-space", d.ws.library, "--store", d.ws.store, "--dry-run"] + bad)
             #expect(run.status == 64, "\(bad): \(run.stderr)")
         }
+    }
+
+    @Test func removedPhotosGoToTheTrashAreCountedAndNeverUploadedAgain() throws {
+        let d = try Self.drained()
+        let sizes = try d.photos.map { try #require(try FileManager.default.attributesOfItem(atPath: d.ws.path($0))[.size] as? Int) }
+        let run = try Self.freeSpace(d)
+        #expect(run.status == 0, "stdout: \(run.stdout) stderr: \(run.stderr)")
+        let (byPath, summary) = Self.plan(run)
+        #expect(summary["remove"] as? Int == d.photos.count)
+        #expect(summary["bytes"] as? Int == sizes.reduce(0, +))
+        Self.expectOnly([], of: d.photos, in: d.ws)
+        let trash = Self.trash(d.ws)
+        for photo in d.photos {
+            #expect(byPath[photo]?["action"] as? String == "trashed")
+            let name = (photo as NSString).lastPathComponent
+            #expect(FileManager.default.fileExists(atPath: trash + "/files/" + name))
+            let info = try String(contentsOfFile: trash + "/info/\(name).trashinfo", encoding: .utf8)
+            #expect(info.contains("Path=\(d.ws.path(photo))"), "\(info)")
+        }
+        // Nothing left to free, and a drain finds nothing to send: the trash is no library.
+        let again = try Self.freeSpace(d)
+        #expect(again.status == 0)
+        #expect(Self.plan(again).summary["remove"] as? Int == 0)
+        let drain = try CLI.run(["drain", d.ws.library, "--store", d.ws.store, "--to", d.server.url, "--json", "--include-hidden"] + Self.fast)
+        #expect(drain.status == 0, "stderr: \(drain.stderr)")
+        #expect(!drain.stdout.contains("\"event\":\"uploaded\""), "\(drain.stdout)")
+        #expect(try d.server.objects().count == d.photos.count)
+
+        let emptied = try CLI.run(["free-space", d.ws.library, "--store", d.ws.store, "--empty-trash"], environment: Self.environment(d.ws))
+        #expect(emptied.status == 0, "stderr: \(emptied.stderr)")
+        #expect(emptied.stdout.contains("emptied the trash of \(d.photos.count) files"), "\(emptied.stdout)")
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: trash + "/files")) ?? []).isEmpty)
+    }
+
+    @Test func deleteRemovesAtOnceOnlyWhenConfirmed() throws {
+        let d = try Self.drained()
+        let refused = try Self.freeSpace(d, ["--delete"])
+        #expect(refused.status == 64, "\(refused.stderr)")
+        Self.expectOnly(d.photos, of: d.photos, in: d.ws)
+        let deleted = try Self.freeSpace(d, ["--delete", "--yes"])
+        #expect(deleted.status == 0, "stderr: \(deleted.stderr)")
+        #expect(Self.plan(deleted).byPath.values.allSatisfy { $0["action"] as? String == "deleted" })
+        Self.expectOnly([], of: d.photos, in: d.ws)
+        #expect(!FileManager.default.fileExists(atPath: Self.trash(d.ws) + "/files"))
     }
 }

@@ -148,6 +148,7 @@ public enum FreeSpaceCheck {
             return file
         }
         file.local = .same
+        file.digest = now
         do throws(TransferError) {
             let copy = try await UploadDestinations.storedCopy(at: destination, sha256Hex: now, size: file.size,
                                                                filename: (row.path as NSString).lastPathComponent,

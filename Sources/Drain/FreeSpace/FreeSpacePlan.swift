@@ -54,13 +54,17 @@ public enum FreeSpacePlan {
         public var proof: Proof
         public var local: Local
         public var answer: Answer
+        /// The SHA-256 the file hashed to now (hex), when it was read: what the destination was
+        /// asked for, and what a removal checks the file against once more.
+        public var digest: String?
 
-        public init(path: String, size: Int64, proof: Proof, local: Local = .notRead, answer: Answer = .notAsked) {
+        public init(path: String, size: Int64, proof: Proof, local: Local = .notRead, answer: Answer = .notAsked, digest: String? = nil) {
             self.path = path
             self.size = size
             self.proof = proof
             self.local = local
             self.answer = answer
+            self.digest = digest
         }
     }
 
