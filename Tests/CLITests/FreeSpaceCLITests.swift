@@ -171,6 +171,57 @@ import Testing
         Self.expectOnly([photo, legacy], of: d.photos, in: d.ws)
     }
 
+    /// A receiver that lost every photo and lies about it: its digest lookup says it holds
+    /// whatever it is asked for, and the object it names downloads as nothing.
+    static func liar(port: UInt16) throws -> HostileReceiver {
+        try HostileReceiver(port: port) { request in
+            if request.method == "OPTIONS" { return .respond(status: 200, headers: [("Upload-Limit", "max-size=1000000000")]) }
+            let prefix = "/objects/by-digest/"
+            if request.method == "HEAD", let range = request.path.range(of: prefix) {
+                let hex = String(request.path[range.upperBound...])
+                var digest = [UInt8]()
+                var index = hex.startIndex
+                while index < hex.endIndex, let next = hex.index(index, offsetBy: 2, limitedBy: hex.endIndex),
+                      let byte = UInt8(hex[index..<next], radix: 16) {
+                    digest.append(byte)
+                    index = next
+                }
+                return .respond(status: 200, headers: [("X-Server-Resource-ID", "obj-\(hex.prefix(16))"),
+                                                       ("Repr-Digest", "sha-256=:\(Data(digest).base64EncodedString()):")])
+            }
+            if request.method == "GET", request.path.hasSuffix("/content") { return .respond(status: 200, headers: []) }
+            return .respond(status: 404, headers: [])
+        }
+    }
+
+    @Test func aLyingDigestLookupIsCaughtByDeep() throws {
+        var d: Drained? = try Self.drained()
+        let ws = try #require(d?.ws)
+        let photos = try #require(d?.photos)
+        let server = try #require(d?.server)
+        let port = try #require(URLComponents(string: server.url)?.port.map { UInt16($0) })
+        server.running.signal(SIGTERM)
+        server.running.wait()
+        d = nil
+        // The liar takes the receiver's place: the same URL, so the same destination's proofs.
+        let liar = try Self.liar(port: port)
+        defer { liar.stop() }
+        let base = ["free-space", ws.library, "--store", ws.store, "--json"] + Self.everything
+        // Its word alone passes: every photo would go (the lie is one the shallow check cannot see).
+        let shallow = try CLI.run(base + ["--dry-run"], environment: Self.environment(ws))
+        #expect(shallow.status == 0, "stderr: \(shallow.stderr)")
+        #expect(Self.plan(shallow).byPath.values.filter { $0["action"] as? String == "remove" }.count == photos.count)
+        let deep = try CLI.run(base + ["--deep"], environment: Self.environment(ws))
+        #expect(deep.status == 0, "stdout: \(deep.stdout) stderr: \(deep.stderr)")
+        let (byPath, summary) = Self.plan(deep)
+        for photo in photos {
+            #expect(byPath[photo]?["reason"] as? String == "mismatched-at-destination", "\(photo): \(byPath[photo] ?? [:])")
+        }
+        #expect(summary["remove"] as? Int == 0)
+        #expect(liar.requests.contains { $0.method == "GET" && $0.path.hasSuffix("/content") }, "--deep downloaded nothing")
+        Self.expectOnly(photos, of: photos, in: ws)
+    }
+
     @Test func anEmptyLibraryOrATooLargeShareStopsTheRun() throws {
         let d = try Self.drained()
         let over = try CLI.run(["free-space", d.ws.library, "--store", d.ws.store, "--older-than", "0"], environment: Self.environment(d.ws))

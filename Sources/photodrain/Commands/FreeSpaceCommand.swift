@@ -152,6 +152,8 @@ enum FreeSpaceCommand: Command {
         }
         let destination = try TransferOptions.destination(for: url, settings: settings, command: spec.name)
         let identity = destination.identity.key
+        // As verify: marks a store kept under the URL's former form are this destination's.
+        try store.adoptDestination(identity, formerly: url)
         let space = filesystemSpace(folder)
         let result = try await FreeSpaceCheck.run(
             store: store, filter: filter, destination: destination, identity: identity, deep: deep, selection: selection,
