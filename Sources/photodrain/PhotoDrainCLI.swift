@@ -25,6 +25,7 @@ struct PhotoDrainCLI {
         VerdictsCommand.self,
         VerifyCommand.self,
         FreeSpaceCommand.self,
+        RestoreCommand.self,
         ReportCommand.self,
         TrainCommand.self,
         UploadCommand.self,

@@ -267,6 +267,12 @@ public enum FreeSpaceRemoval {
             let due = before.map { (removal.removedAt ?? removal.startedAt) < $0 } ?? true
             let gone = removal.trashPath.map { !Trash.exists($0) } ?? true
             guard due || gone else { continue }
+            if gone, (try? SHA256.hex(path: store.absolutePath(of: removal.path))) == removal.sha256 {
+                // Renamed back by a restore killed before it recorded so: restored, not purged.
+                if let info = removal.infoPath { Trash.remove(info) }
+                try store.recordRemovalState(removal.id, .restored)
+                continue
+            }
             if let file = removal.trashPath, !Trash.remove(file) { continue }
             if let info = removal.infoPath { Trash.remove(info) }
             try store.recordRemovalState(removal.id, .purged)

@@ -145,6 +145,28 @@ public struct Trash: Sendable, Equatable {
         return .failed(String(cString: strerror(code)))
     }
 
+    /// Puts the file `from` at `to` without ever replacing anything there: link(2), then unlink(2)
+    /// of `from` (so a second file at `to` is refused by the kernel, not by a check that races),
+    /// then both folders synced. `restore` places a downloaded photo so.
+    public static func place(_ from: String, at to: String) -> Move {
+        if link(from, to) != 0 {
+            let code = errno
+            if code == EXDEV { return .otherFilesystem }
+            return .failed(code == EEXIST ? "\(to) exists" : String(cString: strerror(code)))
+        }
+        unlink(from)
+        syncFolder(of: to)
+        return .moved
+    }
+
+    /// Sets the modification time of `path` to `nanoseconds` since the epoch (the access time
+    /// too); false on failure.
+    public static func setModificationTime(_ path: String, nanoseconds: Int64) -> Bool {
+        let time = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+        let times = [time, time]
+        return utimensat(AT_FDCWD, path, times, AT_SYMLINK_NOFOLLOW) == 0
+    }
+
     /// unlink(2); true when the file is gone (or was).
     @discardableResult
     public static func remove(_ path: String) -> Bool {
