@@ -155,3 +155,53 @@ extension AssetStore {
         }
     }
 }
+
+extension AssetStore {
+    /// What `free-space` has freed, for `status` and `report`: the files in the trash now (their
+    /// bytes still on the library's filesystem until it is emptied), those gone from the device
+    /// (deleted, or emptied from the trash: at the destination only), and those restored.
+    public struct RemovalSummary: Sendable, Equatable, Codable {
+        public var inTrash = 0
+        public var trashBytes: Int64 = 0
+        /// When the oldest file in the trash was moved there (seconds since the epoch).
+        public var oldestInTrash: Double?
+        public var gone = 0
+        public var goneBytes: Int64 = 0
+        public var restored = 0
+        /// Intents a killed run left, which the next `free-space` or `restore` settles.
+        public var unsettled = 0
+
+        public init() {}
+
+        /// Bytes taken off the library: what the trash holds and what is gone.
+        public var freedBytes: Int64 { trashBytes + goneBytes }
+    }
+
+    /// The removals, summed by where their files are now.
+    public func removalSummary() throws(StoreError) -> RemovalSummary {
+        try withDatabase { (db) throws(StoreError) -> RemovalSummary in
+            var summary = RemovalSummary()
+            let rows = try db.query("""
+                SELECT state, COUNT(*), COALESCE(SUM(size), 0), MIN(COALESCE(removed_at, started_at)) FROM removals GROUP BY state
+                """)
+            for row in rows {
+                let count = row[1].int ?? 0
+                let bytes = Int64(row[2].int ?? 0)
+                switch Removal.State(rawValue: row[0].string ?? "") {
+                case .trashed:
+                    summary.inTrash = count
+                    summary.trashBytes = bytes
+                    summary.oldestInTrash = row[3].double
+                case .deleted, .purged:
+                    summary.gone += count
+                    summary.goneBytes += bytes
+                case .restored:
+                    summary.restored = count
+                case .trashing, .deleting, nil:
+                    summary.unsettled += count
+                }
+            }
+            return summary
+        }
+    }
+}

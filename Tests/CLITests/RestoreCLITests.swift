@@ -128,4 +128,28 @@ import Testing
         F.expectOnly([], of: photos, in: ws)
         #expect(try Self.leftovers(ws).isEmpty)
     }
+
+    @Test func statusAndReportShowWhatIsFreedAndInTheTrash() throws {
+        let d = try F.drained()
+        let quiet = try CLI.run(["status", d.ws.library, "--store", d.ws.store])
+        #expect(!quiet.stdout.contains("in the trash"), "status shows a trash before any free-space: \(quiet.stdout)")
+        let sizes = try d.photos.map { try #require(try FileManager.default.attributesOfItem(atPath: d.ws.path($0))[.size] as? Int) }
+        #expect(try F.freeSpace(d).status == 0)
+        let photo = try #require(d.photos.first)
+        #expect(try Self.restore(d, [photo]).status == 0)
+        let status = try CLI.run(["status", d.ws.library, "--store", d.ws.store, "--json"])
+        #expect(status.status == 0, "stderr: \(status.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
+        let freed = try #require(report["freed"] as? [String: Any], "\(status.stdout)")
+        #expect(freed["inTrash"] as? Int == d.photos.count - 1)
+        #expect(freed["trashBytes"] as? Int == sizes.dropFirst().reduce(0, +))
+        #expect(freed["restored"] as? Int == 1)
+        let text = try CLI.run(["status", d.ws.library, "--store", d.ws.store])
+        #expect(text.stdout.contains("in the trash"), "\(text.stdout)")
+        #expect(text.stdout.contains("\(d.photos.count - 1) files"), "\(text.stdout)")
+        let out = d.ws.root.appendingPathComponent("report.html").path
+        let html = try CLI.run(["report", d.ws.library, "--store", d.ws.store, "--out", out, "--single-file"])
+        #expect(html.status == 0, "stderr: \(html.stderr)")
+        #expect(try String(contentsOfFile: out, encoding: .utf8).contains("freed by free-space"))
+    }
 }
