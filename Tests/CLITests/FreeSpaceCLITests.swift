@@ -238,6 +238,18 @@ import Testing
         #expect(empty.stderr.contains("not mounted"), "\(empty.stderr)")
     }
 
+    @Test func anErrorReadingTheStoreRemovesNothing() throws {
+        let d = try Self.drained()
+        // The removals table cannot be read (nor written): the run stops before any file moves.
+        try Self.sql(d.ws.store, "ALTER TABLE removals RENAME TO removals_elsewhere")
+        for mode in [[], ["--delete", "--yes"]] {
+            let run = try Self.freeSpace(d, mode)
+            #expect(run.status == 1, "\(mode): stdout: \(run.stdout) stderr: \(run.stderr)")
+            #expect(run.stderr.contains("removals"), "\(run.stderr)")
+            Self.expectOnly(d.photos, of: d.photos, in: d.ws)
+        }
+    }
+
     @Test func badValuesAreUsageErrors() throws {
         let d = try Self.drained()
         for bad in [["--older-than", "3 days"], ["--until-free", "lots"], ["--max-fraction", "0%"], ["--max-fraction", "150%"]] {

@@ -223,7 +223,9 @@ enum FreeSpaceCommand: Command {
         } else {
             let what = "\(summary.remove) photo\(summary.remove == 1 ? "" : "s") (\(summary.files) files, \(formatBytes(Int(summary.bytes))))"
             var line: String
-            if dryRun {
+            if dryRun && (result.stopped != nil || result.outcome.stop != nil) {
+                line = "\(what) qualified, but the run would stop: none would be removed, \(summary.kept) kept"
+            } else if dryRun {
                 line = "\(what) would be removed, \(summary.kept) kept"
             } else if result.stopped != nil || result.outcome.stop != nil {
                 line = "\(what) qualified, none removed, \(summary.kept) kept"
