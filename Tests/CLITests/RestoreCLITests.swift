@@ -86,6 +86,30 @@ import Testing
         #expect(try Self.leftovers(d.ws).isEmpty)
     }
 
+    @Test func aPhotosCompanionComesBackWithItFromTheDestination() throws {
+        let ws = try Workspace()
+        let photos = try ws.addSmallSamples()
+        let photo = try #require(photos.first)
+        let edits = (photo as NSString).deletingPathExtension + ".AAE"
+        try ws.write(edits, bytes: Array("<?xml version=\"1.0\"?><plist><dict/></plist>".utf8))
+        let server = try ServeProcess(directory: ws.root.appendingPathComponent("received").path)
+        let drain = try CLI.run(["drain", ws.library, "--store", ws.store, "--to", server.url] + F.fast)
+        #expect(drain.status == 0, "stderr: \(drain.stderr)")
+        let before = try [photo, edits].map { try Self.snapshot(ws.path($0)) }
+        let d = F.Drained(ws: ws, server: server, photos: photos)
+        let freed = try F.freeSpace(d, ["--delete", "--yes"])
+        #expect(freed.status == 0, "stderr: \(freed.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: ws.path(edits)), "the companion stayed: \(freed.stdout)")
+        // Naming the photo brings its edits too, both downloaded and checked.
+        let run = try Self.restore(d, [photo])
+        #expect(run.status == 0, "stdout: \(run.stdout) stderr: \(run.stderr)")
+        let (byPath, summary) = Self.lines(run)
+        #expect(summary["restored"] as? Int == 2)
+        #expect(byPath[edits]?["source"] as? String == "destination", "\(run.stdout)")
+        #expect(try [photo, edits].map { try Self.snapshot(ws.path($0)) } == before)
+        F.expectOnly([photo], of: photos, in: ws)
+    }
+
     @Test func aFileAtThePhotosPathIsNeverReplaced() throws {
         let d = try F.drained()
         let photo = try #require(d.photos.first)
