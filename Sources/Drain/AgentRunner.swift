@@ -43,6 +43,10 @@ public enum AgentEvent: Sendable {
     /// The job's destination did not answer: the job went back to pending, uncharged, and the
     /// agent pauses for `pause` before taking jobs again.
     case destinationAway(jobID: Int64, message: String, pause: Duration)
+    /// The job named another place than the library's destination: it was dropped unperformed
+    /// (nothing built, no token, no photo sent there; the photo charged nothing, so the next
+    /// `wake` makes it a job for the library's destination).
+    case refusedJob(jobID: Int64, message: String)
 }
 
 /// The transfer service (the seeds' system daemon): performs registered jobs a few at a time,
@@ -97,16 +101,34 @@ public final class AgentRunner: Sendable {
                 if running < options.slots && pausedUntil.map({ ContinuousClock.now >= $0 }) ?? true {
                     // The store is asked on a thread of its own, never on the cooperative pool.
                     let limit = options.slots - running
-                    let claimed = await onOwnThreadUntilDone("photodrain-agent-claim") { () -> Result<[(UploadJob, String?)], StoreError> in
+                    // A job for another place than the library's destination is dropped here,
+                    // before anything is built for it (`foreignJob`).
+                    let claimed = await onOwnThreadUntilDone("photodrain-agent-claim") { () -> Result<([(UploadJob, String?)], [(Int64, String)]), StoreError> in
                         do throws(StoreError) {
-                            return .success(try store.claimJobsToPerform(limit: limit).map { ($0, (try? store.asset(for: $0))?.path) })
+                            let library = try store.activeDestination()
+                            var jobs: [(UploadJob, String?)] = [], refused: [(Int64, String)] = []
+                            for job in try store.claimJobsToPerform(limit: limit) {
+                                if let reason = Self.foreignJob(job.destination, library: library) {
+                                    if try store.cancelJob(job) { refused.append((job.id, reason)) }
+                                } else {
+                                    jobs.append((job, (try? store.asset(for: job))?.path))
+                                }
+                            }
+                            return .success((jobs, refused))
                         } catch {
                             return .failure(error)
                         }
                     }
                     let jobs: [(UploadJob, String?)]
                     switch claimed {
-                    case .success(let found): jobs = found
+                    case .success(let (found, refused)):
+                        jobs = found
+                        for (jobID, reason) in refused { events(.refusedJob(jobID: jobID, message: reason)) }
+                        // Dropped jobs freed their slots at once: claim again without idling.
+                        if !refused.isEmpty {
+                            idleSince = .now
+                            if jobs.isEmpty && running == 0 { continue }
+                        }
                     case .failure(let error):
                         storeError = error
                         break loop
@@ -162,6 +184,19 @@ public final class AgentRunner: Sendable {
             }
         }
         return (finished, storeError)
+    }
+
+    /// Why a job's destination is not the one the library uploads to (`AssetStore.activeDestination`,
+    /// which `wake` and `drain` set, dropping the old destination's jobs when it changes), or nil
+    /// when it is. A job row naming another place (a store written by something else, a bug) must
+    /// never get the agent's token or a photo.
+    static func foreignJob(_ destination: String, library: String?) -> String? {
+        let shown = TerminalText.escaped(destination)
+        guard let library else {
+            return "the job names \(shown), but the library has no destination yet (run wake or drain with --to); dropped, nothing sent"
+        }
+        if AssetStore.destinationKey(destination) == AssetStore.destinationKey(library) { return nil }
+        return "the job names \(shown), but the library uploads to \(TerminalText.escaped(library)); dropped, nothing sent there"
     }
 
     private func uploader(for destination: String) -> any UploadDestination {

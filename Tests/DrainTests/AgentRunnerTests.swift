@@ -5,22 +5,33 @@ import Synchronization
 import Testing
 import Transfer
 
+/// The destinations an agent built (each is handed the agent's token and credentials).
+final class BuiltDestinations: Sendable {
+    let names = Mutex<[String]>([])
+}
+
 @Suite struct AgentRunnerTests {
     /// One analysed photo with a registered upload job to `destination`, as `wake` leaves it.
-    private func libraryWithAJob(destination: ScriptedDestination) throws -> (Library, AssetStore, UploadJob) {
+    /// `jobDestination` is what the job row names (the destination's own endpoint unless given);
+    /// the library's destination is `destination`'s, as `wake` records it.
+    private func libraryWithAJob(destination: ScriptedDestination, jobDestination: String? = nil) throws -> (Library, AssetStore, UploadJob) {
         let library = try Library(photos: 1)
         let store = try library.store()
+        try store.useDestination(destination.endpoint, allowChange: false)
         _ = try store.scan()
         for asset in try store.claimUnanalyzed(limit: 1) {
             _ = try store.bankVerdict(BankedVerdict(json: "{}", label: "no-faces", faceCount: 0, score: 0), for: asset)
         }
         let claimed = try #require(try store.claimForUpload(limit: 1).first)
-        let job = try #require(try store.createJob(for: claimed, destination: destination.endpoint, inflightLimit: .max))
+        let job = try #require(try store.createJob(for: claimed, destination: jobDestination ?? destination.endpoint, inflightLimit: .max))
         return (library, store, job)
     }
 
-    private func runAgent(_ store: AssetStore, destination: ScriptedDestination) async throws -> [AgentEvent] {
-        var options = AgentOptions(slots: 1) { (_: String) throws(TransferError) -> any UploadDestination in destination }
+    private func runAgent(_ store: AssetStore, destination: ScriptedDestination, built: BuiltDestinations? = nil) async throws -> [AgentEvent] {
+        var options = AgentOptions(slots: 1) { (named: String) throws(TransferError) -> any UploadDestination in
+            built?.names.withLock { $0.append(named) }
+            return destination
+        }
         options.exitWhenIdleFor = .seconds(1)
         options.probeInterval = .milliseconds(50)
         let events = Mutex<[AgentEvent]>([])
@@ -97,6 +108,46 @@ import Transfer
         #expect(asset.attempts == 0 && !asset.failed && asset.uploadedAt == nil)
         #expect(try store.job(id: job.id)?.state == .registered)
         #expect(try store.counts().failed == 0)
+    }
+
+    /// A job row that names another place than the library's destination (a store written by
+    /// something else, a bug) is dropped before any destination is built for it: the agent's
+    /// token and the photo never go there, the photo is charged nothing, and the next wake makes
+    /// it a job for the library's destination.
+    @Test func aJobNamingAnotherDestinationGetsNoTokenAndNoPhoto() async throws {
+        let destination = ScriptedDestination(uploads: [])
+        let elsewhere = "http://collector.example:8080/uploads"
+        let (library, store, job) = try libraryWithAJob(destination: destination, jobDestination: elsewhere)
+        defer { withExtendedLifetime(library) {} }
+        let built = BuiltDestinations()
+        let events = try await runAgent(store, destination: destination, built: built)
+
+        #expect(built.names.withLock { $0 }.isEmpty)
+        #expect(destination.uploadCalls.withLock { $0.count } == 0)
+        let refused = events.compactMap { event -> String? in
+            if case .refusedJob(let id, let message) = event, id == job.id { return message }
+            return nil
+        }
+        #expect(refused.count == 1)
+        #expect(refused.first.map { $0.contains("collector.example:8080") && $0.contains(destination.endpoint) } == true)
+        #expect(try store.job(id: job.id) == nil)
+        let asset = try #require(try store.asset(path: "p000.jpg"))
+        #expect(asset.uploadedAt == nil && asset.attempts == 0 && !asset.failed)
+
+        _ = try WakeRunner(store: store, analyzer: CountingAnalyzer(), memory: MemoryGuard(),
+                           options: WakeOptions(destination: destination.endpoint)).run()
+        let remade = try store.claimJobsToPerform(limit: 10)
+        #expect(remade.map(\.destination) == [AssetStore.destinationKey(destination.endpoint)])
+    }
+
+    @Test func aJobNamingTheLibrarysDestinationInAnotherSpellingIsPerformed() async throws {
+        let destination = ScriptedDestination(uploads: [])
+        let spelled = destination.endpoint.replacingOccurrences(of: "scripted", with: "SCRIPTED") + "/"
+        let (library, store, job) = try libraryWithAJob(destination: destination, jobDestination: spelled)
+        defer { withExtendedLifetime(library) {} }
+        _ = try await runAgent(store, destination: destination)
+        #expect(try store.job(id: job.id)?.state == .succeeded)
+        #expect(destination.uploadCalls.withLock { $0.count } == 1)
     }
 
     /// A destination that answers with an error is the photo's failure: the job ends failed, for

@@ -35,7 +35,7 @@ enum AgentCommand: Command {
                   .flag("json", "JSON lines, one per finished job.")],
         positionals: (1, 1),
         examples: [("photodrain agent ~/Pictures --token-file ~/.config/photodrain/token", "as a systemd service runs it")],
-        exitCodes: [(0, "stopped by a signal or idle"), (1, "failure (store), or the destination refused the jobs (token, URL, certificate, not an upload receiver)"), (64, "usage error")]
+        exitCodes: [(0, "stopped by a signal or idle"), (1, "failure (store), the destination refused the jobs (token, URL, certificate, not an upload receiver), or a job named another destination than the library's (dropped, nothing sent)"), (64, "usage error")]
     )
 
     struct Line: Encodable {
@@ -89,7 +89,7 @@ enum AgentCommand: Command {
         let console = Console.shared
         // What the finished jobs came to, and the first refusal by the destination (a wrong token,
         // a web page, a certificate): every job would fail alike, so the agent must not say "done".
-        let tally = Mutex<(succeeded: Int, failed: Int, refusal: String?)>((0, 0, nil))
+        let tally = Mutex<(succeeded: Int, failed: Int, dropped: Int, refusal: String?)>((0, 0, 0, nil))
         let finished = try await runner.run { event in
             let id: Int64, outcome: PerformOutcome
             switch event {
@@ -97,6 +97,11 @@ enum AgentCommand: Command {
                 return
             case .performed(let job, let performed):
                 (id, outcome) = (job, performed)
+            case .refusedJob(let job, let message):
+                tally.withLock { $0.dropped += 1 }
+                let line = Line(job: job, outcome: "dropped", message: message)
+                if json { console.json(line) } else { console.err("job \(job): \(line.outcome) \(line.message ?? "")") }
+                return
             case .destinationAway(let job, let message, let pause):
                 let seconds = Double(pause.components.seconds) + Double(pause.components.attoseconds) / 1e18
                 let line = Line(job: job, outcome: "deferred",
@@ -129,6 +134,16 @@ enum AgentCommand: Command {
         let outcome = tally.withLock { $0 }
         if !json {
             console.out("agent: \(finished) job\(finished == 1 ? "" : "s") finished: \(outcome.succeeded) succeeded, \(outcome.failed) failed")
+        }
+        if outcome.dropped > 0 {
+            // Jobs only `wake` or `drain` should make named another place: something else writes
+            // this store. Nothing was sent; the photos wait for the next wake's jobs.
+            console.err("""
+                photodrain agent: \(outcome.dropped) job\(outcome.dropped == 1 ? "" : "s") named another destination than the \
+                library's and \(outcome.dropped == 1 ? "was" : "were") dropped unperformed (no token or photo sent); the next \
+                wake makes new jobs for the library's destination
+                """)
+            return .failure
         }
         if let refusal = outcome.refusal {
             // The jobs are failed, not the photos: the next wake puts them back, uncharged.
