@@ -290,6 +290,23 @@ import Testing
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: trash + "/files")) ?? []).isEmpty)
     }
 
+    @Test func aLaterRunEmptiesTheTrashOfWhatIsOlderThanTrashDays() throws {
+        let d = try Self.drained()
+        #expect(try Self.freeSpace(d).status == 0)
+        let files = Self.trash(d.ws) + "/files"
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: files)) ?? []).count == d.photos.count)
+        // The default 30 days keeps them; 0 days empties the trash of all of them, at the run's start.
+        #expect(try Self.freeSpace(d).status == 0)
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: files)) ?? []).count == d.photos.count)
+        let run = try Self.freeSpace(d, ["--trash-days", "0"])
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: files)) ?? []).isEmpty)
+        let status = try CLI.run(["status", d.ws.library, "--store", d.ws.store, "--json"])
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
+        let freed = try #require(report["freed"] as? [String: Any])
+        #expect(freed["gone"] as? Int == d.photos.count && freed["inTrash"] as? Int == 0, "\(freed)")
+    }
+
     @Test func deleteRemovesAtOnceOnlyWhenConfirmed() throws {
         let d = try Self.drained()
         let refused = try Self.freeSpace(d, ["--delete"])

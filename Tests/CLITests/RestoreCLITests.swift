@@ -61,6 +61,10 @@ import Testing
         let again = try Self.restore(d, [])
         #expect(again.status == 0, "stderr: \(again.stderr)")
         #expect(Self.lines(again).summary["restored"] as? Int == 0)
+        // A path naming nothing removed is a usage error, even beside one that does.
+        let unknown = try Self.restore(d, [try #require(d.photos.first), "never-there.jpg"])
+        #expect(unknown.status == 64, "\(unknown.stdout) \(unknown.stderr)")
+        #expect(unknown.stderr.contains("never-there.jpg"))
     }
 
     @Test func aPhotoComesBackFromTheDestinationByteForByteAfterTheTrashIsEmptied() throws {

@@ -148,10 +148,13 @@ public struct Trash: Sendable, Equatable {
     /// Puts the file `from` at `to` without ever replacing anything there: link(2), then unlink(2)
     /// of `from` (so a second file at `to` is refused by the kernel, not by a check that races),
     /// then both folders synced. `restore` places a downloaded photo so.
+    /// On a filesystem without hard links (FAT, exFAT: cards and camera drives) it falls back to
+    /// `move`, which refuses a file already at `to` by looking first.
     public static func place(_ from: String, at to: String) -> Move {
         if link(from, to) != 0 {
             let code = errno
             if code == EXDEV { return .otherFilesystem }
+            if code == EPERM || code == ENOTSUP || code == EOPNOTSUPP || code == EMLINK { return move(from, to: to) }
             return .failed(code == EEXIST ? "\(to) exists" : String(cString: strerror(code)))
         }
         unlink(from)

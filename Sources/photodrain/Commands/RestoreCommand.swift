@@ -37,7 +37,7 @@ enum RestoreCommand: Command {
         ],
         exitCodes: [(0, "every file named came back (or, with --dry-run, can)"),
                     (1, "some could not (another file at its path, the destination lost it or holds other bytes): each named with why"),
-                    (64, "usage error"), (75, "the destination could not be reached: run again")]
+                    (64, "usage error, or a PATH that names nothing free-space removed"), (75, "the destination could not be reached: run again")]
     )
 
     /// One file's line in `--json`.
@@ -75,10 +75,12 @@ enum RestoreCommand: Command {
         let paths = try arguments.positionals.dropFirst().map { (given: String) throws(UsageError) -> String in
             try relative(given, root: root, storeRoot: store.root)
         }
-        let chosen = PhotoRestore.select(try store.removals(), paths: paths)
-        if chosen.isEmpty && !paths.isEmpty {
-            throw UsageError("nothing free-space removed is at \(paths.joined(separator: ", "))", command: spec.name)
+        let removals = try store.removals()
+        let unknown = paths.filter { PhotoRestore.select(removals, paths: [$0]).isEmpty }
+        if !unknown.isEmpty {
+            throw UsageError("nothing free-space removed (and not yet restored) is at \(unknown.joined(separator: ", "))", command: spec.name)
         }
+        let chosen = PhotoRestore.select(removals, paths: paths)
         let plan = PhotoRestore.plan(chosen, store: store)
         var summary = Summary(dryRun: dryRun)
         func emit(_ removal: AssetStore.Removal, source: String?, error: String?) {
