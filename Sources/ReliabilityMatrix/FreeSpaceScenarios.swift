@@ -34,18 +34,20 @@ enum FreeSpaceScenarios {
             if dry != 0 { result.failures.append("run \(run): free-space --dry-run exited \(dry)") }
             let window = (0.0, max(0.05, Date().timeIntervalSince(timing) * 1.3))
 
-            try killThenFinish(freeSpace, name: "free-space", kills: context.kills, window: window, rig: rig, environment: environment, photos: photos,
-                               random: &random, into: &result, run: run)
+            // Until the trash is emptied, a photo is in place or in the trash: the destination's
+            // copy stands in for it only after --delete.
+            try killThenFinish(freeSpace, name: "free-space", kills: context.kills, window: window, rig: rig, environment: environment,
+                               photos: photos, destinationCounts: mode == .delete, random: &random, into: &result, run: run)
             let left = photos.keys.filter { FileManager.default.fileExists(atPath: rig.library.folder + "/" + $0) }
             if !left.isEmpty { result.failures.append("run \(run): free-space left \(left.count) proven photos in place: \(left.sorted().prefix(3))") }
             if mode == .emptied {
                 let (status, child) = try rig.tool.run(freeSpace + ["--empty-trash"], name: "free-space", environment: environment)
                 if status != 0 { result.failures.append("run \(run): --empty-trash exited \(status): \(child.stderr.suffix(300))") }
             }
-            check(photos, rig: rig, into: &result, moment: "run \(run) after free-space (\(mode.rawValue))")
+            check(photos, rig: rig, destinationCounts: mode != .trash, into: &result, moment: "run \(run) after free-space (\(mode.rawValue))")
 
-            try killThenFinish(restore, name: "restore", kills: context.kills, window: window, rig: rig, environment: environment, photos: photos,
-                               random: &random, into: &result, run: run)
+            try killThenFinish(restore, name: "restore", kills: context.kills, window: window, rig: rig, environment: environment,
+                               photos: photos, destinationCounts: mode != .trash, random: &random, into: &result, run: run)
             for (path, sha) in photos.sorted(by: { $0.key < $1.key }) {
                 let now = try? SHA256.hex(path: rig.library.folder + "/" + path)
                 if now != sha { result.failures.append("run \(run): \(path) is not back byte for byte after restore (\(mode.rawValue))") }
@@ -60,13 +62,14 @@ enum FreeSpaceScenarios {
     /// Starts `arguments`, SIGKILLs it after a seeded pause in `window` seconds, checks every
     /// photo is somewhere, `kills` times; then runs it until it exits 0.
     static func killThenFinish(_ arguments: [String], name: String, kills: Int, window: (Double, Double), rig: Rig, environment: [String: String],
-                               photos: [String: String], random: inout SeededRandom, into result: inout ScenarioResult, run: Int) throws {
+                               photos: [String: String], destinationCounts: Bool, random: inout SeededRandom,
+                               into result: inout ScenarioResult, run: Int) throws {
         for kill in 0..<kills {
             let child = try rig.tool.start(arguments, name: name, environment: environment)
             usleep(random.micros(window.0, window.1))
             if child.signal(SIGKILL) { result.faults += 1 }
             child.wait()
-            check(photos, rig: rig, into: &result, moment: "run \(run) after \(name) kill \(kill + 1)")
+            check(photos, rig: rig, destinationCounts: destinationCounts, into: &result, moment: "run \(run) after \(name) kill \(kill + 1)")
         }
         var statuses: [Int32] = []
         for _ in 0..<5 {
@@ -77,12 +80,12 @@ enum FreeSpaceScenarios {
         if statuses.last != 0 { result.failures.append("run \(run): \(name) statuses \(statuses)") }
     }
 
-    /// Every photo (path -> SHA-256) in place, in a trash, or at the destination, with its bytes;
-    /// a failure of `result` names each that is nowhere.
-    static func check(_ photos: [String: String], rig: Rig, into result: inout ScenarioResult, moment: String) {
+    /// Every photo (path -> SHA-256) in place, in a trash, or (when `destinationCounts`) at the
+    /// destination, with its bytes; a failure of `result` names each that is nowhere.
+    static func check(_ photos: [String: String], rig: Rig, destinationCounts: Bool, into result: inout ScenarioResult, moment: String) {
         var found: Set<String> = []
-        let folders = [rig.library.root + "/data/Trash/files", rig.library.folder + "/.photodrain-trash/files",
-                       rig.library.received + "/objects"]
+        var folders = [rig.library.root + "/data/Trash/files", rig.library.folder + "/.photodrain-trash/files"]
+        if destinationCounts { folders.append(rig.library.received + "/objects") }
         for folder in folders {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where !name.hasSuffix(".json") {
                 if let sha = try? SHA256.hex(path: folder + "/" + name) { found.insert(sha) }
