@@ -114,6 +114,23 @@ import Testing
         F.expectOnly([photo], of: photos, in: ws)
     }
 
+    @Test func nothingIsRestoredIntoAnEmptyMountPoint() throws {
+        let d = try F.drained()
+        let photo = try #require(d.photos.first)
+        // One photo goes; the rest of the library then moves away (an unmounted disk).
+        let freed = try CLI.run(["free-space", d.ws.library, "--store", d.ws.store, "--delete", "--yes", "--include", photo]
+                                + F.everything, environment: F.environment(d.ws))
+        #expect(freed.status == 0, "stderr: \(freed.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: d.ws.path(photo)))
+        let away = d.ws.root.appendingPathComponent("away").path
+        try FileManager.default.moveItem(atPath: d.ws.library, toPath: away)
+        try FileManager.default.createDirectory(atPath: d.ws.library, withIntermediateDirectories: true)
+        let run = try Self.restore(d, [])
+        #expect(run.status == 1, "stdout: \(run.stdout) stderr: \(run.stderr)")
+        #expect(run.stderr.contains("unmounted"), "\(run.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: d.ws.library).isEmpty)
+    }
+
     @Test func aFileAtThePhotosPathIsNeverReplaced() throws {
         let d = try F.drained()
         let photo = try #require(d.photos.first)

@@ -36,7 +36,7 @@ enum RestoreCommand: Command {
             ("photodrain restore ~/Pictures", "everything free-space removed"),
         ],
         exitCodes: [(0, "every file named came back (or, with --dry-run, can)"),
-                    (1, "some could not (another file at its path, the destination lost it or holds other bytes): each named with why"),
+                    (1, "some could not (another file at its path, the destination lost it or holds other bytes): each named with why; or the library folder looks unmounted (empty while the store knows files in it): nothing restored"),
                     (64, "usage error, or a PATH that names nothing free-space removed"), (75, "the destination could not be reached: run again")]
     )
 
@@ -81,6 +81,11 @@ enum RestoreCommand: Command {
             throw UsageError("nothing free-space removed (and not yet restored) is at \(unknown.joined(separator: ", "))", command: spec.name)
         }
         let chosen = PhotoRestore.select(removals, paths: paths)
+        if try !dryRun && FreeSpaceCommand.libraryLooksEmpty(folder, store: store) {
+            // An unmounted disk leaves its mount point: what is written there lands on another disk.
+            console.err("photodrain restore: \(folder) holds none of the library's files: an unmounted disk, or a folder emptied behind PhotoDrain's back? Nothing is restored; mount it and run again.")
+            return .failure
+        }
         let plan = PhotoRestore.plan(chosen, store: store)
         var summary = Summary(dryRun: dryRun)
         func emit(_ removal: AssetStore.Removal, source: String?, error: String?) {
