@@ -51,7 +51,10 @@ public final class AssetStore: Sendable {
         let base = (FileTree.realPath(folder) ?? folder) + "/" + name
         self.aliasDirectory = (FileTree.realPath(folder) ?? folder) + "/." + name + ".names"
         // The alias folder is hidden, but a store that includes hidden files must still skip it.
-        self.ownFiles = [base, base + "-wal", base + "-shm", base + "-journal", base + ".agent", aliasDirectory]
+        // The trashes `free-space` may keep at the library's top are never the library's photos
+        // (issue 33): a store that includes hidden files skips them too.
+        self.ownFiles = Set([base, base + "-wal", base + "-shm", base + "-journal", base + ".agent", aliasDirectory])
+            .union(Self.trashFolders(root: canonical))
         self.filter = filter
         if readOnly && FileTree.exists(storePath), let db = try Self.openForReading(storePath) {
             let existing = try db.query("SELECT value FROM meta WHERE key = 'root'").first?.first?.string
@@ -124,6 +127,13 @@ public final class AssetStore: Sendable {
         let name = root.split(separator: "/").last.map(String.init) ?? "root"
         let safe = String(name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" })
         return "\(base)/\(safe)-\(String(hash, radix: 16)).sqlite"
+    }
+
+    /// The trash folders `free-space` may make at the top of a library whose canonical path is
+    /// `root`: its own `.photodrain-trash`, and the freedesktop.org `.Trash-$UID` when the library
+    /// is the top of its filesystem. Never scanned.
+    public static func trashFolders(root: String) -> Set<String> {
+        [root + "/.photodrain-trash", root + "/.Trash-\(FileTree.userID())"]
     }
 
     /// The absolute path of a photo whose relative path is valid UTF-8.

@@ -286,6 +286,9 @@ enum FileTree {
     /// This process's id.
     static var processID: Int32 { getpid() }
 
+    /// This process's real user id (the freedesktop.org trash's `.Trash-$UID`).
+    static func userID() -> UInt32 { getuid() }
+
     /// True when a process with this id exists (EPERM means it exists but is not ours).
     static func processExists(_ pid: Int32) -> Bool {
         kill(pid, 0) == 0 || errno == EPERM

@@ -154,6 +154,35 @@ enum Schema {
         ALTER TABLE assets ADD COLUMN inode INTEGER;      -- st_ino and st_dev, as signed 64-bit bit patterns
         ALTER TABLE assets ADD COLUMN device INTEGER;
         """,
+        // 11: photos `free-space` took off the device (issue 33), one row per file: what it was
+        // (path, digest, size, modification time), the proof it left on (destination, server id,
+        // proof), when, and where it went (a trash, or nowhere after --delete). A row is written
+        // as an intent ('trashing', 'deleting') before the file moves, and made 'trashed' or
+        // 'deleted' after: a run killed in between is finished or undone by the next one from
+        // what it finds on disk (`AssetStore+Removals.swift`). 'purged': the trash was emptied;
+        // 'restored': put back by `photodrain restore`.
+        """
+        CREATE TABLE removals (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL,                 -- relative to the library root, as the assets row had it
+            raw_path TEXT,                      -- lowercase hex of the path's bytes when they are not UTF-8
+            photo TEXT NOT NULL,                -- the photo whose group this file left with (itself, or a companion's photo)
+            sha256 TEXT NOT NULL,               -- hex, hashed at removal
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            destination TEXT NOT NULL,          -- destinationKey form
+            server_id TEXT,
+            proof TEXT NOT NULL,                -- 'verified' or 'verified-deep'
+            state TEXT NOT NULL,                -- trashing, trashed, deleting, deleted, purged, restored
+            trash_path TEXT,                    -- absolute path of the file in the trash
+            info_path TEXT,                     -- its freedesktop.org .trashinfo
+            started_at REAL NOT NULL,
+            removed_at REAL,
+            restored_at REAL
+        );
+        CREATE INDEX removals_path ON removals(path);
+        CREATE INDEX removals_state ON removals(state);
+        """,
     ]
 
     /// What a migration does that SQL cannot, run after its SQL in the same transaction, by the

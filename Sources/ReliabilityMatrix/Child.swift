@@ -71,8 +71,8 @@ struct Tool {
 
     /// Runs `photodrain arguments...` to its end (bounded by `seconds`) and returns the child.
     @discardableResult
-    func run(_ arguments: [String], name: String, seconds: Double = 300) throws -> (status: Int32, child: Child) {
-        let child = try start(arguments, name: name)
+    func run(_ arguments: [String], name: String, seconds: Double = 300, environment: [String: String] = [:]) throws -> (status: Int32, child: Child) {
+        let child = try start(arguments, name: name, environment: environment)
         let status = child.wait(seconds: seconds)
         return (status, child)
     }

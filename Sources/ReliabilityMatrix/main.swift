@@ -61,6 +61,7 @@ do {
         ("bit flipped on the receiver's disk", IntegrityScenarios.bitFlip),
         ("memory-capped wake", ResourceScenarios.memoryCappedWake),
         ("byte-flipping proxy in front of S3", S3Scenarios.byteFlippingProxy),
+        ("SIGKILL free-space and restore", FreeSpaceScenarios.killed),
     ]
     let started = Date()
     var results: [ScenarioResult] = []

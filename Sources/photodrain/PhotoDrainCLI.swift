@@ -24,6 +24,8 @@ struct PhotoDrainCLI {
         StatusCommand.self,
         VerdictsCommand.self,
         VerifyCommand.self,
+        FreeSpaceCommand.self,
+        RestoreCommand.self,
         ReportCommand.self,
         TrainCommand.self,
         UploadCommand.self,

@@ -214,8 +214,9 @@ final class HostileReceiver: Sendable {
     private let answer: @Sendable (Request) -> Answer
     private let state = Mutex(State())
 
-    init(answer: @escaping @Sendable (Request) -> Answer) throws {
-        guard let (listener, port) = LoopbackSocket.listen() else { throw CLIFixtureError("no loopback socket") }
+    /// Listens on `port` (0: one the system picks; another: a receiver that stopped, taken over).
+    init(port: UInt16 = 0, answer: @escaping @Sendable (Request) -> Answer) throws {
+        guard let (listener, port) = LoopbackSocket.listen(port: port) else { throw CLIFixtureError("no loopback socket") }
         self.listener = listener
         self.port = port
         self.answer = answer

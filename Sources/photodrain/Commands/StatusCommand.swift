@@ -37,6 +37,8 @@ enum StatusCommand: Command {
         let transfer: TransferProgress
         /// When the folder was last scanned and last walked in full, and the scan's change token.
         let scan: ScanLine
+        /// What `free-space` freed: in the trash, gone from the device, restored.
+        let freed: AssetStore.RemovalSummary
         /// Entries the latest scan left out (names that are not UTF-8, unreadable folders, links out of
         /// the library, FIFOs...): one list, whatever the reason.
         let skipped: [Problem]
@@ -82,6 +84,23 @@ enum StatusCommand: Command {
         return rows
     }
 
+    /// What `free-space` freed, as status lines; none before its first removal.
+    static func freedRows(_ freed: AssetStore.RemovalSummary) -> [(String, String)] {
+        guard freed.inTrash + freed.gone + freed.restored + freed.unsettled > 0 else { return [] }
+        func files(_ count: Int) -> String { "\(count) file\(count == 1 ? "" : "s")" }
+        var rows = [("space freed", "\(formatBytes(Int(freed.freedBytes))) taken off the library by free-space, \(formatBytes(Int(freed.trashBytes))) of it in the trash until emptied (photodrain restore brings any back)")]
+        let since = freed.oldestInTrash.flatMap { isoTimestamp($0) }.map { ", the oldest since \($0)" } ?? ""
+        rows.append(("in the trash", "\(files(freed.inTrash)), \(formatBytes(Int(freed.trashBytes)))\(since) (free-space --empty-trash empties it)"))
+        if freed.gone > 0 {
+            rows.append(("at the destination only", "\(files(freed.gone)), \(formatBytes(Int(freed.goneBytes))) (deleted or emptied from the trash)"))
+        }
+        if freed.restored > 0 { rows.append(("restored", files(freed.restored))) }
+        if freed.unsettled > 0 {
+            rows.append(("removals interrupted", "\(files(freed.unsettled)) (the next free-space or restore settles them)"))
+        }
+        return rows
+    }
+
     /// Seconds for people: `45 s`, `12 min`, `3.5 h`.
     static func formatDuration(_ seconds: Double) -> String {
         if seconds < 90 { return "\(Int(seconds)) s" }
@@ -106,9 +125,10 @@ enum StatusCommand: Command {
         let undecodable = try store.undecodableAssets().map(problem)
         let scan = ScanLine(try store.scanState())
         let destinations = try store.destinationCounts()
+        let freed = try store.removalSummary()
         if arguments.flag("json") {
             Console.shared.json(Report(library: store.root, store: store.path, counts: counts, destinations: destinations,
-                                       transfer: transfer, scan: scan, skipped: skipped,
+                                       transfer: transfer, scan: scan, freed: freed, skipped: skipped,
                                        unanalysable: unanalysable, undecodable: undecodable, failed: failed))
             return .success
         }
@@ -139,6 +159,9 @@ enum StatusCommand: Command {
         }
         console.out("  \("faces found".padding(toLength: 24, withPad: " ", startingAt: 0)) \(counts.faces) in \(counts.withFaces) photos")
         for (name, value) in transferRows(transfer) {
+            console.out("  \(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(value)")
+        }
+        for (name, value) in freedRows(freed) {
             console.out("  \(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(value)")
         }
         if let deferral = try store.lastDeferral() {

@@ -51,14 +51,15 @@ enum LibraryOptions {
     /// Opens the store for the library folder `DIR` (the first positional, or the current folder),
     /// narrowed by --include/--exclude when the command takes them. With `dryRun` and no store yet,
     /// an empty store in memory stands in, so a dry run creates no file. With `readOnly` (commands
-    /// that only read the store), nothing is written.
-    static func open(_ arguments: ParsedArguments, dryRun: Bool = false, readOnly: Bool = false) throws -> AssetStore {
+    /// that only read the store), nothing is written. With `unfiltered`, the store sees every row
+    /// whatever --include/--exclude say (free-space: a photo's companions go with it, filtered or not).
+    static func open(_ arguments: ParsedArguments, dryRun: Bool = false, readOnly: Bool = false, unfiltered: Bool = false) throws -> AssetStore {
         let folder = arguments.positionals.first ?? FileManager.default.currentDirectoryPath
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw UsageError("\(folder) is not a folder", command: arguments.command)
         }
-        let filter = try filter(arguments)
+        let filter = unfiltered ? PathFilter.all : try filter(arguments)
         var path = arguments.string("store")
         if readOnly {
             // A reader never creates a store: an empty one would show zeros as if it were a library's.

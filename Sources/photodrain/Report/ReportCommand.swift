@@ -82,7 +82,9 @@ enum ReportCommand: Command {
         let scan = try store.scan(full: arguments.flag("rescan"))
         for problem in scan.problems { console.err("photodrain report: skipped \(problem.path): \(problem.message)") }
         let entries = try store.assets().map(ReportEntry.init(record:))
-        let summary = ReportSummary(entries: entries)
+        var counted = ReportSummary(entries: entries)
+        counted.freed = try store.removalSummary()
+        let summary = counted
         let generatedAt = isoTimestamp(Date().timeIntervalSince1970) ?? ""
         let layout = request.layout(photos: entries.count)
         let library = store.root, storePath = store.path

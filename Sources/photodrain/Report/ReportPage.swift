@@ -73,6 +73,12 @@ enum ReportPage {
             // Shown only when there are some: marks the destination gave no proof for.
             stats.insert(("\(unverified)", "uploaded, unverified"), at: 4)
         }
+        let freed = summary.freed
+        if freed.inTrash + freed.gone + freed.restored > 0 {
+            // Shown only once free-space has removed something.
+            stats.append((formatBytes(Int(freed.freedBytes)), "freed by free-space"))
+            stats.append(("\(freed.inTrash)", "in the trash (\(formatBytes(Int(freed.trashBytes))))"))
+        }
         if let rate = summary.photosPerSecond, let mean = summary.meanMilliseconds {
             stats.append((String(format: "%.1f/s", rate), String(format: "per slot (%.0f ms a photo)", mean)))
         }

@@ -23,6 +23,8 @@ struct ReportSummary: Sendable, Equatable {
     var analysisMilliseconds = 0.0
     /// The models and cascades the verdicts name, sorted.
     var models: [String] = []
+    /// What `free-space` took off the library (the store's removals), when counted.
+    var freed = AssetStore.RemovalSummary()
 
     /// Photos analysed and waiting for upload, as `photodrain status` counts them: not the files
     /// held back as not photos.
