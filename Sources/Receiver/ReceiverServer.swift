@@ -104,7 +104,9 @@ public final class ReceiverServer: Sendable {
                                     bootID: UploadStore.bootID(at: configuration.bootIDPath), syncMode: configuration.syncMode, layout: configuration.layout,
                                     log: configuration.log)
             let registry = TransferRegistry()
-            handler = RequestHandler(configuration: configuration, store: store, registry: registry)
+            let access = try AccessControl(directory: store.root, legacyToken: configuration.effectiveToken,
+                                           log: configuration.log, now: configuration.now)
+            handler = RequestHandler(configuration: configuration, store: store, registry: registry, access: access)
             sweeper = ExpirySweeper(store: store, registry: registry, configuration: configuration)
             scrubber = ObjectScrubber(store: store, configuration: configuration)
             wake = try Syscalls.makePipe()

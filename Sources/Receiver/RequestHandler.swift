@@ -2,7 +2,8 @@ import Foundation
 import SystemSupport
 import UploadProtocol
 
-/// Routes each request, checks the bearer token, and writes one log line per request (method,
+/// Routes each request, checks the bearer token (`AccessControl`: `--token-file`'s and the
+/// device tokens of `accounts.json`), and writes one log line per request (method,
 /// path, status, notes, time; never the token or a query). Expired uploads are removed by
 /// `ExpirySweeper`, never here.
 ///
@@ -25,13 +26,13 @@ final class RequestHandler: Sendable {
     private let configuration: ReceiverConfiguration
     private let store: UploadStore
     private let uploads: UploadEndpoint
-    private let token: [UInt8]?
+    private let access: AccessControl
 
-    init(configuration: ReceiverConfiguration, store: UploadStore, registry: TransferRegistry) {
+    init(configuration: ReceiverConfiguration, store: UploadStore, registry: TransferRegistry, access: AccessControl) {
         self.configuration = configuration
         self.store = store
         uploads = UploadEndpoint(configuration: configuration, store: store, registry: registry)
-        token = configuration.effectiveToken.map { Array($0.utf8) }
+        self.access = access
     }
 
     /// Answers one request; returns whether the connection may carry another.
@@ -69,13 +70,14 @@ final class RequestHandler: Sendable {
         if head.method == "GET" && parts == ["healthz"] {
             return exchange.respond(.text(200, "ok"))
         }
-        if let token, !Self.authorized(head["authorization"], token: token) {
+        guard let principal = access.principal(authorization: head["authorization"]) else {
             // Closed after the answer, and never a body drained for it: a peer without the token
             // gets no slot time beyond a short linger, and stays evictable until then.
             exchange.notes.append("unauthorized")
             return exchange.respond(.text(401, "a valid bearer token is required",
                                           headers: [("WWW-Authenticate", "Bearer")]), close: true)
         }
+        if let device = principal.device { exchange.notes.append("device=\(principal.account)/\(device)") }
         exchange.connection.holdAuthorisedRequest()
         switch (head.method, parts.first, parts.count) {
         case ("OPTIONS", _, _) where head.path == "*" || parts.isEmpty || parts == ["uploads"]:
@@ -150,22 +152,6 @@ final class RequestHandler: Sendable {
     private func json(_ value: some Encodable) -> HTTPResponse {
         HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")],
                      body: UploadStore.json(value))
-    }
-
-    /// Compares `Authorization: Bearer <token>` with the configured token in constant time (for
-    /// a given token length).
-    static func authorized(_ header: String?, token: [UInt8]) -> Bool {
-        guard let header else { return false }
-        let scheme = "bearer "
-        guard header.count > scheme.count, header.prefix(scheme.count).lowercased() == scheme else { return false }
-        let presented = Array(header.dropFirst(scheme.count).trimmingSpaces().utf8)
-        // The length difference is kept whole: truncated to 8 bits, a token followed by 256k more
-        // bytes compared equal.
-        var difference = presented.count ^ token.count
-        for i in 0..<token.count {
-            difference |= Int(token[i] ^ (i < presented.count ? presented[i] : 0))
-        }
-        return difference == 0
     }
 
     /// The path as logged: at most 200 characters (already printable ASCII; the query was dropped).

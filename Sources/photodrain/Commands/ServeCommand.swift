@@ -9,7 +9,7 @@ enum ServeCommand: Command {
     static let spec = CommandSpec(
         name: "serve",
         abstract: "Run the reference receiver: resumable uploads in, objects stored atomically and deduplicated.",
-        arguments: "",
+        arguments: "[accounts add NAME | accounts list | tokens add ACCOUNT DEVICE | tokens list | tokens revoke ID]",
         discussion: """
         Speaks "Resumable Uploads for HTTP" (interop versions 3-8) and plain uploads at /uploads.
         Objects are written to a temporary file, fsynced and renamed, with the verdict and file name
@@ -42,6 +42,22 @@ enum ServeCommand: Command {
         object whose bytes no longer match is moved with its sidecar to quarantine/ (never
         deleted), logged with its id and digest, answers 404 from then on, and the next upload of
         those bytes stores them again.
+
+        Accounts and device tokens (for a family's or a team's devices): 'serve accounts add NAME'
+        adds an account, 'serve tokens add ACCOUNT DEVICE [--scope upload|read|admin]' makes a
+        token for one device and prints it once on standard output (keep it in that device's
+        --token-file); 'tokens list' shows id, account, device, scope, created and last used;
+        'tokens revoke ID' ends a token. Each takes --dir, the receiver's directory. Tokens are
+        kept only as SHA-256 hashes in DIR/accounts.json, written atomically (fsync and rename);
+        a running serve picks up new and revoked tokens within a second or two, no restart.
+        Scopes: 'upload' (the default) creates uploads, resumes its own and checks its account's
+        objects by digest, nothing else; 'read' also lists and downloads its account's objects
+        (restore, verify --deep); 'admin' does everything, for every account. A request outside a
+        token's scope is answered 403 with a problem body naming the scope it needs.
+        --token-file still works alongside or alone: its token is an admin token of the account
+        'default', whose objects stay where they always were (DIR/objects); every other account's
+        are under DIR/accounts/NAME/. Without --token-file and accounts.json every request is
+        served, as before.
         """,
         options: [
             .option("dir", "DIR", "Where objects and upload state are stored (created if missing)."),
@@ -54,20 +70,28 @@ enum ServeCommand: Command {
             .option("layout", "LAYOUT", "Where objects' bytes go: id (objects/<id>) or path (files/<library path>).", default: "id"),
             .option("sync", "MODE", "When partial uploads are fsynced: checkpoint or always (see above).", default: "checkpoint"),
             .option("checkpoint-interval", "SECONDS", "With --sync checkpoint: fsync a streaming upload at most this often.", default: "5"),
+            .option("scope", "SCOPE", "With 'tokens add': what the token may do: upload, read or admin (see above).", default: "upload"),
             .option("scrub-rate", "BYTES", "Hash stored objects again in the background at most this many bytes per second (512K, 8M, ...; 0 or off: no scrub).", default: "8M"),
         ],
-        positionals: (0, 0),
+        positionals: (0, 4),
         examples: [
             ("photodrain serve --dir /srv/photos", "listen on 127.0.0.1:8080"),
             ("photodrain serve --dir /srv/photos --layout path", "objects mirror the library's folders under /srv/photos/files"),
             ("photodrain serve --dir /srv/photos --host 0.0.0.0 --port 9000 --token-file /etc/photodrain/token", "on the network, with a token"),
+            ("photodrain serve --dir /srv/photos accounts add anna", "an account for one family member"),
+            ("photodrain serve --dir /srv/photos tokens add anna anna-phone > anna-phone.token", "an upload-only token for her phone"),
+            ("photodrain serve --dir /srv/photos tokens revoke 3f09c2aa", "a lost laptop's token stops working within seconds"),
         ],
-        exitCodes: [(0, "stopped by a signal"), (1, "could not start (port busy, directory unwritable)"), (64, "usage error, or a --token-file that is unreadable, empty, or holds a space or control character")]
+        exitCodes: [(0, "stopped by a signal, or the accounts/tokens action done"), (1, "could not start (port busy, directory unwritable), or an unknown account or token id"), (64, "usage error, or a --token-file that is unreadable, empty, or holds a space or control character")]
     )
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
         guard let directory = arguments.string("dir") else {
             throw UsageError("--dir DIR is required", command: spec.name)
+        }
+        if !arguments.positionals.isEmpty { return try runAccounts(arguments, directory: directory) }
+        if arguments.string("scope") != nil {
+            throw UsageError("--scope goes with `serve tokens add ACCOUNT DEVICE`", command: spec.name)
         }
         var configuration = ReceiverConfiguration(directory: directory)
         configuration.host = arguments.string("host") ?? "127.0.0.1"

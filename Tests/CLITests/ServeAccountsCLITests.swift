@@ -1,0 +1,162 @@
+import Foundation
+import Testing
+
+/// `photodrain serve accounts ...` and `serve tokens ...` as a user runs them, against a real
+/// `photodrain serve`: the token printed once and kept only as a hash, a token added or revoked
+/// while serve runs counting within about two seconds, and the book surviving a SIGKILL mid-write.
+@Suite(.serialized) struct ServeAccountsCLITests {
+    @Test func tokensAddPrintsTheTokenOnceAndKeepsOnlyItsHash() throws {
+        let ws = try Workspace()
+        let dir = ws.root.appendingPathComponent("received").path
+        #expect(try CLI.run(["serve", "--dir", dir, "accounts", "add", "anna"]).status == 0)
+        let added = try CLI.run(["serve", "--dir", dir, "tokens", "add", "anna", "anna-phone"])
+        #expect(added.status == 0, "\(added.stderr)")
+        // The token alone on standard output, so a script can capture it.
+        #expect(added.lines.count == 1)
+        let token = try #require(added.lines.first)
+        #expect(token.range(of: "^pd_[0-9a-f]{64}$", options: .regularExpression) != nil, "\(token)")
+        #expect(added.stderr.contains("device anna-phone of account anna, scope upload"))
+        #expect(added.stderr.contains("shown this once"))
+
+        let admin = try CLI.run(["serve", "--dir", dir, "tokens", "add", "anna", "anna-laptop", "--scope", "admin"])
+        #expect(admin.status == 0)
+        let list = try CLI.run(["serve", "--dir", dir, "tokens", "list"])
+        #expect(list.status == 0)
+        #expect(list.lines.count == 3, "\(list.stdout)")
+        #expect(list.stdout.contains("anna-phone") && list.stdout.contains(" upload "))
+        #expect(list.stdout.contains("anna-laptop") && list.stdout.contains(" admin "))
+        #expect(list.stdout.contains("never"))
+        #expect(!list.stdout.contains(token) && !list.stdout.contains(admin.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let accounts = try CLI.run(["serve", "--dir", dir, "accounts", "list"])
+        #expect(accounts.stdout.contains("anna") && accounts.stdout.contains(dir + "/accounts/anna"))
+
+        // Only the hash is kept: no file under the directory holds the token's text.
+        #expect(Self.filesContaining(token, under: dir).isEmpty)
+        let book = try String(contentsOfFile: dir + "/accounts.json", encoding: .utf8)
+        #expect(book.contains(Self.sha256Hex(token)))
+
+        // Refusals: an unknown account (1), a name that cannot be a folder (64), a bad scope (64),
+        // an unknown id (1), --scope elsewhere (64).
+        #expect(try CLI.run(["serve", "--dir", dir, "tokens", "add", "bob", "bob-phone"]).status == 1)
+        #expect(try CLI.run(["serve", "--dir", dir, "accounts", "add", "../up"]).status == 64)
+        #expect(try CLI.run(["serve", "--dir", dir, "tokens", "add", "anna", "x", "--scope", "root"]).status == 64)
+        #expect(try CLI.run(["serve", "--dir", dir, "tokens", "revoke", "00000000"]).status == 1)
+        #expect(try CLI.run(["serve", "--dir", dir, "--scope", "read"]).status == 64)
+        #expect(try CLI.run(["serve", "--dir", dir, "accounts", "add", "anna"]).status == 1)
+    }
+
+    @Test func helpDescribesAccountsTokensAndScopes() throws {
+        let help = try CLI.run(["serve", "--help"])
+        #expect(help.status == 0)
+        for text in ["tokens add ACCOUNT DEVICE", "accounts add NAME", "tokens revoke ID", "--scope SCOPE",
+                     "'upload' (the default)", "403", "accounts.json"] {
+            #expect(help.stdout.contains(text), "serve --help lacks \(text)")
+        }
+    }
+
+    /// A token added while serve runs is accepted within about two seconds, without a restart,
+    /// and a revoked one refused as soon; neither token's text reaches the log.
+    @Test func tokensAddedAndRevokedWhileServeRunsCountWithinTwoSeconds() throws {
+        let ws = try Workspace()
+        let dir = ws.root.appendingPathComponent("received").path
+        #expect(try CLI.run(["serve", "--dir", dir, "accounts", "add", "team"]).status == 0)
+        let first = try CLI.run(["serve", "--dir", dir, "tokens", "add", "team", "desk"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let serve = try ServeProcess(directory: dir)
+        let probe = serve.url.replacingOccurrences(of: "/uploads", with: "/objects/by-digest/" + String(repeating: "0", count: 64))
+        #expect(Self.status(probe, token: first) == 404)
+        #expect(Self.status(probe, token: "pd_" + String(repeating: "0", count: 64)) == 401)
+
+        let second = try CLI.run(["serve", "--dir", dir, "tokens", "add", "team", "laptop"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let added = Date()
+        let acceptedAfter = Self.waitFor(seconds: 5) { Self.status(probe, token: second) == 404 }
+        #expect(acceptedAfter != nil && acceptedAfter! <= 2.5, "accepted after \(String(describing: acceptedAfter)) s")
+        _ = added
+
+        let id = try #require(try CLI.run(["serve", "--dir", dir, "tokens", "list"]).lines.first { $0.contains(" laptop ") }?.split(separator: " ").first)
+        #expect(try CLI.run(["serve", "--dir", dir, "tokens", "revoke", String(id)]).status == 0)
+        let refusedAfter = Self.waitFor(seconds: 5) { Self.status(probe, token: second) == 401 }
+        #expect(refusedAfter != nil && refusedAfter! <= 2.5, "refused after \(String(describing: refusedAfter)) s")
+        #expect(Self.status(probe, token: first) == 404)
+
+        serve.running.signal(SIGTERM)
+        serve.running.wait()
+        for token in [first, second] {
+            #expect(!serve.running.stderr.contains(token) && !serve.running.stdout.contains(token))
+            #expect(Self.filesContaining(token, under: dir).isEmpty)
+        }
+        #expect(serve.running.stderr.contains("device=team/laptop"))
+        // serve wrote when each token was last used; `tokens list` shows it.
+        let list = try CLI.run(["serve", "--dir", dir, "tokens", "list"])
+        #expect(list.lines.first { $0.contains(" desk ") }.map { !$0.hasSuffix("never") } == true, "\(list.stdout)")
+    }
+
+    /// `tokens add` killed at any moment of its write leaves the old book or the new one, whole.
+    @Test func theBookSurvivesASIGKILLMidWrite() throws {
+        let ws = try Workspace()
+        let dir = ws.root.appendingPathComponent("received").path
+        #expect(try CLI.run(["serve", "--dir", dir, "accounts", "add", "family"]).status == 0)
+        var count = 0
+        for round in 0..<24 {
+            let adding = try Running(["serve", "--dir", dir, "tokens", "add", "family", "device-\(round)"])
+            usleep(UInt32(1_000 * (round % 12) * 3))
+            adding.signal(SIGKILL)
+            let status = adding.wait()
+            let data = try Data(contentsOf: URL(fileURLWithPath: dir + "/accounts.json"))
+            let book = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any], "round \(round): not JSON")
+            let tokens = (book["tokens"] as? [Any])?.count ?? -1
+            // Killed before the rename: the old book; after it (or finished): one more token.
+            #expect(tokens == count || tokens == count + 1, "round \(round): \(tokens) tokens after \(count), exit \(status)")
+            count = tokens
+        }
+        #expect(try CLI.run(["serve", "--dir", dir, "tokens", "list"]).status == 0)
+    }
+
+    // MARK: Helpers
+
+    /// The status of a GET with the token, by curl.
+    static func status(_ url: String, token: String) -> Int? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.arguments = ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10", "-H", "Authorization: Bearer \(token)", url]
+        let out = Pipe()
+        process.standardOutput = out
+        guard (try? process.run()) != nil else { return nil }
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Int(String(decoding: data, as: UTF8.self))
+    }
+
+    /// Seconds until `condition` held, tried every 100 ms for at most `seconds`; nil if never.
+    static func waitFor(seconds: Double, _ condition: () -> Bool) -> Double? {
+        let start = Date()
+        while Date().timeIntervalSince(start) < seconds {
+            if condition() { return Date().timeIntervalSince(start) }
+            usleep(100_000)
+        }
+        return nil
+    }
+
+    /// Every regular file under `root` whose bytes contain `text`.
+    static func filesContaining(_ text: String, under root: String) -> [String] {
+        let needle = Data(text.utf8)
+        let files = FileManager.default.enumerator(atPath: root)?.compactMap { $0 as? String } ?? []
+        return files.filter { name in
+            guard let data = FileManager.default.contents(atPath: root + "/" + name) else { return false }
+            return data.range(of: needle) != nil
+        }
+    }
+
+    static func sha256Hex(_ text: String) -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try? process.run()
+        input.fileHandleForWriting.write(Data(text.utf8))
+        try? input.fileHandleForWriting.close()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(String(decoding: data, as: UTF8.self).prefix(64))
+    }
+}
