@@ -2,22 +2,23 @@ import Foundation
 import SystemSupport
 import UploadProtocol
 
-/// Routes each request, checks the bearer token (`AccessControl`: `--token-file`'s and the
-/// device tokens of `accounts.json`), and writes one log line per request (method,
-/// path, status, notes, time; never the token or a query). Expired uploads are removed by
-/// `ExpirySweeper`, never here.
+/// Routes each request, checks the bearer token and its scope (`AccessControl`, `TokenScope`),
+/// and writes one log line per request (method, path, status, notes, the device's name; never
+/// the token or a query). Expired uploads are removed by `ExpirySweeper`, never here.
 ///
 ///     GET     /healthz                     200 "ok" (no token needed)
-///     OPTIONS /uploads, /, *               200 + Upload-Limit
-///     POST|PUT /uploads, /                 creation (resumable) or plain upload
-///     HEAD|GET /uploads/<id>               offset retrieval
-///     PATCH   /uploads/<id>                append
-///     DELETE  /uploads/<id>                cancellation
-///     GET     /objects                     JSON list of stored objects
-///     GET     /objects/<id>                one object's sidecar JSON
-///     GET     /objects/<id>/content        the object's bytes
+///     OPTIONS /uploads, /, *               200 + Upload-Limit (any token)
+///     POST|PUT /uploads, /                 creation (resumable) or plain upload (upload)
+///     HEAD|GET /uploads/<id>               offset retrieval (upload)
+///     PATCH   /uploads/<id>                append (upload)
+///     DELETE  /uploads/<id>                cancellation (upload)
+///     GET     /objects                     JSON list of stored objects (read)
+///     GET     /objects/<id>                one object's sidecar JSON (read)
+///     GET     /objects/<id>/content        the object's bytes (read)
 ///     HEAD|GET /objects/by-digest/<sha256>  200 + x-server-resource-id when an object has exactly
-///                                          that content (64 hex digits), 404 otherwise
+///                                          that content (64 hex digits), 404 otherwise (upload)
+///
+/// A token without the scope in brackets gets `403` and a problem body naming it.
 ///
 /// Every answer about an object comes from a file whose stamp is the one recorded when it was
 /// hashed, or that was just hashed again (`UploadStore+Integrity.swift`); a corrupt object is
@@ -84,34 +85,58 @@ final class RequestHandler: Sendable {
             return options(exchange)
         case ("POST", _, _) where parts.isEmpty || parts == ["uploads"],
              ("PUT", _, _) where parts.isEmpty || parts == ["uploads"]:
+            guard principal.scope.allows(.upload) else { return forbidden(exchange, principal, needs: .upload) }
             return exchange.reply(uploads.upload(exchange))
         case (_, _, 0), (_, "uploads", 1):
             return exchange.respond(.text(405, "method not allowed", headers: [("Allow", "OPTIONS, POST, PUT")]))
         case ("HEAD", "uploads", 2), ("GET", "uploads", 2):
+            guard principal.scope.allows(.upload) else { return forbidden(exchange, principal, needs: .upload) }
             return exchange.reply(uploads.offset(exchange, id: parts[1]))
         case ("PATCH", "uploads", 2):
+            guard principal.scope.allows(.upload) else { return forbidden(exchange, principal, needs: .upload) }
             return exchange.reply(uploads.patch(exchange, id: parts[1]))
         case ("DELETE", "uploads", 2):
+            guard principal.scope.allows(.upload) else { return forbidden(exchange, principal, needs: .upload) }
             return exchange.reply(uploads.cancel(exchange, id: parts[1]))
         case (_, "uploads", 2):
             return exchange.respond(.text(405, "method not allowed", headers: [("Allow", "HEAD, GET, PATCH, DELETE")]))
         case ("GET", "objects", 1), ("HEAD", "objects", 1):
+            guard principal.scope.allows(.read) else { return forbidden(exchange, principal, needs: .read) }
             do throws(ReceiverError) {
                 return exchange.respond(json(try store.objects()))
             } catch {
                 return exchange.fail(error)
             }
+        case ("GET", "objects", 3) where parts[1] == "by-digest", ("HEAD", "objects", 3) where parts[1] == "by-digest":
+            guard principal.scope.allows(.upload) else { return forbidden(exchange, principal, needs: .upload) }
+            return byDigest(exchange, hex: parts[2])
         case ("GET", "objects", 2), ("HEAD", "objects", 2):
+            guard principal.scope.allows(.read) else { return forbidden(exchange, principal, needs: .read) }
             guard let object = store.verifiedObject(parts[1]) else { return exchange.respond(.text(404, "no such object")) }
             return exchange.respond(json(object))
-        case ("GET", "objects", 3) where parts[1] == "by-digest", ("HEAD", "objects", 3) where parts[1] == "by-digest":
-            return byDigest(exchange, hex: parts[2])
         case ("GET", "objects", 3) where parts[2] == "content":
+            guard principal.scope.allows(.read) else { return forbidden(exchange, principal, needs: .read) }
             return content(exchange, id: parts[1])
         default:
             return exchange.respond(.text(404, "not found"))
         }
     }
+
+    /// The `403` for a request outside the token's scope: an RFC 9457 problem whose `detail`
+    /// names the scope needed (clients show it), and `WWW-Authenticate` as RFC 6750 says. Asked
+    /// before anything about the request's id or digest is looked up, so it tells nothing of them.
+    private func forbidden(_ exchange: Exchange, _ principal: Principal, needs scope: TokenScope) -> Exchange.Outcome {
+        exchange.notes.append("forbidden needs=\(scope.rawValue)")
+        let holder = principal.device.map { "device \($0) of account \(principal.account)" } ?? "account \(principal.account)"
+        let detail = "this request needs a token with the \(scope.rawValue) scope; the token of \(holder) has the \(principal.scope.rawValue) scope"
+        return exchange.respond(.problem(403, type: Self.insufficientScopeProblem, title: "the token's scope does not allow this request",
+                                         detail: detail, strings: ["scope": scope.rawValue],
+                                         headers: [("WWW-Authenticate", "Bearer error=\"insufficient_scope\", scope=\"\(scope.rawValue)\"")]))
+    }
+
+    /// The problem type of a `403` for a token whose scope does not allow the request (a tag
+    /// URI: it names the problem and is not meant to be fetched).
+    static let insufficientScopeProblem = "tag:photodrain.invalid,2026:insufficient-scope"
 
     private func options(_ exchange: Exchange) -> Exchange.Outcome {
         let version = UploadEndpoint.interopVersion(of: exchange.head) ?? ResumableUpload.supportedInteropVersions.upperBound

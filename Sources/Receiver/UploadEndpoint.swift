@@ -137,11 +137,7 @@ struct UploadEndpoint: Sendable {
     func problem(_ status: Int, type: String, title: String, version: Int,
                  members: [String: Int64] = [:], extra: [(name: String, value: String)] = []) -> HTTPResponse {
         guard version >= 6 else { return .text(status, title, headers: extra) }
-        var body = "{\"type\":\"\(type)\",\"title\":\"\(title)\""
-        for (key, value) in members.sorted(by: { $0.key < $1.key }) { body += ",\"\(key)\":\(value)" }
-        body += "}"
-        return HTTPResponse(status: status, headers: extra + [("Content-Type", "application/problem+json")],
-                            body: Array(body.utf8))
+        return .problem(status, type: type, title: title, numbers: members, headers: extra)
     }
 
     /// The upload URL, as a path: the client resolves it against the URL it sent the creation to
