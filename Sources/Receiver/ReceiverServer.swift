@@ -26,6 +26,7 @@ public final class ReceiverServer: Sendable {
         var wakeWrite: Int32?
         var port: Int?
         var store: UploadStore?
+        var spaces: AccountSpaces?
         /// Set by the first `start()`, so a second one fails even while the first is binding.
         var started = false
         var stopping = false
@@ -98,6 +99,7 @@ public final class ReceiverServer: Sendable {
         let sweeper: ExpirySweeper
         let scrubber: ObjectScrubber
         let store: UploadStore
+        let spaces: AccountSpaces
         do {
             port = try Syscalls.boundPort(listener)
             store = try UploadStore(directory: configuration.directory, partialTTL: configuration.partialTTL,
@@ -106,9 +108,10 @@ public final class ReceiverServer: Sendable {
             let registry = TransferRegistry()
             let access = try AccessControl(directory: store.root, legacyToken: configuration.effectiveToken,
                                            log: configuration.log, now: configuration.now)
-            handler = RequestHandler(configuration: configuration, store: store, registry: registry, access: access)
-            sweeper = ExpirySweeper(store: store, registry: registry, configuration: configuration)
-            scrubber = ObjectScrubber(store: store, configuration: configuration)
+            spaces = try AccountSpaces(defaultStore: store, configuration: configuration, registry: registry)
+            handler = RequestHandler(configuration: configuration, spaces: spaces, access: access)
+            sweeper = ExpirySweeper(spaces: spaces, registry: registry, configuration: configuration)
+            scrubber = ObjectScrubber(spaces: spaces, configuration: configuration)
             wake = try Syscalls.makePipe()
         } catch {
             Syscalls.closeDescriptor(listener)
@@ -121,6 +124,7 @@ public final class ReceiverServer: Sendable {
             state.wakeWrite = wake.1
             state.port = port
             state.store = store
+            state.spaces = spaces
         }
         threads.enter()
         Thread.detachNewThread { [self] in
@@ -144,7 +148,8 @@ public final class ReceiverServer: Sendable {
         return port
     }
 
-    /// Every object stored so far, oldest first (what `GET /objects` lists), read from the
+    /// Every object of the account `default` stored so far, oldest first (what `GET /objects`
+    /// lists for it), read from the
     /// sidecars on disk. Throws `.invalidState` before `start()`, `.io` when the directory cannot
     /// be listed.
     public func storedObjects() throws(ReceiverError) -> [StoredObject] {
@@ -161,13 +166,13 @@ public final class ReceiverServer: Sendable {
     /// passed: a test checks the pacing without waiting for it. Throws `.invalidState` before
     /// `start()`.
     public func scrubOnce(bytesPerSecond: Int64? = nil, wait: (Duration) -> Void = { _ in }) throws(ReceiverError) -> ScrubReport {
-        guard let store = state.withLock({ $0.store }) else {
+        guard let spaces = state.withLock({ $0.spaces }) else {
             throw ReceiverError(code: .invalidState, message: "the receiver has not been started")
         }
         let clock = ContinuousClock()
         let began = clock.now
         var waited = Duration.zero
-        return ObjectScrubber(store: store, configuration: configuration).pass(
+        return ObjectScrubber(spaces: spaces, configuration: configuration).pass(
             bytesPerSecond: bytesPerSecond, elapsed: { clock.now - began + waited },
             wait: { pause in
                 if pause > .zero {

@@ -25,14 +25,12 @@ import UploadProtocol
 /// moved to `quarantine/` and answers 404.
 final class RequestHandler: Sendable {
     private let configuration: ReceiverConfiguration
-    private let store: UploadStore
-    private let uploads: UploadEndpoint
+    private let spaces: AccountSpaces
     private let access: AccessControl
 
-    init(configuration: ReceiverConfiguration, store: UploadStore, registry: TransferRegistry, access: AccessControl) {
+    init(configuration: ReceiverConfiguration, spaces: AccountSpaces, access: AccessControl) {
         self.configuration = configuration
-        self.store = store
-        uploads = UploadEndpoint(configuration: configuration, store: store, registry: registry)
+        self.spaces = spaces
         self.access = access
     }
 
@@ -80,9 +78,17 @@ final class RequestHandler: Sendable {
         }
         if let device = principal.device { exchange.notes.append("device=\(principal.account)/\(device)") }
         exchange.connection.holdAuthorisedRequest()
+        exchange.principal = principal
+        let space: AccountSpaces.Space
+        do throws(ReceiverError) {
+            space = try spaces.space(for: principal.account)
+        } catch {
+            return exchange.fail(error)
+        }
+        let uploads = space.uploads
         switch (head.method, parts.first, parts.count) {
         case ("OPTIONS", _, _) where head.path == "*" || parts.isEmpty || parts == ["uploads"]:
-            return options(exchange)
+            return options(exchange, uploads: uploads)
         case ("POST", _, _) where parts.isEmpty || parts == ["uploads"],
              ("PUT", _, _) where parts.isEmpty || parts == ["uploads"]:
             guard principal.scope.allows(.upload) else { return forbidden(exchange, principal, needs: .upload) }
@@ -103,20 +109,26 @@ final class RequestHandler: Sendable {
         case ("GET", "objects", 1), ("HEAD", "objects", 1):
             guard principal.scope.allows(.read) else { return forbidden(exchange, principal, needs: .read) }
             do throws(ReceiverError) {
-                return exchange.respond(json(try store.objects()))
+                var listed: [StoredObject] = []
+                for visible in visibleSpaces(space, to: principal) {
+                    listed += try visible.store.objects().map { shown($0, in: visible, to: principal) }
+                }
+                return exchange.respond(json(listed))
             } catch {
                 return exchange.fail(error)
             }
         case ("GET", "objects", 3) where parts[1] == "by-digest", ("HEAD", "objects", 3) where parts[1] == "by-digest":
             guard principal.scope.allows(.upload) else { return forbidden(exchange, principal, needs: .upload) }
-            return byDigest(exchange, hex: parts[2])
+            return byDigest(exchange, hex: parts[2], store: space.store)
         case ("GET", "objects", 2), ("HEAD", "objects", 2):
             guard principal.scope.allows(.read) else { return forbidden(exchange, principal, needs: .read) }
-            guard let object = store.verifiedObject(parts[1]) else { return exchange.respond(.text(404, "no such object")) }
-            return exchange.respond(json(object))
+            guard let (object, holder) = find(parts[1], from: space, for: principal) else {
+                return exchange.respond(.text(404, "no such object"))
+            }
+            return exchange.respond(json(shown(object, in: holder, to: principal)))
         case ("GET", "objects", 3) where parts[2] == "content":
             guard principal.scope.allows(.read) else { return forbidden(exchange, principal, needs: .read) }
-            return content(exchange, id: parts[1])
+            return content(exchange, id: parts[1], from: space)
         default:
             return exchange.respond(.text(404, "not found"))
         }
@@ -138,7 +150,7 @@ final class RequestHandler: Sendable {
     /// URI: it names the problem and is not meant to be fetched).
     static let insufficientScopeProblem = "tag:photodrain.invalid,2026:insufficient-scope"
 
-    private func options(_ exchange: Exchange) -> Exchange.Outcome {
+    private func options(_ exchange: Exchange, uploads: UploadEndpoint) -> Exchange.Outcome {
         let version = UploadEndpoint.interopVersion(of: exchange.head) ?? ResumableUpload.supportedInteropVersions.upperBound
         var response = HTTPResponse(status: 200)
         response.add("Upload-Limit", uploads.limits.fieldValue(interopVersion: version))
@@ -147,9 +159,35 @@ final class RequestHandler: Sendable {
         return exchange.respond(response)
     }
 
-    /// The hash pre-check: whether an object with this content is stored, so a client can skip
-    /// sending bytes the receiver already has. Answers with the object's id and its `Repr-Digest`.
-    private func byDigest(_ exchange: Exchange, hex: String) -> Exchange.Outcome {
+    /// The spaces whose objects a token may list and read: its own account's, every account's
+    /// for an admin.
+    private func visibleSpaces(_ own: AccountSpaces.Space, to principal: Principal) -> [AccountSpaces.Space] {
+        principal.scope == .admin ? spaces.all : [own]
+    }
+
+    /// The object with that id in a space the token may read, and that space; nil when none holds
+    /// it (another account's answers exactly as an id that was never stored).
+    private func find(_ id: String, from own: AccountSpaces.Space,
+                      for principal: Principal) -> (StoredObject, AccountSpaces.Space)? {
+        for space in visibleSpaces(own, to: principal) {
+            if let object = space.store.verifiedObject(id) { return (object, space) }
+        }
+        return nil
+    }
+
+    /// An object as answered: with its account named when a device token asks (admins see
+    /// several accounts); as stored otherwise, as before accounts existed.
+    private func shown(_ object: StoredObject, in space: AccountSpaces.Space, to principal: Principal) -> StoredObject {
+        guard principal.tokenID != nil else { return object }
+        var shown = object
+        shown.account = space.account
+        return shown
+    }
+
+    /// The hash pre-check: whether an object with this content is stored in the token's account,
+    /// so a client can skip sending bytes it already holds. Answers with the object's id and its
+    /// `Repr-Digest`; another account's object answers as content never stored.
+    private func byDigest(_ exchange: Exchange, hex: String, store: UploadStore) -> Exchange.Outcome {
         let lowered = hex.lowercased()
         guard lowered.utf8.count == 64, let digest = Hex.bytes(fromHex: lowered) else {
             return exchange.respond(.text(400, "the digest is not 64 hex digits"))
@@ -165,8 +203,11 @@ final class RequestHandler: Sendable {
         return exchange.respond(response)
     }
 
-    private func content(_ exchange: Exchange, id: String) -> Exchange.Outcome {
-        guard let object = store.verifiedObject(id) else { return exchange.respond(.text(404, "no such object")) }
+    private func content(_ exchange: Exchange, id: String, from own: AccountSpaces.Space) -> Exchange.Outcome {
+        guard let (object, space) = find(id, from: own, for: exchange.principal) else {
+            return exchange.respond(.text(404, "no such object"))
+        }
+        let store = space.store
         if exchange.bodyRemaining > 0 { return exchange.respond(.text(400, "GET carries no body")) }
         let response = HTTPResponse(status: 200, headers: [("Content-Type", "application/octet-stream")])
         let sent = exchange.connection.sendFile(response, path: store.contentPath(of: object), length: object.size,

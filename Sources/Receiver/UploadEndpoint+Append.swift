@@ -13,7 +13,7 @@ extension UploadEndpoint {
         let head = exchange.head
         let known: UploadRecord
         do throws(ReceiverError) {
-            guard let upload = try store.upload(id, now: configuration.now()) else {
+            guard let upload = try store.upload(id, now: configuration.now()), exchange.owns(upload.record) else {
                 return .response(.text(404, "no such upload"))
             }
             known = upload.record

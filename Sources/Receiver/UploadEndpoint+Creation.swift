@@ -11,11 +11,12 @@ extension UploadEndpoint {
     /// A creation request (completion header present, known version) or a plain upload.
     func upload(_ exchange: Exchange) -> Exchange.Reply {
         let head = exchange.head
-        let metadata: ObjectMetadata
+        var metadata: ObjectMetadata
         switch Self.metadata(of: head) {
         case .success(let parsed): metadata = parsed
         case .failure(let problem): return .response(.text(400, problem.reason))
         }
+        metadata.device = exchange.principal.device
         if let version = Self.interopVersion(of: head), let field = Self.completionField(head, version: version) {
             guard let complete = field else {
                 return .response(.text(400, "malformed \(Self.completionName(version))"))

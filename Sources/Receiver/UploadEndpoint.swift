@@ -53,17 +53,23 @@ struct UploadEndpoint: Sendable {
     // MARK: Shared steps
 
     /// Runs `body` holding the upload's slot (ending an older transfer first) with its fresh record
-    /// and received length; 404 for an unknown or expired upload.
+    /// and received length; 404 for an unknown or expired upload, and for another device's
+    /// (`Exchange.owns`), with the same body.
     func withSlot(_ exchange: Exchange, id: String,
                   _ body: (UploadStore.Resource) -> Exchange.Reply) -> Exchange.Reply {
         exchange.notes.append("upload=\(id)")
         guard UploadStore.isValidID(id) else { return .response(.text(404, "no such upload")) }
+        // Another account's or device's upload is not touched at all: taking its slot would end
+        // the transfer in flight on it, and a wait for the slot would tell that it exists.
+        // (A record that cannot be read is left to the lookup below, which answers 500.)
+        guard Syscalls.exists(store.recordPath(id)) else { return .response(.text(404, "no such upload")) }
+        if let seen = store.storedRecord(id), !exchange.owns(seen.current) { return .response(.text(404, "no such upload")) }
         guard registry.acquire(id, descriptor: exchange.connection.descriptor, timeout: configuration.ioTimeout) else {
             return .response(.text(503, "the upload is busy", headers: [("Retry-After", "1")]))
         }
         defer { registry.release(id) }
         do throws(ReceiverError) {
-            guard let upload = try store.upload(id, now: configuration.now()) else {
+            guard let upload = try store.upload(id, now: configuration.now()), exchange.owns(upload.record) else {
                 return .response(.text(404, "no such upload"))
             }
             return body(upload)

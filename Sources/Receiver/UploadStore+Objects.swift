@@ -75,6 +75,7 @@ extension UploadStore {
                                       idempotencyKey: metadata.idempotencyKey, filename: metadata.filename,
                                       verdict: metadata.verdict, storedAt: now, filenameEncoded: metadata.filenameEncoded,
                                       provenance: metadata.provenance)
+            object.device = metadata.device
             var placed: [UInt8]?
             do throws(ReceiverError) {
                 // The sidecar's directory fsync makes both renames durable. A crash in between can

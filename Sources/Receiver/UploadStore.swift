@@ -6,7 +6,9 @@ import Synchronization
 import SystemSupport
 import UploadProtocol
 
-/// Everything the receiver keeps on disk, under one directory and nowhere else:
+/// Everything one account's space keeps on disk (`AccountSpaces`: the receiver's directory for
+/// the account `default`, `accounts/<name>/` under it for every other), under one directory and
+/// nowhere else:
 ///
 ///     objects/<id>          finished objects (renamed in whole, so never seen partial)
 ///     objects/<id>.json     their sidecars (StoredObject); an object is listed only once this exists

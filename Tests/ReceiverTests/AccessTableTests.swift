@@ -90,6 +90,59 @@ import UploadProtocol
         }
     }
 
+    /// Every endpoint that names an upload, an object or a digest, tried by each of one account's
+    /// tokens with another account's (and another device's) ids and digests: the answer is the
+    /// one a never-stored id or digest gets, byte for byte, except where an admin may read every
+    /// account's objects.
+    @Test func anotherAccountsIdsAndDigestsAnswerAsOnesThatDoNotExist() throws {
+        let family = try Family()
+        defer { family.receiver.stop(); family.receiver.removeDirectory() }
+        let naming = Self.endpoints.filter { endpoint in
+            let probe = Context(objectID: "I", digest: "D", uploadPath: "/uploads/U", seed: 0)
+            let path = endpoint.request(probe).1
+            return path.contains("I") || path.contains("D") || path.contains("U")
+        }
+        #expect(naming.count == 8)
+        let never = Context(objectID: String(repeating: "ab", count: 16), digest: String(repeating: "cd", count: 32),
+                            uploadPath: "/uploads/" + String(repeating: "ef", count: 16), seed: 1)
+        var seed: UInt64 = 50_000
+        for endpoint in naming {
+            for device in [family.phone, family.laptop, family.admin] {
+                seed += 1
+                let ben = try family.context(for: family.benPhone, seed: seed)
+                var nothing = never
+                nothing.seed = seed
+                let foreign = try family.send(endpoint, ben, as: device)
+                let missing = try family.send(endpoint, nothing, as: device)
+                let adminReads = device.scope == .admin && endpoint.needs == .read
+                if adminReads {
+                    #expect(foreign.status == endpoint.allowed, "\(endpoint) as admin on ben's: \(foreign.status)")
+                } else {
+                    #expect(foreign.status == missing.status, "\(endpoint) with \(device.scope) on ben's: \(foreign.status) vs \(missing.status)")
+                    #expect(foreign.body == missing.body, "\(endpoint) with \(device.scope): \(foreign.text) vs \(missing.text)")
+                    #expect(foreign["content-type"] == missing["content-type"])
+                    #expect(foreign.status == 404 || foreign.status == 403, "\(endpoint) with \(device.scope): \(foreign.status)")
+                }
+                // Ben's upload is untouched whoever asked: still there, still at 100 bytes.
+                let kept = try family.receiver.client().request("HEAD", ben.uploadPath,
+                                                                headers: [("Upload-Draft-Interop-Version", "8")] + family.benPhone.authorization)
+                if endpoint.description.hasPrefix("DELETE") || endpoint.description.hasPrefix("PATCH") || endpoint.description.hasPrefix("HEAD /uploads") {
+                    #expect(kept.status == 204 && kept["upload-offset"] == "100", "\(endpoint) by \(device.name) touched ben's upload")
+                }
+            }
+        }
+        // Within an account, a device's uploads are its own: the laptop cannot touch the phone's.
+        let phones = try family.context(for: family.phone, seed: 99)
+        for endpoint in naming where endpoint.request(phones).1.hasPrefix("/uploads/") {
+            let other = try family.send(endpoint, phones, as: family.laptop)
+            var nothing = never
+            nothing.seed = 99
+            let missing = try family.send(endpoint, nothing, as: family.laptop)
+            #expect(other.status == 404 && other.body == missing.body, "\(endpoint): \(other.status)")
+            #expect(try family.send(endpoint, phones, as: family.admin).status == endpoint.allowed)
+        }
+    }
+
     /// Two accounts and three devices on one receiver, their tokens made by `AccountBook` as
     /// `serve tokens add` makes them.
     final class Family {
@@ -121,6 +174,12 @@ import UploadProtocol
             admin = try add("anna", "anna-admin", .admin)
             benPhone = try add("ben", "ben-phone", .upload)
             receiver = try TestReceiver(directory: directory, configure: configure)
+        }
+
+        /// Sends an endpoint's request with that context as `device`.
+        func send(_ endpoint: Endpoint, _ context: Context, as device: Device) throws -> RawHTTPClient.Response {
+            let (method, path, headers, body) = endpoint.request(context)
+            return try receiver.client().request(method, path, headers: headers + device.authorization, body: body)
         }
 
         /// An object stored by `device` (its account's), its digest, and a partial upload of 100
