@@ -90,6 +90,47 @@ import Testing
         #expect(list.lines.first { $0.contains(" desk ") }.map { !$0.hasSuffix("never") } == true, "\(list.stdout)")
     }
 
+    /// A family: Anna's phone drains with an upload-only token into her space, which `verify`
+    /// checks by digest with the same token; `verify --deep` (which reads the bytes back) is
+    /// refused with a message naming the read scope, and works with her laptop's read token.
+    /// Ben's phone sees none of it.
+    @Test func aFamilyDrainsWithDeviceTokensAndTheScopeIsNamedWhenRefused() throws {
+        let ws = try Workspace()
+        let photos = try ws.addSmallSamples()
+        let dir = ws.root.appendingPathComponent("received").path
+        func token(_ account: String, _ device: String, _ scope: String) throws -> String {
+            let path = ws.root.appendingPathComponent(device + ".token").path
+            let added = try CLI.run(["serve", "--dir", dir, "tokens", "add", account, device, "--scope", scope])
+            try Data(added.stdout.utf8).write(to: URL(fileURLWithPath: path))
+            return path
+        }
+        for account in ["anna", "ben"] { #expect(try CLI.run(["serve", "--dir", dir, "accounts", "add", account]).status == 0) }
+        let phone = try token("anna", "anna-phone", "upload")
+        let laptop = try token("anna", "anna-laptop", "read")
+        let bens = try token("ben", "ben-phone", "upload")
+        let serve = try ServeProcess(directory: dir)
+
+        let drained = try CLI.run(["drain", ws.library, "--store", ws.store, "--to", serve.url, "--token-file", phone, "--analysis-size", "96"])
+        #expect(drained.status == 0, "\(drained.stderr)")
+        let stored = (try? FileManager.default.contentsOfDirectory(atPath: dir + "/accounts/anna/objects")) ?? []
+        #expect(stored.filter { $0.hasSuffix(".json") }.count == photos.count, "\(stored)")
+        let sidecar = try #require(stored.first { $0.hasSuffix(".json") })
+        #expect(try String(contentsOfFile: dir + "/accounts/anna/objects/" + sidecar, encoding: .utf8).contains("\"device\":\"anna-phone\""))
+
+        let checked = try CLI.run(["verify", ws.library, "--store", ws.store, "--token-file", phone])
+        #expect(checked.status == 0, "\(checked.stdout) \(checked.stderr)")
+        let deep = try CLI.run(["verify", ws.library, "--store", ws.store, "--token-file", phone, "--deep"])
+        #expect(deep.status == 1)
+        #expect((deep.stdout + deep.stderr).contains("needs a token with the read scope"), "\(deep.stdout) \(deep.stderr)")
+        #expect(!(deep.stdout + deep.stderr).contains(try String(contentsOfFile: phone, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let deepRead = try CLI.run(["verify", ws.library, "--store", ws.store, "--token-file", laptop, "--deep"])
+        #expect(deepRead.status == 0, "\(deepRead.stdout) \(deepRead.stderr)")
+        // Ben's phone: Anna's photos are not on the server as far as it can tell.
+        let bensView = try CLI.run(["verify", ws.library, "--store", ws.store, "--token-file", bens])
+        #expect(bensView.status == 1)
+        #expect(bensView.stdout.contains("0 present, \(photos.count) missing"), "\(bensView.stdout)")
+    }
+
     /// `tokens add` killed at any moment of its write leaves the old book or the new one, whole.
     @Test func theBookSurvivesASIGKILLMidWrite() throws {
         let ws = try Workspace()

@@ -148,4 +148,21 @@ import SystemSupport
         #expect(BearerToken("a b") == nil)
         #expect(BearerToken("a\r\nX-Evil: 1") == nil)
     }
+
+    /// A 403 problem names the scope the token lacks: its `detail` in the message, escaped; it is
+    /// still `unauthorized`, the refusal that charges nothing. Without a problem body, as before.
+    @Test func aScopeRefusalNamesTheScopeNeeded() {
+        let problem = Array(#"{"detail":"this request needs a token with the read scope; the token of device anna-phone\u001b[31m has the upload scope","scope":"read","status":403,"title":"the token's scope does not allow this request","type":"tag:photodrain.invalid,2026:insufficient-scope"}"#.utf8)
+        let error = TransferError.forStatus(403, headers: ["content-type": "application/problem+json"], body: problem)
+        #expect(error.code == .unauthorized)
+        #expect(!error.isTransient)
+        #expect(error.httpStatus == 403)
+        #expect(error.message.hasPrefix("the server refused the token: this request needs a token with the read scope"), "\(error.message)")
+        #expect(error.message.contains("anna-phone\\x1b[31m has"), "\(error.message)")
+        #expect(!error.message.contains("\u{1b}"))
+        let plain = TransferError.forStatus(403, headers: ["content-type": "text/plain"], body: Array("no".utf8))
+        #expect(plain.message == "the server refused the credentials")
+        #expect(TransferError.forStatus(401, headers: ["content-type": "application/problem+json"], body: problem).message
+                == "the server refused the credentials")
+    }
 }
