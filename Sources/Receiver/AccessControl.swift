@@ -39,6 +39,8 @@ final class AccessControl: Sendable {
 
     private struct State: Sendable {
         var entries: [Entry] = []
+        /// Each account's quota in bytes, from the book.
+        var quotas: [String: Int64] = [:]
         var stamp: ReadOnlyFile.Stamp?
         var sawBook = false
         var checkedAt: ContinuousClock.Instant?
@@ -77,6 +79,7 @@ final class AccessControl: Sendable {
             let entries = try Self.entries(of: book)
             state.withLock { state in
                 state.entries = entries
+                state.quotas = Self.quotas(of: book)
                 state.stamp = stamp
                 state.sawBook = true
                 state.checkedAt = ContinuousClock.now
@@ -127,6 +130,7 @@ final class AccessControl: Sendable {
             let entries = try Self.entries(of: book)
             state.withLock { state in
                 state.entries = entries
+                state.quotas = Self.quotas(of: book)
                 state.stamp = stamp
                 state.sawBook = true
             }
@@ -156,6 +160,17 @@ final class AccessControl: Sendable {
                 log("accounts: cannot write \(AccountBook.usageFileName): \(error.message)")
             }
         }
+    }
+
+    /// The account's quota in bytes as the book last read says; nil for none.
+    func quota(for account: String) -> Int64? {
+        state.withLock { $0.quotas[account] }
+    }
+
+    private static func quotas(of book: AccountBook) -> [String: Int64] {
+        var quotas: [String: Int64] = [:]
+        for account in book.accounts { if let bytes = account.quotaBytes { quotas[account.name] = bytes } }
+        return quotas
     }
 
     private static func entries(of book: AccountBook) throws(ReceiverError) -> [Entry] {

@@ -31,6 +31,10 @@ public struct Account: Codable, Sendable, Equatable {
     /// `[A-Za-z0-9._-]`, 1 to 64 characters, not starting with a dot.
     public var name: String
     public var created: Date
+    /// The most bytes of objects the account may hold (`serve accounts add --quota`, `serve
+    /// accounts quota`); nil for no limit. An upload that would take the account past it is
+    /// refused with `507` and a problem body before its bytes are taken.
+    public var quotaBytes: Int64?
 }
 
 /// One device's token as the receiver keeps it: never the token itself, only its SHA-256.
@@ -100,6 +104,21 @@ public struct AccountBook: Codable, Sendable, Equatable {
             throw ReceiverError(code: .alreadyExists, message: "there is already an account named \(name)")
         }
         accounts.append(Account(name: name, created: now))
+    }
+
+    /// Sets (or with nil removes) an account's quota, in bytes. The account `default` gets an
+    /// entry of its own for it. Throws `.unknownAccount`.
+    public mutating func setQuota(_ account: String, bytes: Int64?, now: Date) throws(ReceiverError) {
+        guard hasAccount(account) else {
+            throw ReceiverError(code: .unknownAccount, message: "there is no account named \(account)")
+        }
+        if !accounts.contains(where: { $0.name == account }) { accounts.append(Account(name: account, created: now)) }
+        for index in accounts.indices where accounts[index].name == account { accounts[index].quotaBytes = bytes }
+    }
+
+    /// The account's quota in bytes, nil when it has none.
+    public func quota(of account: String) -> Int64? {
+        accounts.first { $0.name == account }?.quotaBytes
     }
 
     /// Makes a token for `device` of `account` and returns its text (shown once, kept nowhere)

@@ -32,6 +32,8 @@ final class Exchange {
     var sentInterim = false
     /// Who sent the request (set once its token was checked).
     var principal = Principal.open
+    /// The quota of the principal's account in bytes, nil for none.
+    var quota: Int64?
 
     /// The largest unread body drained (rather than closing) to keep a connection after an early answer.
     private static let drainLimit: Int64 = 1 << 20

@@ -74,6 +74,7 @@ struct HTTPResponse: Sendable {
         case 409: return "Conflict"
         case 411: return "Length Required"
         case 413: return "Content Too Large"
+        case 429: return "Too Many Requests"
         case 414: return "URI Too Long"
         case 415: return "Unsupported Media Type"
         case 431: return "Request Header Fields Too Large"

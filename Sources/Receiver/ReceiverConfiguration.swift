@@ -66,6 +66,11 @@ public struct ReceiverConfiguration: Sendable {
     /// Seconds from the start of one scrub pass to the start of the next (the first begins at
     /// start); a pass that takes longer is followed at once by the next.
     public var scrubInterval: Double = 86_400
+    /// The most upload requests (creations, plain uploads, appends) one device token may have in
+    /// progress at once (`serve --uploads-per-token`); one more is answered `429` with
+    /// `Retry-After: 1` and a problem body, so a single device cannot take every connection slot.
+    /// `--token-file`'s token and a receiver without tokens have no such limit.
+    public var uploadsPerToken: Int = 8
     /// Faults to inject on purpose (cut connections, a full disk), for tests of clients against
     /// this receiver; nil in production.
     public var faultInjection: FaultInjection?
@@ -188,6 +193,7 @@ public struct ReceiverConfiguration: Sendable {
         if !(headerTimeout > 0 && ioTimeout > 0 && idleTimeout > 0) { throw bad("timeouts must be positive") }
         if !(checkpointInterval >= 0) { throw bad("the checkpoint interval must not be negative") }
         if !(sweepInterval > 0) || sweepBatch < 1 { throw bad("the expiry sweep needs a positive interval and batch") }
+        if uploadsPerToken < 1 { throw bad("uploads per token must be at least 1") }
         if scrubBytesPerSecond < 0 || !(scrubInterval > 0) { throw bad("the scrub needs a rate of 0 (off) or more and a positive interval") }
         if let token = effectiveToken, BearerTokenText.usable(token) == nil {
             throw bad("the token holds a space or a control character, which no client sends")

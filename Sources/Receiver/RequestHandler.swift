@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import SystemSupport
 import UploadProtocol
 
@@ -27,6 +28,8 @@ final class RequestHandler: Sendable {
     private let configuration: ReceiverConfiguration
     private let spaces: AccountSpaces
     private let access: AccessControl
+    /// Upload requests in progress per device token id (`ReceiverConfiguration.uploadsPerToken`).
+    private let uploadsInProgress = Mutex<[String: Int]>([:])
 
     init(configuration: ReceiverConfiguration, spaces: AccountSpaces, access: AccessControl) {
         self.configuration = configuration
@@ -79,6 +82,7 @@ final class RequestHandler: Sendable {
         if let device = principal.device { exchange.notes.append("device=\(principal.account)/\(device)") }
         exchange.connection.holdAuthorisedRequest()
         exchange.principal = principal
+        exchange.quota = access.quota(for: principal.account)
         let space: AccountSpaces.Space
         do throws(ReceiverError) {
             space = try spaces.space(for: principal.account)
@@ -92,6 +96,8 @@ final class RequestHandler: Sendable {
         case ("POST", _, _) where parts.isEmpty || parts == ["uploads"],
              ("PUT", _, _) where parts.isEmpty || parts == ["uploads"]:
             guard principal.scope.allows(.upload) else { return forbidden(exchange, principal, needs: .upload) }
+            guard beginUpload(principal) else { return tooManyUploads(exchange) }
+            defer { endUpload(principal) }
             return exchange.reply(uploads.upload(exchange))
         case (_, _, 0), (_, "uploads", 1):
             return exchange.respond(.text(405, "method not allowed", headers: [("Allow", "OPTIONS, POST, PUT")]))
@@ -100,6 +106,8 @@ final class RequestHandler: Sendable {
             return exchange.reply(uploads.offset(exchange, id: parts[1]))
         case ("PATCH", "uploads", 2):
             guard principal.scope.allows(.upload) else { return forbidden(exchange, principal, needs: .upload) }
+            guard beginUpload(principal) else { return tooManyUploads(exchange) }
+            defer { endUpload(principal) }
             return exchange.reply(uploads.patch(exchange, id: parts[1]))
         case ("DELETE", "uploads", 2):
             guard principal.scope.allows(.upload) else { return forbidden(exchange, principal, needs: .upload) }
@@ -145,6 +153,37 @@ final class RequestHandler: Sendable {
                                          detail: detail, strings: ["scope": scope.rawValue],
                                          headers: [("WWW-Authenticate", "Bearer error=\"insufficient_scope\", scope=\"\(scope.rawValue)\"")]))
     }
+
+    /// Counts an upload request of a device token in, unless the token has
+    /// `uploadsPerToken` in progress already. Always true for a principal without a device token.
+    private func beginUpload(_ principal: Principal) -> Bool {
+        guard let id = principal.tokenID else { return true }
+        return uploadsInProgress.withLock { counts in
+            guard counts[id, default: 0] < configuration.uploadsPerToken else { return false }
+            counts[id, default: 0] += 1
+            return true
+        }
+    }
+
+    private func endUpload(_ principal: Principal) {
+        guard let id = principal.tokenID else { return }
+        uploadsInProgress.withLock { counts in
+            counts[id, default: 1] -= 1
+            if counts[id] == 0 { counts[id] = nil }
+        }
+    }
+
+    /// The `429` for a device token with `uploadsPerToken` upload requests in progress.
+    private func tooManyUploads(_ exchange: Exchange) -> Exchange.Outcome {
+        exchange.notes.append("too-many-uploads")
+        let limit = configuration.uploadsPerToken
+        return exchange.respond(.problem(429, type: Self.tooManyUploadsProblem, title: "too many uploads in progress for this token",
+                                         detail: "this token has \(limit) upload requests in progress, the most one device may have at once; try again when one ends",
+                                         numbers: ["limit": Int64(limit)], headers: [("Retry-After", "1")]))
+    }
+
+    /// The problem type of a `429` for a token with too many uploads in progress.
+    static let tooManyUploadsProblem = "tag:photodrain.invalid,2026:too-many-uploads"
 
     /// The problem type of a `403` for a token whose scope does not allow the request (a tag
     /// URI: it names the problem and is not meant to be fetched).

@@ -31,6 +31,7 @@ extension UploadEndpoint {
             return .response(.text(411, "a plain upload needs Content-Length"))
         }
         if exchange.bodyLength > configuration.maxSize { return .response(.text(413, "larger than max-size")) }
+        if let refusal = quotaRefusal(exchange, length: exchange.bodyLength) { return refusal }
         let staging = store.stagingPath()
         let fd: Int32
         do throws(ReceiverError) {
@@ -81,6 +82,7 @@ extension UploadEndpoint {
             return .response(problem(400, type: ResumableUpload.inconsistentLengthProblem,
                                             title: "Upload-Length does not match the content", version: version))
         }
+        if let refusal = quotaRefusal(exchange, length: max(uploadLength ?? 0, contentLength)) { return refusal }
         let record: UploadRecord
         do throws(ReceiverError) {
             record = try store.createUpload(interopVersion: version, length: complete ? contentLength : uploadLength,

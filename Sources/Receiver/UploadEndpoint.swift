@@ -139,6 +139,24 @@ struct UploadEndpoint: Sendable {
         return .response(response)
     }
 
+    /// The `507` for an upload of `length` bytes that would take the account past its quota
+    /// (what its objects hold now, `UploadStore.storedBytes`, plus this upload), as a problem
+    /// body saying how much is used of how much; nil when it fits or there is no quota. Uploads
+    /// in progress reserve nothing: each is weighed when it is created and at each append.
+    func quotaRefusal(_ exchange: Exchange, length: Int64) -> Exchange.Reply? {
+        guard let quota = exchange.quota else { return nil }
+        let used = store.storedBytes.withLock { $0 }
+        guard used > quota - length || length > quota else { return nil }
+        exchange.notes.append("over-quota")
+        return .response(.problem(507, type: Self.quotaExceededProblem, title: "the account's quota would be exceeded",
+                                  detail: "account \(exchange.principal.account) holds \(used) bytes of its \(quota)-byte quota; "
+                                      + "an upload of \(length) bytes does not fit",
+                                  numbers: ["quota": quota, "used": used, "upload-length": length]))
+    }
+
+    /// The problem type of a `507` for an account's quota (a tag URI, not meant to be fetched).
+    static let quotaExceededProblem = "tag:photodrain.invalid,2026:quota-exceeded"
+
     /// An RFC 9457 problem (JSON body from interop 6, plain text before).
     func problem(_ status: Int, type: String, title: String, version: Int,
                  members: [String: Int64] = [:], extra: [(name: String, value: String)] = []) -> HTTPResponse {

@@ -112,6 +112,7 @@ extension UploadStore {
             digestIndex.withLock { digests in
                 if digests[digestHex] == nil { digests[digestHex] = id }
             }
+            storedBytes.withLock { $0 += size }
             return .stored(object)
         }
     }

@@ -115,11 +115,16 @@ public struct TransferError: Error, Sendable, Equatable, CustomStringConvertible
     /// token's scope does not allow the request) has its `detail` in the message, escaped and cut
     /// to 300 characters: "the server refused the token: this request needs a token with the
     /// read scope; ...". It stays `unauthorized`, a refusal of the destination: nothing is charged.
+    /// A `507` problem (an account's quota) has its detail in the message the same way.
     public static func forStatus(_ status: Int, creation: Bool = false, headers: [String: String] = [:],
                                  body: [UInt8] = []) -> TransferError {
         var error = statusError(status, creation: creation)
         if status == 403, let detail = problemDetail(headers: headers, body: body) {
             error = TransferError(.unauthorized, "the server refused the token: \(detail)", httpStatus: status)
+        } else if status == 507, let detail = problemDetail(headers: headers, body: body) {
+            // An account's quota (or a full disk) on `photodrain serve`: still a server error,
+            // retried later, but the message says what is full.
+            error = TransferError(.serverError, "the server has no room for the upload: \(detail)", httpStatus: status)
         }
         error.responseHeaders = headers
         return error

@@ -160,8 +160,8 @@ import UploadProtocol
         let admin: Device
         let benPhone: Device
 
-        init(configure: (inout ReceiverConfiguration) -> Void = { _ in }) throws {
-            let directory = TestReceiver.makeTemporaryDirectory()
+        init(directory: String = TestReceiver.makeTemporaryDirectory(),
+             configure: (inout ReceiverConfiguration) -> Void = { _ in }) throws {
             func add(_ account: String, _ device: String, _ scope: TokenScope) throws -> Device {
                 let token = try AccountBook.edit(directory: directory) { (book: inout AccountBook) throws(ReceiverError) in
                     if !book.hasAccount(account) { try book.addAccount(account, now: Date()) }

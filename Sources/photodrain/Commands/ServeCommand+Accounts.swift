@@ -12,20 +12,43 @@ extension ServeCommand {
         if arguments.string("scope") != nil && !(words.count >= 2 && words[0] == "tokens" && words[1] == "add") {
             throw UsageError("--scope goes with `serve tokens add ACCOUNT DEVICE`", command: spec.name)
         }
+        if arguments.string("quota") != nil && !(words.count >= 2 && words[0] == "accounts" && words[1] == "add") {
+            throw UsageError("--quota goes with `serve accounts add NAME`", command: spec.name)
+        }
+        let quota = try arguments.bytes("quota").map(Int64.init)
         do {
             switch (words.first, words.dropFirst().first, words.count) {
             case ("accounts", "add", 3):
                 let name = words[2]
                 try AccountBook.edit(directory: directory) { (book: inout AccountBook) throws(ReceiverError) in
                     try book.addAccount(name, now: Date())
+                    if let quota { try book.setQuota(name, bytes: quota, now: Date()) }
                 }
-                Console.shared.out("added account \(name): its objects go to \(space(of: name, in: directory))")
+                Console.shared.out("added account \(name): its objects go to \(space(of: name, in: directory))"
+                                   + (quota.map { ", at most \($0) bytes" } ?? ""))
+            case ("accounts", "quota", 4):
+                let (name, text) = (words[2], words[3])
+                let bytes: Int64?
+                if text.lowercased() == "off" {
+                    bytes = nil
+                } else {
+                    guard let parsed = parseByteCount(text) else {
+                        throw UsageError("accounts quota wants a size like 50G, or off, not '\(TerminalText.escaped(text))'", command: spec.name)
+                    }
+                    bytes = Int64(parsed)
+                }
+                try AccountBook.edit(directory: directory) { (book: inout AccountBook) throws(ReceiverError) in
+                    try book.setQuota(name, bytes: bytes, now: Date())
+                }
+                Console.shared.out("account \(name): " + (bytes.map { "at most \($0) bytes of objects" } ?? "no quota")
+                                   + "; a running serve applies it within a second or two")
             case ("accounts", "list", 2):
                 let book = try AccountBook.load(directory: directory) ?? AccountBook()
-                Console.shared.out(pad(["account", "tokens", "space"]).joined())
+                Console.shared.out(pad(["account", "tokens", "quota", "space"]).joined())
                 for name in book.accountNames {
                     let count = book.tokens.filter { $0.account == name }.count
-                    Console.shared.out(pad([name, String(count), space(of: name, in: directory)]).joined())
+                    let quota = book.quota(of: name).map(String.init) ?? "none"
+                    Console.shared.out(pad([name, String(count), quota, space(of: name, in: directory)]).joined())
                 }
             case ("tokens", "add", 4):
                 let scopeText = arguments.string("scope") ?? TokenScope.upload.rawValue
@@ -57,7 +80,7 @@ extension ServeCommand {
                 Console.shared.out("revoked token \(record.id) of device \(record.device) (account \(record.account)); "
                                    + "a running serve refuses it within a second or two")
             default:
-                throw UsageError("serve takes no arguments, or one of: accounts add NAME, accounts list, "
+                throw UsageError("serve takes no arguments, or one of: accounts add NAME [--quota BYTES], accounts quota NAME BYTES|off, accounts list, "
                                  + "tokens add ACCOUNT DEVICE [--scope upload|read|admin], tokens list, tokens revoke ID",
                                  command: spec.name)
             }

@@ -9,7 +9,7 @@ enum ServeCommand: Command {
     static let spec = CommandSpec(
         name: "serve",
         abstract: "Run the reference receiver: resumable uploads in, objects stored atomically and deduplicated.",
-        arguments: "[accounts add NAME | accounts list | tokens add ACCOUNT DEVICE | tokens list | tokens revoke ID]",
+        arguments: "[accounts add NAME | accounts quota NAME BYTES|off | accounts list | tokens add ACCOUNT DEVICE | tokens list | tokens revoke ID]",
         discussion: """
         Speaks "Resumable Uploads for HTTP" (interop versions 3-8) and plain uploads at /uploads.
         Objects are written to a temporary file, fsynced and renamed, with the verdict and file name
@@ -54,6 +54,11 @@ enum ServeCommand: Command {
         objects by digest, nothing else; 'read' also lists and downloads its account's objects
         (restore, verify --deep); 'admin' does everything, for every account. A request outside a
         token's scope is answered 403 with a problem body naming the scope it needs.
+        Limits: 'accounts add NAME --quota BYTES' (or 'accounts quota NAME BYTES|off' later) caps
+        the bytes of objects an account holds; an upload that would pass it is refused with 507
+        and a problem body before its bytes are taken. A device token may have at most
+        --uploads-per-token upload requests in progress at once; one more gets 429 and
+        Retry-After: 1.
         --token-file still works alongside or alone: its token is an admin token of the account
         'default', whose objects stay where they always were (DIR/objects); every other account's
         are under DIR/accounts/NAME/. Without --token-file and accounts.json every request is
@@ -70,6 +75,8 @@ enum ServeCommand: Command {
             .option("layout", "LAYOUT", "Where objects' bytes go: id (objects/<id>) or path (files/<library path>).", default: "id"),
             .option("sync", "MODE", "When partial uploads are fsynced: checkpoint or always (see above).", default: "checkpoint"),
             .option("checkpoint-interval", "SECONDS", "With --sync checkpoint: fsync a streaming upload at most this often.", default: "5"),
+            .option("quota", "BYTES", "With 'accounts add' or 'accounts quota NAME BYTES': the most bytes of objects the account may hold (50G, 2T, ...)."),
+            .option("uploads-per-token", "N", "Upload requests one device token may have in progress at once; more get 429.", default: "8"),
             .option("scope", "SCOPE", "With 'tokens add': what the token may do: upload, read or admin (see above).", default: "upload"),
             .option("scrub-rate", "BYTES", "Hash stored objects again in the background at most this many bytes per second (512K, 8M, ...; 0 or off: no scrub).", default: "8M"),
         ],
@@ -93,6 +100,9 @@ enum ServeCommand: Command {
         if arguments.string("scope") != nil {
             throw UsageError("--scope goes with `serve tokens add ACCOUNT DEVICE`", command: spec.name)
         }
+        if arguments.string("quota") != nil {
+            throw UsageError("--quota goes with `serve accounts add NAME`", command: spec.name)
+        }
         var configuration = ReceiverConfiguration(directory: directory)
         configuration.host = arguments.string("host") ?? "127.0.0.1"
         configuration.port = try arguments.int("port", default: 8080, range: 0...65535)
@@ -110,6 +120,7 @@ enum ServeCommand: Command {
         }
         configuration.layout = objectLayout
         configuration.checkpointInterval = try arguments.double("checkpoint-interval", default: 5, range: 0...86_400)
+        configuration.uploadsPerToken = try arguments.int("uploads-per-token", default: 8, range: 1...10_000)
         if let rate = arguments.string("scrub-rate") {
             guard rate.lowercased() == "off" || parseByteCount(rate) != nil else {
                 throw UsageError("--scrub-rate wants a rate like 8M (bytes per second), or 0 or off, not '\(rate)'", command: spec.name)
