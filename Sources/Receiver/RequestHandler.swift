@@ -149,7 +149,7 @@ final class RequestHandler: Sendable {
         exchange.notes.append("forbidden needs=\(scope.rawValue)")
         let holder = principal.device.map { "device \($0) of account \(principal.account)" } ?? "account \(principal.account)"
         let detail = "this request needs a token with the \(scope.rawValue) scope; the token of \(holder) has the \(principal.scope.rawValue) scope"
-        return exchange.respond(.problem(403, type: Self.insufficientScopeProblem, title: "the token's scope does not allow this request",
+        return exchange.respond(.problem(403, type: ResumableUpload.insufficientScopeProblem, title: "the token's scope does not allow this request",
                                          detail: detail, strings: ["scope": scope.rawValue],
                                          headers: [("WWW-Authenticate", "Bearer error=\"insufficient_scope\", scope=\"\(scope.rawValue)\"")]))
     }
@@ -177,17 +177,10 @@ final class RequestHandler: Sendable {
     private func tooManyUploads(_ exchange: Exchange) -> Exchange.Outcome {
         exchange.notes.append("too-many-uploads")
         let limit = configuration.uploadsPerToken
-        return exchange.respond(.problem(429, type: Self.tooManyUploadsProblem, title: "too many uploads in progress for this token",
+        return exchange.respond(.problem(429, type: ResumableUpload.tooManyUploadsProblem, title: "too many uploads in progress for this token",
                                          detail: "this token has \(limit) upload requests in progress, the most one device may have at once; try again when one ends",
                                          numbers: ["limit": Int64(limit)], headers: [("Retry-After", "1")]))
     }
-
-    /// The problem type of a `429` for a token with too many uploads in progress.
-    static let tooManyUploadsProblem = "tag:photodrain.invalid,2026:too-many-uploads"
-
-    /// The problem type of a `403` for a token whose scope does not allow the request (a tag
-    /// URI: it names the problem and is not meant to be fetched).
-    static let insufficientScopeProblem = "tag:photodrain.invalid,2026:insufficient-scope"
 
     private func options(_ exchange: Exchange, uploads: UploadEndpoint) -> Exchange.Outcome {
         let version = UploadEndpoint.interopVersion(of: exchange.head) ?? ResumableUpload.supportedInteropVersions.upperBound

@@ -148,14 +148,11 @@ struct UploadEndpoint: Sendable {
         let used = store.storedBytes.withLock { $0 }
         guard used > quota - length || length > quota else { return nil }
         exchange.notes.append("over-quota")
-        return .response(.problem(507, type: Self.quotaExceededProblem, title: "the account's quota would be exceeded",
+        return .response(.problem(507, type: ResumableUpload.quotaExceededProblem, title: "the account's quota would be exceeded",
                                   detail: "account \(exchange.principal.account) holds \(used) bytes of its \(quota)-byte quota; "
                                       + "an upload of \(length) bytes does not fit",
                                   numbers: ["quota": quota, "used": used, "upload-length": length]))
     }
-
-    /// The problem type of a `507` for an account's quota (a tag URI, not meant to be fetched).
-    static let quotaExceededProblem = "tag:photodrain.invalid,2026:quota-exceeded"
 
     /// An RFC 9457 problem (JSON body from interop 6, plain text before).
     func problem(_ status: Int, type: String, title: String, version: Int,

@@ -1,5 +1,6 @@
 import Foundation
 import SystemSupport
+import UploadProtocol
 
 /// Why a transfer failed, sanitised for the store, the logs and the terminal: a stable domain and
 /// code, a short message, the HTTP status when there was one, and whether a retry can help
@@ -41,6 +42,9 @@ public struct TransferError: Error, Sendable, Equatable, CustomStringConvertible
         case rateLimited = "rate-limited"
         /// The server answered 401 or 403: the token is missing, wrong or not allowed.
         case unauthorized
+        /// The receiver refused the upload because its account's quota would be exceeded (`507`
+        /// with `photodrain serve`'s quota problem): every photo would be refused alike.
+        case quotaExceeded = "quota-exceeded"
         /// The server answered 404 where a resource must exist (the upload endpoint itself).
         case notFound = "not-found"
         /// The file is larger than the server accepts, or appends could not be shrunk any further.
@@ -115,19 +119,26 @@ public struct TransferError: Error, Sendable, Equatable, CustomStringConvertible
     /// token's scope does not allow the request) has its `detail` in the message, escaped and cut
     /// to 300 characters: "the server refused the token: this request needs a token with the
     /// read scope; ...". It stays `unauthorized`, a refusal of the destination: nothing is charged.
-    /// A `507` problem (an account's quota) has its detail in the message the same way.
+    /// A `507` with `photodrain serve`'s quota problem is `quotaExceeded` (a refusal too), its
+    /// detail in the message the same way; any other `507` stays a server error, retried.
     public static func forStatus(_ status: Int, creation: Bool = false, headers: [String: String] = [:],
                                  body: [UInt8] = []) -> TransferError {
         var error = statusError(status, creation: creation)
         if status == 403, let detail = problemDetail(headers: headers, body: body) {
             error = TransferError(.unauthorized, "the server refused the token: \(detail)", httpStatus: status)
-        } else if status == 507, let detail = problemDetail(headers: headers, body: body) {
-            // An account's quota (or a full disk) on `photodrain serve`: still a server error,
-            // retried later, but the message says what is full.
-            error = TransferError(.serverError, "the server has no room for the upload: \(detail)", httpStatus: status)
+        } else if status == 507, problemType(headers: headers, body: body) == ResumableUpload.quotaExceededProblem {
+            let detail = problemDetail(headers: headers, body: body).map { ": \($0)" } ?? ""
+            error = TransferError(.quotaExceeded, "the receiver refused the upload: the account's quota is used up\(detail)", httpStatus: status)
         }
         error.responseHeaders = headers
         return error
+    }
+
+    /// The `type` of an `application/problem+json` body; nil when the body is no problem.
+    static func problemType(headers: [String: String], body: [UInt8]) -> String? {
+        guard headers["content-type"]?.lowercased().hasPrefix("application/problem+json") == true, !body.isEmpty,
+              let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else { return nil }
+        return object["type"] as? String
     }
 
     /// The `detail` of an `application/problem+json` body, escaped for a terminal and cut to 300
@@ -159,7 +170,7 @@ public struct TransferError: Error, Sendable, Equatable, CustomStringConvertible
         case .timedOut, .connectionFailed, .connectionLost, .hostNotFound, .serverError, .requestTimeout,
              .rateLimited, .checkpointFailed, .transportFailure, .corruptedInTransit:
             return .transient
-        case .tlsFailure, .unauthorized, .notFound, .tooLarge, .rejected, .badServerResponse, .fileUnreadable,
+        case .tlsFailure, .unauthorized, .quotaExceeded, .notFound, .tooLarge, .rejected, .badServerResponse, .fileUnreadable,
              .invalidRequest, .notAReceiver, .unverifiedReceipt:
             return .permanent
         case .cancelled:

@@ -131,6 +131,32 @@ import Testing
         #expect(bensView.stdout.contains("0 present, \(photos.count) missing"), "\(bensView.stdout)")
     }
 
+    /// An account whose quota is used up refuses the drain as a wrong token would: exit 1, the
+    /// quota named, no photo charged; raising the quota lets the next drain send them.
+    @Test func aFullQuotaStopsTheDrainAndChargesNothing() throws {
+        let ws = try Workspace()
+        let photos = try ws.addSmallSamples()
+        let dir = ws.root.appendingPathComponent("received").path
+        #expect(try CLI.run(["serve", "--dir", dir, "accounts", "add", "kid", "--quota", "1K"]).status == 0)
+        let tokenFile = ws.root.appendingPathComponent("tablet.token").path
+        try Data(try CLI.run(["serve", "--dir", dir, "tokens", "add", "kid", "tablet"]).stdout.utf8).write(to: URL(fileURLWithPath: tokenFile))
+        let serve = try ServeProcess(directory: dir)
+        let refused = try CLI.run(["drain", ws.library, "--store", ws.store, "--to", serve.url, "--token-file", tokenFile, "--analysis-size", "96"])
+        #expect(refused.status == 1, "\(refused.stdout) \(refused.stderr)")
+        #expect(refused.stderr.contains("quota-exceeded") && refused.stderr.contains("1024-byte quota"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("No photo was charged"), "\(refused.stderr)")
+        #expect(try CLI.run(["serve", "--dir", dir, "accounts", "quota", "kid", "off"]).status == 0)
+        // serve reads the book again within a second or two: drain until it is let through (bounded).
+        var sent = refused
+        for _ in 0..<10 {
+            sent = try CLI.run(["drain", ws.library, "--store", ws.store, "--to", serve.url, "--token-file", tokenFile, "--analysis-size", "96"])
+            if sent.status == 0 { break }
+            usleep(300_000)
+        }
+        #expect(sent.status == 0, "\(sent.stderr)")
+        #expect(sent.stdout.contains("uploaded \(photos.count)"), "\(sent.stdout)")
+    }
+
     /// `tokens add` killed at any moment of its write leaves the old book or the new one, whole.
     @Test func theBookSurvivesASIGKILLMidWrite() throws {
         let ws = try Workspace()

@@ -161,8 +161,10 @@ import SystemSupport
         #expect(error.message.contains("anna-phone\\x1b[31m has"), "\(error.message)")
         #expect(!error.message.contains("\u{1b}"))
         let full = TransferError.forStatus(507, headers: ["content-type": "application/problem+json"],
-                                           body: Array(#"{"detail":"account anna holds 30000 bytes of its 50000-byte quota"}"#.utf8))
-        #expect(full.code == .serverError && full.message.contains("50000-byte quota"))
+                                           body: Array(#"{"detail":"account anna holds 30000 bytes of its 50000-byte quota","type":"tag:photodrain.invalid,2026:quota-exceeded"}"#.utf8))
+        #expect(full.code == .quotaExceeded && !full.isTransient && full.message.contains("50000-byte quota"), "\(full)")
+        // A full disk's 507 (no problem) stays a server error, retried.
+        #expect(TransferError.forStatus(507, headers: ["content-type": "text/plain"], body: Array("insufficient storage".utf8)).code == .serverError)
         let plain = TransferError.forStatus(403, headers: ["content-type": "text/plain"], body: Array("no".utf8))
         #expect(plain.message == "the server refused the credentials")
         #expect(TransferError.forStatus(401, headers: ["content-type": "application/problem+json"], body: problem).message
