@@ -26,15 +26,24 @@ extension AssetStore {
         public var active: Bool
     }
 
-    /// The form destinations are compared and kept in: the URL without a trailing `/`, its
-    /// scheme and host lowercased (`HTTP://Host:8080/uploads/` is `http://host:8080/uploads`).
+    /// The form destinations are compared and kept in: never a secret. An HTTP(S) URL loses its
+    /// user info, query and fragment (a password or `?access_token=` in `--to` must not reach the
+    /// store, `status` or JSON), its trailing `/`, and has its scheme and host lowercased, its
+    /// path's case kept (`HTTP://bob:pw@Host:8080/Uploads/?t=x` is `http://host:8080/Uploads`).
+    /// An S3 identity (`s3://BUCKET/PREFIX at ENDPOINT`, where a prefix may hold any character)
+    /// only loses a trailing `/`. Transfer's `DestinationIdentity` gives runners the same form;
+    /// every value the store writes or looks up goes through this first.
     public static func destinationKey(_ url: String) -> String {
-        var text = url.trimmingCharacters(in: .whitespaces)
+        var text = Substring(url.trimmingCharacters(in: .whitespaces))
+        let s3 = text.lowercased().hasPrefix("s3://")
+        if !s3, let cut = text.firstIndex(where: { $0 == "?" || $0 == "#" }) { text = text[..<cut] }
         while text.hasSuffix("/") && !text.hasSuffix("://") { text.removeLast() }
-        guard let schemeEnd = text.range(of: "://") else { return text }
+        guard let schemeEnd = text.range(of: "://") else { return String(text) }
         let afterScheme = text[schemeEnd.upperBound...]
         let authorityEnd = afterScheme.firstIndex(of: "/") ?? afterScheme.endIndex
-        return text[..<authorityEnd].lowercased() + text[authorityEnd...]
+        var authority = afterScheme[..<authorityEnd]
+        if !s3, let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        return (text[..<schemeEnd.upperBound] + authority).lowercased() + text[authorityEnd...]
     }
 
     /// The destination the photos' upload marks describe; nil before any runner named one.
@@ -51,11 +60,15 @@ extension AssetStore {
     /// destination's marks are kept in `uploads`, the new one's are restored onto the rows (none
     /// for a destination never used), failures charged against the old one are cleared, and live
     /// jobs for the old one are dropped (their partial uploads expire on that server).
+    ///
+    /// `formerly` is the form an earlier PhotoDrain recorded the same destination in, when it
+    /// was another (see `adoptDestination`).
     @discardableResult
-    public func useDestination(_ url: String, allowChange: Bool) throws(StoreError) -> DestinationUse {
+    public func useDestination(_ url: String, formerly: String? = nil, allowChange: Bool) throws(StoreError) -> DestinationUse {
         let key = Self.destinationKey(url)
         return try withDatabase { (db) throws(StoreError) -> DestinationUse in
             try db.transaction { () throws(StoreError) -> DestinationUse in
+                if let formerly { try Self.adopt(db, key: key, formerly: Self.destinationKey(formerly)) }
                 let current = try db.query("SELECT value FROM meta WHERE key = 'destination'").first?.first?.string
                 if current == key {
                     return DestinationUse(previous: nil, alreadyThere: try uploadedCount(db))
@@ -73,11 +86,18 @@ extension AssetStore {
                 // A destination nothing reached (a wrong URL, a captive portal) is no reason to
                 // refuse the next one.
                 guard allowChange || there == 0 else {
+                    // An S3 destination is named by its URL and its endpoint (`s3://B/P at ORIGIN`).
+                    let howToName: String
+                    if let at = current.range(of: " at ", options: .backwards), current.lowercased().hasPrefix("s3://") {
+                        howToName = "--to \(current[..<at.lowerBound]) with the --s3-endpoint (or, on AWS, the --s3-region) of \(current[at.upperBound...])"
+                    } else {
+                        howToName = "--to \(current)"
+                    }
                     throw StoreError(.destinationChanged, """
                         this library's uploads went to \(current) (\(there) photo\(there == 1 ? "" : "s") there), \
                         and --to names another destination, \(key). To upload the library there as well, run again with \
                         --new-destination (each destination keeps its own uploads; status counts both); \
-                        to go on with the first one, pass --to \(current)
+                        to go on with the first one, pass \(howToName)
                         """)
                 }
                 // Keep the old destination's marks, including those of finished jobs not yet
@@ -108,6 +128,29 @@ extension AssetStore {
                 return DestinationUse(previous: there > 0 ? current : nil, alreadyThere: try uploadedCount(db))
             }
         }
+    }
+
+    /// Renames the destination an earlier PhotoDrain recorded as `formerly` to `key`, wherever the
+    /// store names it (the active destination, the marks, the jobs), when the two differ. An S3
+    /// destination was recorded as its bare `s3://BUCKET/PREFIX` before its identity included the
+    /// endpoint (`DestinationIdentity`): the endpoint those uploads went to was never recorded, so
+    /// the first run after the upgrade that names the same bucket and prefix takes them as its
+    /// own, at whatever endpoint it names; from then on another endpoint is another destination.
+    public func adoptDestination(_ key: String, formerly: String) throws(StoreError) {
+        try withDatabase { (db) throws(StoreError) in
+            try db.transaction { () throws(StoreError) in
+                try Self.adopt(db, key: Self.destinationKey(key), formerly: Self.destinationKey(formerly))
+            }
+        }
+    }
+
+    private static func adopt(_ db: Database, key: String, formerly: String) throws(StoreError) {
+        guard formerly != key else { return }
+        try db.run("UPDATE meta SET value = ? WHERE key = 'destination' AND value = ?", [.text(key), .text(formerly)])
+        // A mark already made under the new form is the newer one: it stays.
+        try db.run("UPDATE OR IGNORE uploads SET destination = ? WHERE destination = ?", [.text(key), .text(formerly)])
+        try db.run("DELETE FROM uploads WHERE destination = ?", [.text(formerly)])
+        try db.run("UPDATE upload_jobs SET destination = ? WHERE destination = ?", [.text(key), .text(formerly)])
     }
 
     /// Every destination with marks on current file versions, the active one first.

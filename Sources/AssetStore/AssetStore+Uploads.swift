@@ -163,7 +163,7 @@ extension AssetStore {
                 return try db.query("""
                     INSERT INTO upload_jobs(asset_id, asset_generation, state, destination, request_headers, created_at, updated_at)
                     VALUES (?, ?, 'registered', ?, ?, ?, ?) RETURNING \(UploadJob.columns)
-                    """, [.integer(asset.id), .integer(Int64(asset.generation)), .text(destination),
+                    """, [.integer(asset.id), .integer(Int64(asset.generation)), .text(Self.destinationKey(destination)),
                           .text(JSONText.encode(headers)), .real(now), .real(now)]).first.map(UploadJob.init(row:))
             }
         }
@@ -226,7 +226,7 @@ extension AssetStore {
                 SELECT MIN(j.retry_not_before) FROM upload_jobs j JOIN assets a ON a.id = j.asset_id AND a.generation = j.asset_generation
                 WHERE j.state = 'failed' AND j.error_transient = 1 AND a.attempts + 1 < ? AND j.retry_not_before > ?
                   AND j.destination = ? AND \(filter.sql("a.path"))
-                """, [.integer(Int64(maxAttempts)), .real(now.timeIntervalSince1970), .text(destination)])
+                """, [.integer(Int64(maxAttempts)), .real(now.timeIntervalSince1970), .text(Self.destinationKey(destination))])
                 .first?.first?.double.map(Date.init(timeIntervalSince1970:))
         }
     }
@@ -245,7 +245,7 @@ extension AssetStore {
                 guard others < inflightLimit else { throw Self.limitExceeded }
                 try apply(update, db, assetID: assetID, generation: current.assetGeneration)
                 try db.run("DELETE FROM upload_jobs WHERE id = ?", [.integer(job.id)])
-                let target = destination ?? current.destination
+                let target = destination.map(Self.destinationKey) ?? current.destination
                 let keepResume = target == current.destination
                 return try db.query("""
                     INSERT INTO upload_jobs(asset_id, asset_generation, state, destination, request_headers, resume_url,

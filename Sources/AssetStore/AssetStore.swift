@@ -136,18 +136,32 @@ public final class AssetStore: Sendable {
     /// following renames of nothing but the file itself). If the link cannot be made, the shown
     /// path is returned, and opening it fails with the file's name in the error.
     public func absolutePath(of asset: AssetRecord) -> String {
-        guard let raw = asset.rawPath else { return absolutePath(of: asset.path) }
-        let alias = aliasDirectory + "/\(asset.id)"
+        openablePath(id: asset.id, path: asset.path, rawPath: asset.rawPath)
+    }
+
+    /// `absolutePath(of:)` for the row `id`, whose path is `path` as shown and `rawPath` as bytes.
+    func openablePath(id: Int64, path: String, rawPath: [UInt8]?) -> String {
+        guard let raw = rawPath else { return absolutePath(of: path) }
+        let alias = aliasDirectory + "/\(id)"
         guard (try? FileTree.makeDirectories(aliasDirectory)) != nil,
-              FileTree.makeAlias(alias, to: Array(root.utf8) + [0x2F] + raw) else { return absolutePath(of: asset.path) }
+              FileTree.makeAlias(alias, to: Array(root.utf8) + [0x2F] + raw) else { return absolutePath(of: path) }
         return alias
     }
 
-    /// True when the photo's file on disk still has the size and modification time of its row:
-    /// what was analysed is what would be sent.
+    /// True when the photo's file on disk is still the version its row describes: the same size
+    /// and modification time, and the same stamp (status-change time, inode, device) when the row
+    /// has one recorded for this version. What was analysed is what would be sent; a file
+    /// rewritten with its time set back, or only chmod'ed, does not match until a scan has hashed
+    /// it again (and, the bytes unchanged, recorded its new stamp).
     public func fileMatches(_ asset: AssetRecord) -> Bool {
-        guard let state = FileTree.fileState(bytes: Array(root.utf8) + [0x2F] + asset.libraryPath) else { return false }
-        return state.size == asset.size && state.mtimeNanoseconds == asset.mtimeNanoseconds
+        guard let state = FileTree.fileState(bytes: Array(root.utf8) + [0x2F] + asset.libraryPath),
+              state.size == asset.size && state.mtimeNanoseconds == asset.mtimeNanoseconds else { return false }
+        let recorded = try? withDatabase { (db) throws(StoreError) -> FileStamp? in
+            try db.query("SELECT ctime_ns, inode, device FROM assets WHERE id = ? AND generation = ?",
+                         [.integer(asset.id), .integer(Int64(asset.generation))]).first.flatMap { FileStamp(ctime: $0[0], inode: $0[1], device: $0[2]) }
+        }
+        guard let recorded = recorded ?? nil else { return true }
+        return recorded == state.stamp
     }
 
     func withDatabase<T: Sendable>(_ body: (Database) throws(StoreError) -> T) throws(StoreError) -> T {
@@ -177,8 +191,17 @@ public final class AssetStore: Sendable {
     /// recently is left for a later scan, as it may still be being copied: a new one gets no row
     /// yet, a known one keeps its row, and its folder is read again next time
     /// (`ScanReport.settling`). Throws `unreadableRoot` when the folder is gone, or the store's error.
+    ///
+    /// A file whose size and modification time are its row's but whose stamp (status-change time,
+    /// inode, device: `FileStamp`) is not may have been rewritten with its time set back (`touch
+    /// -r`, an editor that keeps it), or only had its mode or extended attributes changed (chmod,
+    /// a backup tool). `rehash` tells which: the file is hashed again (outside the database's
+    /// lock), and when the digest is the one analysis banked only the new stamp is recorded, so
+    /// nothing is analysed or uploaded again; when it differs (or the file cannot be read, or the
+    /// row has no digest to compare with) the file is modified like any other. Without `rehash`
+    /// such a file is left as it is, and its folder read by the next scan, for one that hashes.
     public func scan(full: Bool = false, fullWalkAfter: Double = AssetStore.fullWalkInterval,
-                     quietPeriod: Double = 0) throws(StoreError) -> ScanReport {
+                     quietPeriod: Double = 0, rehash: ContentHasher? = nil) throws(StoreError) -> ScanReport {
         let started = FileTree.now()
         let folders: FolderRecord? = full ? nil : try withDatabase { (db) throws(StoreError) -> FolderRecord? in
             try FolderRecord.load(db, now: started, fullWalkAfter: fullWalkAfter)
@@ -189,6 +212,7 @@ public final class AssetStore: Sendable {
         // Rows in directories taken from the record stand as they are: this scan did not look.
         let unread = Set(walk.directories.lazy.filter { !$0.read }.map(\.path))
         let files = walk.files
+        let digests = try rehash.map { (hash) throws(StoreError) in try restampedDigests(files, hash: hash) } ?? [:]
         // A file changed after this may still be being written: it is not taken yet.
         let quietSince = quietPeriod > 0 ? Int64((started - quietPeriod) * 1e9) : .max
         let now = FileTree.now()
@@ -198,30 +222,60 @@ public final class AssetStore: Sendable {
         func stillChanging(_ file: FileEntry) -> Bool { file.changedNanoseconds > quietSince && file.changedNanoseconds <= latest }
         return try withDatabase { (db) throws(StoreError) -> ScanReport in
             try db.transaction { () throws(StoreError) -> ScanReport in
-                var known: [String: (id: Int64, size: Int, mtime: Int64)] = [:]
-                for row in try db.query("SELECT id, path, size, mtime_ns FROM assets") {
-                    known[row[1].string ?? ""] = (Int64(row[0].int ?? 0), row[2].int ?? 0, Int64(row[3].int ?? 0))
+                var known: [String: (id: Int64, size: Int, mtime: Int64, stamp: FileStamp?, sha256: String?)] = [:]
+                for row in try db.query("SELECT id, path, size, mtime_ns, ctime_ns, inode, device, sha256 FROM assets") {
+                    known[row[1].string ?? ""] = (Int64(row[0].int ?? 0), row[2].int ?? 0, Int64(row[3].int ?? 0),
+                                                  FileStamp(ctime: row[4], inode: row[5], device: row[6]), row[7].string)
                 }
                 let start = try Self.currentSequence(db)
                 var changes = ChangeSet(token: ChangeToken(sequence: start))
-                let insert = try db.prepare("INSERT INTO assets(path, size, mtime_ns, discovered_at, raw_path) VALUES (?, ?, ?, ?, ?)")
+                let insert = try db.prepare("""
+                    INSERT INTO assets(path, size, mtime_ns, discovered_at, raw_path, ctime_ns, inode, device) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """)
                 let record = try db.prepare("INSERT INTO changes(path, kind, at) VALUES (?, ?, ?)")
+                let restamp = try db.prepare("UPDATE assets SET ctime_ns = ?, inode = ?, device = ? WHERE id = ?")
                 var settling: [String] = [], settlingNew = 0
+                // Folders holding a file whose stamp changed that this scan could not hash.
+                var unhashed: Set<String> = []
                 for file in files {
                     if let row = known.removeValue(forKey: file.path) {
-                        guard row.size != file.size || row.mtime != file.mtimeNanoseconds else { continue }
+                        if row.size == file.size && row.mtime == file.mtimeNanoseconds {
+                            // Same size and time: the same bytes unless the stamp says otherwise.
+                            if let stamp = row.stamp, stamp == file.stamp { continue }
+                            let sameBytes: Bool?
+                            if row.stamp == nil {
+                                sameBytes = true    // a row from before stamps were kept: recorded, not hashed
+                            } else if let banked = row.sha256 {
+                                switch digests[file.path] {
+                                case .digest(let digest)?: sameBytes = digest == banked
+                                case .unreadable?: sameBytes = false
+                                case nil: sameBytes = nil
+                                }
+                            } else {
+                                sameBytes = false   // no digest banked to compare with: it is new work anyway
+                            }
+                            if sameBytes == nil {
+                                unhashed.insert(FolderRecord.parent(of: file.path))
+                                continue
+                            }
+                            if sameBytes == true {
+                                try restamp.bind(file.stamp.values + [.integer(row.id)])
+                                while try restamp.step() {}
+                                continue
+                            }
+                        }
                         if stillChanging(file) {
                             settling.append(file.path)
                             continue
                         }
                         try db.run("""
-                            UPDATE assets SET size = ?, mtime_ns = ?, generation = generation + 1, sha256 = NULL,
+                            UPDATE assets SET size = ?, mtime_ns = ?, ctime_ns = ?, inode = ?, device = ?, generation = generation + 1, sha256 = NULL,
                               format = NULL, width = NULL, height = NULL, capture_date = NULL, verdict = NULL, label = NULL,
                               face_count = NULL, score = NULL, analysis_error = NULL, analyzed_at = NULL,
                               last_attempt_at = NULL, uploaded_at = NULL, attempts = 0, last_error = NULL,
                               server_id = NULL, upload_proof = NULL, failed = 0, lease_owner = NULL, lease_until = NULL
                             WHERE id = ?
-                            """, [.integer(Int64(file.size)), .integer(file.mtimeNanoseconds), .integer(row.id)])
+                            """, [.integer(Int64(file.size)), .integer(file.mtimeNanoseconds)] + file.stamp.values + [.integer(row.id)])
                         changes.modified.append(file.path)
                         try record.bind([.text(file.path), .text("modified"), .real(now)])
                     } else {
@@ -231,7 +285,7 @@ public final class AssetStore: Sendable {
                             continue
                         }
                         try insert.bind([.text(file.path), .integer(Int64(file.size)), .integer(file.mtimeNanoseconds), .real(now),
-                                         file.rawPath.map { .text(Hex.string($0)) } ?? .null])
+                                         file.rawPath.map { .text(Hex.string($0)) } ?? .null] + file.stamp.values)
                         while try insert.step() {}
                         changes.added.append(file.path)
                         try record.bind([.text(file.path), .text("added"), .real(now)])
@@ -264,7 +318,7 @@ public final class AssetStore: Sendable {
                 // the table replaces it, so the old copy is dropped rather than left to go stale.
                 try db.run("DELETE FROM meta WHERE key = 'scan_skipped'")
                 changes.token = ChangeToken(sequence: end)
-                try FolderRecord.save(walk, started: started, untrusted: Set(settling.map(FolderRecord.parent(of:))), db)
+                try FolderRecord.save(walk, started: started, untrusted: Set(settling.map(FolderRecord.parent(of:))).union(unhashed), db)
                 var state: [(String, String)] = [("folder_token", changes.token.description), ("last_scan_at", String(started))]
                 if folders == nil { state.append(("last_full_walk_at", String(started))) }
                 for (key, value) in state {
@@ -275,6 +329,45 @@ public final class AssetStore: Sendable {
                                   settling: settling)
             }
         }
+    }
+
+    /// How a scan hashes a file whose stamp changed while its size and modification time did not
+    /// (`scan(rehash:)`): the SHA-256 of the file at an absolute path as lowercase hex, as analysis
+    /// banks it; nil when the file cannot be read. The store reads no file's bytes itself: the
+    /// runners pass SystemSupport's (`FileReader.sha256Hex`).
+    public typealias ContentHasher = (_ path: String) -> String?
+
+    /// What hashing a restamped file found.
+    enum Rehashed {
+        case digest(String)
+        case unreadable
+    }
+
+    /// Hashes the walked files whose size and modification time are their row's, whose stamp is
+    /// not, and whose row has a digest to compare with: by path. Finds them first (a lookup by
+    /// path per walked file: an incremental scan walks few), then hashes without holding the
+    /// database.
+    private func restampedDigests(_ files: [FileEntry], hash: ContentHasher) throws(StoreError) -> [String: Rehashed] {
+        guard !files.isEmpty else { return [:] }
+        let restamped = try withDatabase { (db) throws(StoreError) -> [(file: FileEntry, id: Int64)] in
+            let lookup = try db.prepare("SELECT id, size, mtime_ns, ctime_ns, inode, device FROM assets WHERE path = ? AND sha256 IS NOT NULL")
+            var restamped: [(file: FileEntry, id: Int64)] = []
+            for file in files {
+                try lookup.bind([.text(file.path)])
+                guard try lookup.step() else { continue }
+                let row = lookup.row()
+                guard row[1].int == file.size, row[2].int.map(Int64.init) == file.mtimeNanoseconds,
+                      let stamp = FileStamp(ctime: row[3], inode: row[4], device: row[5]), stamp != file.stamp else { continue }
+                restamped.append((file, Int64(row[0].int ?? 0)))
+            }
+            return restamped
+        }
+        var digests: [String: Rehashed] = [:]
+        for (file, id) in restamped {
+            let path = openablePath(id: id, path: file.path, rawPath: file.rawPath)
+            digests[file.path] = hash(path).map(Rehashed.digest) ?? .unreadable
+        }
+        return digests
     }
 
     /// Makes the next scan read the folder that holds `asset` whatever its times say. For a file

@@ -123,7 +123,7 @@ enum FileTree {
                     let ctime = Int64(target.st_ctim.tv_sec) * 1_000_000_000 + Int64(target.st_ctim.tv_nsec)
                     walk.files.append(FileEntry(path: path.shown, size: Int(target.st_size), mtimeNanoseconds: Self.mtime(target),
                                                 rawPath: path.exact ? nil : path.bytes,
-                                                changedNanoseconds: max(Self.mtime(target), ctime)))
+                                                changedNanoseconds: max(Self.mtime(target), ctime), stamp: FileStamp(target)))
                 }
             }
             walk.directories.append(directory)
@@ -189,11 +189,11 @@ enum FileTree {
         String(validating: bytes, as: UTF8.self) ?? escaped(bytes)
     }
 
-    /// The size and modification time of the regular file at `path` (bytes), or nil.
-    static func fileState(bytes path: [UInt8]) -> (size: Int, mtimeNanoseconds: Int64)? {
+    /// The size, modification time and stamp of the regular file at `path` (bytes), or nil.
+    static func fileState(bytes path: [UInt8]) -> (size: Int, mtimeNanoseconds: Int64, stamp: FileStamp)? {
         var info = stat()
         guard withCPath(path, { stat($0, &info) }) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-        return (Int(info.st_size), Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
+        return (Int(info.st_size), Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec), FileStamp(info))
     }
 
     /// Makes `alias` a symbolic link to `target` (bytes), replacing what is there; false on failure.

@@ -136,7 +136,36 @@ enum Schema {
         ALTER TABLE assets ADD COLUMN capture_date TEXT;  -- EXIF DateTimeOriginal as written; '': the file has none; NULL: not read yet
         UPDATE assets SET capture_date = '' WHERE companion_of IS NOT NULL;
         """,
+        // 9: no secret in the store. Destinations were kept as the --to URL, user info and query
+        // included (`http://bob:password@host/…`, `?access_token=…`); now they are kept without
+        // (`AssetStore.destinationKey`), and `--to` refuses them. The rewrite of the rows already
+        // holding one is Swift (`DestinationScrub`), run after this in the same transaction.
+        """
+        -- the rewrite alone
+        """,
+        // 10: a file's identity includes its status-change time, inode and device (`FileStamp`),
+        // so a rewrite that keeps the size and sets the modification time back is found. A row
+        // from before has none recorded (NULL): the next scan that reads its folder records it
+        // without hashing the file (nothing to compare it with; a rewrite made before the
+        // upgrade that kept size and time stays unseen, as it was), so the upgrade costs no
+        // rehash of the library.
+        """
+        ALTER TABLE assets ADD COLUMN ctime_ns INTEGER;   -- st_ctime in nanoseconds when the scan last recorded the file
+        ALTER TABLE assets ADD COLUMN inode INTEGER;      -- st_ino and st_dev, as signed 64-bit bit patterns
+        ALTER TABLE assets ADD COLUMN device INTEGER;
+        """,
     ]
+
+    /// What a migration does that SQL cannot, run after its SQL in the same transaction, by the
+    /// version the migration makes. True when it changed rows that held a secret: the store is
+    /// then vacuumed and checkpointed once the migration commits, so no copy of the secret stays
+    /// in the file's free pages or in the WAL.
+    static func rewrite(toVersion version: Int, _ db: Database) throws(StoreError) -> Bool {
+        switch version {
+        case 9: try DestinationScrub.run(db)
+        default: false
+        }
+    }
 
     static var currentVersion: Int { migrations.count }
 
@@ -154,12 +183,21 @@ enum Schema {
                                  "\(db.path) has schema version \(version); this PhotoDrain knows up to \(currentVersion). Upgrade PhotoDrain.")
             }
             if version == currentVersion { return }
-            try db.transaction { () throws(StoreError) in
+            let scrubbed = try db.transaction { () throws(StoreError) -> Bool in
                 // Re-read inside the write lock: another process may have migrated meanwhile.
                 let locked = try db.query("PRAGMA user_version").first?.first?.int ?? 0
-                guard locked == version else { return }
+                guard locked == version else { return false }
                 try db.execute(migrations[version])
+                let scrubbed = try rewrite(toVersion: version + 1, db)
                 try db.execute("PRAGMA user_version = \(version + 1)")
+                return scrubbed
+            }
+            if scrubbed {
+                // The old rows' bytes are in freed pages and the WAL until rewritten. Another
+                // process holding the store open can keep VACUUM from running: its pages are then
+                // overwritten as SQLite reuses them (secure_delete is on while scrubbing).
+                try? db.execute("VACUUM")
+                _ = try? db.query("PRAGMA wal_checkpoint(TRUNCATE)")
             }
         }
     }

@@ -77,7 +77,7 @@ extension DrainRunner {
             } else {
                 guard let asset = try store.claimForUpload(limit: 1, includeUnanalysable: options.uploadUnanalysable,
                                                            maxSize: options.maxUploadSize).first else { return .success(nil) }
-                _ = try store.createJob(for: asset, destination: options.destination.endpoint, inflightLimit: .max)
+                _ = try store.createJob(for: asset, destination: options.destination.identity.key, inflightLimit: .max)
                 guard let created = try store.claimJobsToPerform(limit: 1).first else { return .success(nil) }
                 job = created
             }
@@ -127,7 +127,7 @@ extension DrainRunner {
                 // analysed again) instead of being claimed for upload again and again. A library
                 // that went away is the watcher's to wait for.
                 do throws(StoreError) {
-                    events(.scanned(try store.scan(quietPeriod: options.quietPeriod.milliseconds / 1000)))
+                    events(.scanned(try store.scan(quietPeriod: options.quietPeriod.milliseconds / 1000, rehash: FileReader.sha256Hex)))
                 } catch where options.watch && error.code == .unreadableRoot {}
                 return .worked(.upload)
             case .deferred:
@@ -181,7 +181,7 @@ extension DrainRunner {
     /// the retry policy would retry it; nil otherwise. Only this drain's destination's ask counts:
     /// after `--to` changes, the new destination is not held back by the old one's.
     func waitsForRetryAfter(_ job: UploadJob, asset: AssetRecord?) -> Date? {
-        guard let until = job.retryNotBefore, until > Date(), job.destination == options.destination.endpoint,
+        guard let until = job.retryNotBefore, until > Date(), job.destination == options.destination.identity.key,
               options.retryPolicy.shouldRetry(job, asset: asset) else { return nil }
         return until
     }
@@ -203,7 +203,7 @@ extension DrainRunner {
         let result = await onOwnThread("photodrain-drain-scan") { () -> Result<ScanReport, StoreError> in
             do throws(StoreError) {
                 try store.invalidateFolders(folders)
-                return .success(try store.scan(full: full, quietPeriod: quiet))
+                return .success(try store.scan(full: full, quietPeriod: quiet, rehash: FileReader.sha256Hex))
             } catch {
                 return .failure(error)
             }

@@ -95,9 +95,9 @@ public final class DrainRunner: Sendable {
                 }
             }
             do throws(StoreError) {
-                let report = try store.scan(full: options.fullScan)
+                let report = try store.scan(full: options.fullScan, rehash: FileReader.sha256Hex)
                 // A retry an earlier run left waiting for this destination's Retry-After holds uploads back.
-                let serverWait = try store.nextRetryAfter(destination: options.destination.endpoint,
+                let serverWait = try store.nextRetryAfter(destination: options.destination.identity.key,
                                                           maxAttempts: options.retryPolicy.maxAttempts, now: Date())
                 return .success((watcher, watchLimited, report, serverWait))
             } catch {

@@ -103,7 +103,7 @@ public final class WakeRunner: Sendable {
         }
         let policy = options.retryPolicy
         let now = options.clock()
-        _ = try store.scan(full: options.fullScan)
+        _ = try store.scan(full: options.fullScan, rehash: FileReader.sha256Hex)
 
         // 1. Acknowledge finished jobs that will not be retried.
         for job in try store.jobs(for: .acknowledge) where !stopping() {

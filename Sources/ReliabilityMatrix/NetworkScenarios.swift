@@ -95,16 +95,9 @@ enum SourceChangeScenarios {
 /// should be: no photo may be marked uploaded while it answers. Once the real receiver is
 /// reachable, everything is uploaded and `verify` finds every photo there.
 enum LyingServerScenarios {
-    /// Shared between the proxy's plan and the scenario: whether the portal answers.
-    final class Switch: Sendable {
-        private let on = Mutex(true)
-        var isOn: Bool { on.withLock { $0 } }
-        func turnOff() { on.withLock { $0 = false } }
-    }
-
     static func run(_ context: MatrixContext) throws -> ScenarioResult {
         try ScenarioResult.repeated("captive portal", context) { run, random, result in
-            let portal = Switch()
+            let portal = FaultSwitch()
             let rig = try Rig(context: context, name: "captive-portal-\(run)", plan: FaultPlan { _ in portal.isOn ? .captivePortal : nil })
             try rig.library.addPhotos(context.photos, samples: context.samples, random: &random)
             for attempt in 0..<2 {
@@ -132,4 +125,12 @@ enum LyingServerScenarios {
             rig.conclude(&result, photos: context.photos)
         }
     }
+}
+
+/// Shared between a proxy's plan and its scenario: whether the fault is on (it starts on; the
+/// scenario turns it off to see everything recover).
+final class FaultSwitch: Sendable {
+    private let on = Mutex(true)
+    var isOn: Bool { on.withLock { $0 } }
+    func turnOff() { on.withLock { $0 = false } }
 }

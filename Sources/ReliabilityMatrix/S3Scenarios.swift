@@ -1,19 +1,11 @@
 import FaultProxy
 import Foundation
-import Synchronization
 
 /// An S3-compatible store that keeps whatever bytes reach it (moto, like any store that does not
 /// check the payload hash), behind a proxy that flips one bit of every request body. While the
 /// proxy flips, no photo may be marked uploaded; once it stops, everything is uploaded, and
 /// `verify --deep` (every object downloaded and hashed) finds every photo there with its bytes.
 enum S3Scenarios {
-    /// Shared between the proxy's plan and the scenario: whether bodies are flipped.
-    final class Switch: Sendable {
-        private let on = Mutex(true)
-        var isOn: Bool { on.withLock { $0 } }
-        func turnOff() { on.withLock { $0 = false } }
-    }
-
     static func byteFlippingProxy(_ context: MatrixContext) throws -> ScenarioResult {
         try ScenarioResult.repeated("byte-flipping proxy in front of S3", context) { run, random, result in
             let library = try Library(root: context.workRoot + "/s3-flip-\(run)")
@@ -23,7 +15,7 @@ enum S3Scenarios {
             defer { moto.stop() }
             let bucket = "flip-\(run)-\(context.seed)"
             try moto.createBucket(bucket)
-            let flipping = Switch()
+            let flipping = FaultSwitch()
             let proxy = try FaultProxy(targetPort: moto.port, plan: FaultPlan { _ in flipping.isOn ? .flipBody(atByte: 700) : nil })
             defer { proxy.stop() }
             try library.addPhotos(context.photos, samples: context.samples, random: &random)

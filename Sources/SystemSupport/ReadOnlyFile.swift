@@ -120,7 +120,7 @@ public final class ReadOnlyFile: @unchecked Sendable {
             let count = try read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<wanted]), at: offset)
             if count == 0 {
                 if length == nil { return }
-                throw SystemError(.truncated, "the file ended before the range being read", path: path)
+                throw SystemError(.truncated, "the file ended before the range being hashed", path: path)
             }
             try body(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             offset += Int64(count)

@@ -5,6 +5,10 @@ public protocol UploadDestination: Sendable {
     /// The destination as the user named it (`--to`), recorded on upload jobs. Never holds a secret.
     var endpoint: String { get }
 
+    /// Where the bytes go (`DestinationIdentity`): what uploads are recorded against. Two
+    /// destinations with one identity are one place; the default is the identity of `endpoint`.
+    var identity: DestinationIdentity { get }
+
     /// Uploads the file at `path`, tagged with `metadata`, and returns the server's acknowledgement.
     /// With `resumeFrom`, continues the saved upload when the server still has it. `checkpoint` is
     /// called before bytes are sent that could not otherwise be found again, and after every

@@ -149,7 +149,8 @@ import Testing
         let wakeTo = "s3://\(bucket.configuration.bucket)/wake"
         var statuses: [Int32] = []
         for _ in 0..<6 {
-            let wake = try await Self.run(["wake", library, "--store", store, "--to", wakeTo] + fast, aws: [:])
+            // wake names the endpoint its jobs go to (a destination is its endpoint too).
+            let wake = try await Self.run(["wake", library, "--store", store, "--to", wakeTo] + endpoint + fast, aws: [:])
             statuses.append(wake.status)
             if wake.status != 75 { break }
             let agent = try await Self.run(["agent", library, "--store", store, "--exit-when-idle", "0.5"] + endpoint, aws: aws)

@@ -1,5 +1,6 @@
 import FaultProxy
 import Foundation
+import Synchronization
 import SystemSupport
 import Testing
 @testable import Transfer
@@ -8,6 +9,12 @@ import Testing
 /// checksum), never the metadata PhotoDrain sent and the store echoes back.
 @Suite struct S3ProofTests {
     static let flipped = FaultPlan { _ in .flipBody(atByte: 4000) }
+
+    /// The reason of a `.mismatched` answer; nil for any other.
+    static func mismatchReason(_ copy: StoredCopy) -> String? {
+        if case .mismatched(let reason) = copy { return reason }
+        return nil
+    }
 
     /// A proxy flips one bit of every request body: the upload fails as transient (the bytes
     /// changed on the way), no object is left under the photo's key, and without the proxy the
@@ -46,6 +53,33 @@ import Testing
         #expect(copy == .present(serverID: receipt.serverID), "\(head.headers) \(receipt.headers)")
     }
 
+    /// Once the store's ETags have proven to be MD5s, single PUTs go without the checksum header
+    /// (`Content-MD5` alone): changed bytes are still never proof.
+    @Test func putsWithoutTheChecksumStillCatchChangedBytes() async throws {
+        let moto = try await MotoServer.shared()
+        let direct = try await moto.makeBucket()
+        let flipping = Mutex(false)
+        let proxy = try FaultProxy(targetPort: moto.port, plan: FaultPlan { _ in flipping.withLock { $0 } ? .flipBody(atByte: 4000) : nil })
+        defer { proxy.stop() }
+        let through = S3Uploader(configuration: try moto.configuration(bucket: direct.configuration.bucket, port: proxy.port, retries: 1))
+        let first = try TestFile(size: 200_000, seed: 81)
+        let second = try TestFile(size: 200_000, seed: 82)
+        defer { first.remove(); second.remove() }
+        let proven = try await through.upload(file: first.path, metadata: try UploadMetadata(file: first.path))
+        #expect(proven.headers[S3UploadSession.proofHeader]?.hasPrefix("etag:") == true)
+        #expect(through.singlePutETagsAreMD5.withLock { $0 } == true)
+
+        flipping.withLock { $0 = true }
+        let metadata = try UploadMetadata(file: second.path)
+        do {
+            let receipt = try await through.upload(file: second.path, metadata: metadata)
+            Issue.record("a body changed on the way was accepted without the checksum: \(receipt)")
+        } catch {
+            #expect(error.code == .corruptedInTransit, "\(error)")
+        }
+        #expect(try await direct.send("HEAD", key: direct.configuration.objectKey(for: metadata)).status == 404)
+    }
+
     /// Other bytes of the same length written over the object, our metadata kept: `verify` no
     /// longer counts it present (the store's ETag changed), with or without `--deep`.
     @Test func anObjectOverwrittenWithTheSameMetadataIsMismatched() async throws {
@@ -67,10 +101,7 @@ import Testing
         for deep in [false, true] {
             let copy = try await bucket.storedCopy(sha256Hex: metadata.sha256Hex, size: 200_000, filename: metadata.filename,
                                                    serverID: receipt.serverID, deep: deep)
-            guard case .mismatched(let reason) = copy else {
-                Issue.record("an overwritten object counted as \(copy) (deep: \(deep))")
-                continue
-            }
+            let reason = try #require(Self.mismatchReason(copy), "an overwritten object counted as \(copy) (deep: \(deep))")
             #expect(reason.contains(key))
         }
     }
@@ -92,10 +123,7 @@ import Testing
                                             serverID: serverID) == .present(serverID: serverID))
         let deep = try await bucket.storedCopy(sha256Hex: metadata.sha256Hex, size: 100_000, filename: metadata.filename,
                                                serverID: serverID, deep: true)
-        guard case .mismatched(let reason) = deep else {
-            Issue.record("--deep counted other bytes as \(deep)")
-            return
-        }
+        let reason = try #require(Self.mismatchReason(deep), "--deep counted other bytes as \(deep)")
         #expect(reason.contains("downloaded and hashed"))
     }
 

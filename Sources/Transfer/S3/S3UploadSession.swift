@@ -6,37 +6,37 @@ import Foundation
 /// part (each acknowledged ETag checkpointed), re-synchronised with ListParts after any failure
 /// or restart, and completed. Lives inside one `upload` call and is never shared.
 final class S3UploadSession {
-    private let uploader: S3Uploader
-    private let path: String
-    private let metadata: UploadMetadata
+    let uploader: S3Uploader
+    let path: String
+    let metadata: UploadMetadata
     /// The file's SHA-256 (the analysis's content hash), raw.
-    private let sha256: [UInt8]
-    private let size: Int64
-    private let key: String
-    private let objectHeaders: [(name: String, value: String)]
-    private let progress: (UploadProgress) -> Void
-    private let checkpoint: (UploadCheckpoint) throws -> Void
-    private var configuration: S3Configuration { uploader.configuration }
+    let sha256: [UInt8]
+    let size: Int64
+    let key: String
+    let objectHeaders: [(name: String, value: String)]
+    let progress: (UploadProgress) -> Void
+    let checkpoint: (UploadCheckpoint) throws -> Void
+    var configuration: S3Configuration { uploader.configuration }
 
-    private var uploadID: String?
-    private var partSize: Int64
+    var uploadID: String?
+    var partSize: Int64
     /// Parts S3 acknowledged, by part number.
-    private var parts: [Int: S3Part] = [:]
-    private var bytesSent: Int64 = 0
-    private var retriesLeft: Int
-    private var restartsLeft = 1
+    var parts: [Int: S3Part] = [:]
+    var bytesSent: Int64 = 0
+    var retriesLeft: Int
+    var restartsLeft = 1
     /// The bytes S3 held for the saved multipart upload this session resumed; nil when it resumed
     /// none, or S3 no longer knew it and the upload started over.
-    private var resumedFrom: Int64?
+    var resumedFrom: Int64?
     /// Each part's MD5 and SHA-256, as the file's bytes give them (computed once per part).
-    private var partDigests: [Int: (md5: [UInt8], sha256: [UInt8])] = [:]
+    var partDigests: [Int: (md5: [UInt8], sha256: [UInt8])] = [:]
     /// The whole file's SHA-256, fed by the part reads while they come in order (parts
     /// 1...`wholeHashedParts`): checked against the digest that names the object before completion.
-    private var wholeHasher: SHA256?
-    private var wholeHashedParts = 0
+    var wholeHasher: SHA256?
+    var wholeHashedParts = 0
     /// The multipart upload's checksum algorithm: `SHA256` for one this version created, nil for
     /// one an earlier version created (its parts then go with `Content-MD5` alone).
-    private var checksumAlgorithm: String? = S3UploadSession.checksumAlgorithm
+    var checksumAlgorithm: String? = S3UploadSession.checksumAlgorithm
 
     /// The checksum S3 is asked to compute and check for every part (and the object).
     static let checksumAlgorithm = "SHA256"
@@ -93,7 +93,7 @@ final class S3UploadSession {
     /// One PUT with the file's `Content-MD5` and SHA-256 checksum, so a store that checks either
     /// refuses bytes changed on the way; the proof is the store's own figures in its answer (no
     /// second request).
-    private func putWhole() async throws(TransferError) -> UploadReceipt {
+    func putWhole() async throws(TransferError) -> UploadReceipt {
         let md5: [UInt8]
         if let known = metadata.md5, known.count == MD5.byteCount {
             md5 = known  // read with the SHA-256 in one pass, ahead of this upload
@@ -104,11 +104,14 @@ final class S3UploadSession {
             md5 = digests.md5
         }
         let proof = S3StoreProof(md5: md5, sha256: sha256)
-        let headers = objectHeaders + [("content-md5", Data(md5).base64EncodedString()),
-                                       ("x-amz-checksum-sha256", proof.expectedChecksum)]
+        let headers = objectHeaders + [("content-md5", Data(md5).base64EncodedString())]
+        let checksum = ("x-amz-checksum-sha256", proof.expectedChecksum)
         while true {
             do throws(TransferError) {
                 try checkCancelled()
+                // The checksum goes along until this store's ETags have proven to be MD5s.
+                let withChecksum = uploader.singlePutETagsAreMD5.withLock { $0 } != true
+                let headers = withChecksum ? headers + [checksum] : headers
                 let response = try await uploader.send("PUT", key: key, headers: headers,
                                                        body: .file(path: path, offset: 0, length: size),
                                                        payloadHash: metadata.sha256Hex.lowercased())
@@ -119,7 +122,16 @@ final class S3UploadSession {
                 guard let etag = response.headers["etag"], !etag.isEmpty else {
                     throw Self.truncated("PutObject: S3 sent no ETag")
                 }
+                if !withChecksum, proof.check(headers: response.headers, etag: etag) == .absent {
+                    // The store's ETags are no MD5s after all (another bucket policy, SSE-KMS):
+                    // the same PUT again with the checksum, whose answer is the proof.
+                    uploader.singlePutETagsAreMD5.withLock { $0 = false }
+                    continue
+                }
                 let receipt = try await provenReceipt(proof, status: response.status, headers: response.headers, etag: etag, multipart: false)
+                if withChecksum, let figure = receipt.headers[Self.proofHeader] {
+                    uploader.singlePutETagsAreMD5.withLock { $0 = figure.hasPrefix("etag:") }
+                }
                 progress(UploadProgress(acknowledgedBytes: size, totalBytes: size))
                 return receipt
             } catch {
@@ -130,7 +142,7 @@ final class S3UploadSession {
 
     // MARK: Multipart
 
-    private func multipart(resuming saved: UploadCheckpoint?) async throws(TransferError) -> UploadReceipt {
+    func multipart(resuming saved: UploadCheckpoint?) async throws(TransferError) -> UploadReceipt {
         var needsSync = false
         var resumingSaved = false
         if let saved, let id = saved.uploadID, let savedPartSize = saved.partSize {
@@ -170,7 +182,7 @@ final class S3UploadSession {
     }
 
     /// CreateMultipartUpload, then the checkpoint with the new upload id (before any part is sent).
-    private func create() async throws(TransferError) {
+    func create() async throws(TransferError) {
         try checkCancelled()
         checksumAlgorithm = Self.checksumAlgorithm
         let response = try await uploader.send("POST", key: key, query: [("uploads", "")],
@@ -196,7 +208,7 @@ final class S3UploadSession {
     /// ListParts: keeps the parts S3 holds in the expected sizes whose ETag is the MD5 of the
     /// file's bytes there (a part the store holds other bytes for is sent again). An upload S3 no longer knows is
     /// either already completed (the object exists with this content hash: done) or started over.
-    private func synchronise() async throws(TransferError) -> UploadReceipt? {
+    func synchronise() async throws(TransferError) -> UploadReceipt? {
         switch try await listParts() {
         case .parts(let listed):
             let count = partCount
@@ -257,7 +269,7 @@ final class S3UploadSession {
 
     /// HEAD of the object: a receipt when it exists and the store's figures show it holds this
     /// file's bytes (an earlier run completed the upload but stopped before recording it).
-    private func existingObject() async throws(TransferError) -> UploadReceipt? {
+    func existingObject() async throws(TransferError) -> UploadReceipt? {
         let response = try await uploader.send("HEAD", key: key, headers: [("x-amz-checksum-mode", "ENABLED")])
         guard response.status == 200, response.headers["content-length"].flatMap({ Int64($0) }) == size,
               let etag = response.headers["etag"] else { return nil }
@@ -266,7 +278,7 @@ final class S3UploadSession {
         return receipt(status: response.status, headers: response.headers, etag: etag, multipart: true, figure: figure)
     }
 
-    private func uploadMissingParts() async throws(TransferError) {
+    func uploadMissingParts() async throws(TransferError) {
         guard let uploadID else { throw TransferError(.invalidRequest, "no multipart upload to add parts to") }
         for number in 1...partCount where parts[number] == nil {
             try checkCancelled()
@@ -300,7 +312,7 @@ final class S3UploadSession {
 
     /// CompleteMultipartUpload. S3 may answer 200 and still fail (an `<Error>` body), so the body
     /// is always read.
-    private func complete() async throws(TransferError) -> UploadReceipt {
+    func complete() async throws(TransferError) -> UploadReceipt {
         guard uploadID != nil else { throw TransferError(.invalidRequest, "no multipart upload to complete") }
         try checkCancelled()
         let proof = try multipartProof()
@@ -334,82 +346,10 @@ final class S3UploadSession {
         return receipt
     }
 
-    /// The receipt when the store's own figures in its answer show it holds this file's bytes
-    /// (`S3StoreProof`). Figures that show other bytes: the object is removed (only while it is
-    /// still the one those figures describe, `If-Match`) and the upload is tried again (transient:
-    /// the bytes changed on the way). No figure to compare: `uploaded-unverified` when the user
-    /// accepts that, else `unverified-receipt`.
-    private func provenReceipt(_ proof: S3StoreProof, status: Int, headers: [String: String], etag: String,
-                               multipart: Bool) async throws(TransferError) -> UploadReceipt {
-        switch proof.check(headers: headers, etag: etag) {
-        case .matches(let figure):
-            return receipt(status: status, headers: headers, etag: etag, multipart: multipart, figure: figure)
-        case .differs(let reason):
-            _ = try? await uploader.send("DELETE", key: key, headers: [("if-match", etag)])
-            throw TransferError(.corruptedInTransit, "the store holds other bytes than the file's: \(reason) (the bytes changed "
-                                + "on the way); the object was removed", httpStatus: status, classification: .transient)
-        case .absent:
-            guard configuration.acceptUnverified else {
-                throw TransferError(.unverifiedReceipt, """
-                    the store accepted the object but gave no figure of its own to prove it holds these bytes (its ETag is not an MD5 \
-                    and it returned no SHA-256 checksum). Pass --accept-unverified to upload there anyway (marked uploaded-unverified)
-                    """, httpStatus: status)
-            }
-            var unproven = receipt(status: status, headers: headers, etag: etag, multipart: multipart, figure: nil)
-            unproven.proof = .unverified
-            return unproven
-        }
-    }
-
-    /// The figures the whole file gets from a store as a multipart upload of `partCount` parts.
-    private func multipartProof() throws(TransferError) -> S3StoreProof {
-        var md5s: [[UInt8]] = []
-        var shas: [[UInt8]] = []
-        for number in 1...partCount {
-            let digests = try digests(ofPart: number)
-            md5s.append(digests.md5)
-            shas.append(digests.sha256)
-        }
-        return try S3StoreProof(partMD5s: md5s, partSHA256s: shas)
-    }
-
-    /// The MD5 and SHA-256 of part `number`'s bytes in the file, read once.
-    private func digests(ofPart number: Int) throws(TransferError) -> (md5: [UInt8], sha256: [UInt8]) {
-        if let known = partDigests[number] { return known }
-        let offset = Int64(number - 1) * partSize
-        if number == 1 { wholeHasher = try? SHA256() }
-        let inOrder = number == wholeHashedParts + 1 ? wholeHasher : nil
-        let digests = try FileDigest.md5AndSHA256(path: path, offset: offset, length: expectedSize(of: number), alsoFeeding: inOrder)
-        if inOrder != nil { wholeHashedParts = number }
-        partDigests[number] = digests
-        return digests
-    }
-
-    /// Throws `file-unreadable` when the parts' bytes are not the file whose SHA-256 names the
-    /// object (rewritten since it was hashed), after aborting the multipart upload so none of it
-    /// is ever completed.
-    private func checkWholeFileBeforeCompleting() async throws(TransferError) {
-        let whole: [UInt8]
-        if wholeHashedParts == partCount, let hasher = wholeHasher,
-           let digest = try? TransferError.translating({ () throws(SystemError) in try hasher.finish() }) {
-            whole = digest
-        } else {
-            whole = try FileDigest.sha256(path: path)
-        }
-        wholeHasher = nil
-        wholeHashedParts = 0
-        guard whole != sha256 else { return }
-        if let uploadID { _ = try? await uploader.send("DELETE", key: key, query: [("uploadId", uploadID)]) }
-        uploadID = nil
-        parts = [:]
-        partDigests = [:]
-        throw Self.changedSinceHashing
-    }
-
     // MARK: Helpers
 
     /// Waits before another try of a transient failure, or rethrows when none is left.
-    private func recover(from error: TransferError) async throws(TransferError) {
+    func recover(from error: TransferError) async throws(TransferError) {
         // Other bytes at the store may be the file's own doing (rewritten since it was hashed):
         // that is no fault of the way, and sending it again would not help.
         if error.code == .corruptedInTransit, let now = try? FileDigest.sha256(path: path), now != sha256 {
@@ -428,28 +368,28 @@ final class S3UploadSession {
     /// A 200 without the field every such answer carries. Over HTTP/1.0 (or with a lost
     /// `Content-Length`) a connection cut mid-answer still reads as a short 200, so this is treated
     /// as a lost answer: transient, and the next try re-checks with ListParts.
-    private static func truncated(_ message: String) -> TransferError {
+    static func truncated(_ message: String) -> TransferError {
         TransferError(.badServerResponse, message, httpStatus: 200, classification: .transient)
     }
 
-    private static var changedSinceHashing: TransferError {
+    static var changedSinceHashing: TransferError {
         TransferError(.fileUnreadable, "the file changed since it was hashed (it is sent again once analysed again)")
     }
 
-    private func checkCancelled() throws(TransferError) {
+    func checkCancelled() throws(TransferError) {
         if Task.isCancelled { throw TransferError(.cancelled, "the transfer was cancelled") }
     }
 
-    private var partCount: Int { max(1, Int((size + partSize - 1) / partSize)) }
+    var partCount: Int { max(1, Int((size + partSize - 1) / partSize)) }
 
-    private func expectedSize(of number: Int) -> Int64 {
+    func expectedSize(of number: Int) -> Int64 {
         let offset = Int64(number - 1) * partSize
         return min(partSize, size - offset)
     }
 
-    private var acknowledgedBytes: Int64 { parts.values.reduce(0) { $0 + $1.size } }
+    var acknowledgedBytes: Int64 { parts.values.reduce(0) { $0 + $1.size } }
 
-    private func saveCheckpoint() throws(TransferError) {
+    func saveCheckpoint() throws(TransferError) {
         let saved = UploadCheckpoint(location: configuration.objectURI(key: key), offset: acknowledgedBytes, interopVersion: 0,
                                      uploadID: uploadID, partSize: partSize,
                                      parts: parts.values.sorted { $0.number < $1.number }, checksumAlgorithm: checksumAlgorithm)
@@ -462,7 +402,7 @@ final class S3UploadSession {
 
     /// The receipt; `figure` is the store's figure that proved it (`etag:…` or `sha256:…`), kept
     /// in the headers as `x-photodrain-proof` for the record.
-    private func receipt(status: Int, headers: [String: String], etag: String, multipart: Bool, figure: String?) -> UploadReceipt {
+    func receipt(status: Int, headers: [String: String], etag: String, multipart: Bool, figure: String?) -> UploadReceipt {
         let bare = etag.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
         var headers = headers
         headers["etag"] = etag

@@ -1,5 +1,6 @@
 import UploadProtocol
 import Foundation
+import Synchronization
 
 /// Uploads files to an S3 bucket (AWS or any S3-compatible store) with SigV4-signed requests:
 /// one streamed PUT for a small file, a multipart upload for a large one (parts streamed from the
@@ -18,6 +19,13 @@ public final class S3Uploader: UploadDestination {
     public let configuration: S3Configuration
     let client: HTTPClient
     let signer: SigV4Signer
+    /// Whether this store's single-PUT ETags have proven to be the MD5 of the bytes it holds: nil
+    /// until one answer tells. While true, a single PUT sends `Content-MD5` alone, without
+    /// `x-amz-checksum-sha256`: the ETag is the proof and `Content-MD5` (with the signed payload
+    /// hash) is what a checking store refuses changed bytes by, while a store may spend more on
+    /// the checksum than the transfer takes (moto: 100 x 3 MiB took 3.4 s with it, 1.5 s
+    /// without, BENCHMARKS.md).
+    let singlePutETagsAreMD5 = Mutex<Bool?>(nil)
 
     /// Creates an uploader. Pass a `client` to share connections with other uploaders.
     public init(configuration: S3Configuration, client: HTTPClient? = nil) {
@@ -28,6 +36,9 @@ public final class S3Uploader: UploadDestination {
 
     /// `s3://BUCKET/PREFIX`.
     public var endpoint: String { configuration.destination }
+
+    /// `s3://BUCKET/PREFIX at ENDPOINT`: the bucket and prefix on this endpoint (`DestinationIdentity`).
+    public var identity: DestinationIdentity { DestinationIdentity(s3: configuration) }
 
     /// Uploads the file at `path` to `PREFIX/<sha256>-<name>`. Files up to the multipart threshold
     /// go in one PUT whose `x-amz-content-sha256` is the content hash, so S3 refuses bytes that

@@ -44,12 +44,33 @@ enum AgentCommand: Command {
         var message: String?
     }
 
+    /// The destination a job names (its `DestinationIdentity`, as wake or drain recorded it), built
+    /// with the agent's token, credentials and CAs. An S3 job names its endpoint (or AWS region)
+    /// too, used where `--s3-endpoint`/`--s3-region` are not given; either way the job is
+    /// sent only where it names: options leading elsewhere fail its jobs with both places named,
+    /// instead of marking photos uploaded at a destination that never saw them. A job from before
+    /// identities named the endpoint (a bare `s3://BUCKET/PREFIX`) goes where the options say.
+    static func jobDestination(_ key: String, settings: UploadDestinations.Settings) throws(TransferError) -> any UploadDestination {
+        let parts = DestinationIdentity.parts(of: key)
+        var settings = settings
+        settings.s3Endpoint = settings.s3Endpoint ?? parts.s3Endpoint
+        settings.s3Region = settings.s3Region ?? parts.s3Region
+        let destination = try UploadDestinations.make(for: parts.url, settings: settings)
+        if !DestinationIdentity.isBareS3(key) && destination.identity.key != AssetStore.destinationKey(key) {
+            throw TransferError(.invalidRequest, """
+                the job is for \(key), but --s3-endpoint/--s3-region send to \(destination.identity); give the agent the \
+                --s3-endpoint and --s3-region wake was given, or none (the job names its endpoint)
+                """)
+        }
+        return destination
+    }
+
     static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
         let signals = EarlySignals()
         defer { signals.cancel() }
         let settings = try TransferOptions.settings(arguments)
         var options = AgentOptions(slots: try arguments.int("slots", default: 3, range: 1...64)) { (destination: String) throws(TransferError) -> any UploadDestination in
-            try UploadDestinations.make(for: destination, settings: settings)
+            try jobDestination(destination, settings: settings)
         }
         if arguments.flag("watch") && arguments.string("exit-when-idle") != nil {
             throw UsageError("--watch runs until signalled; it cannot be combined with --exit-when-idle", command: spec.name)

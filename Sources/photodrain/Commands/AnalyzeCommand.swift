@@ -82,7 +82,7 @@ enum AnalyzeCommand: Command {
         let json = arguments.flag("json")
         let console = Console.shared
 
-        let scan = try store.scan(full: arguments.flag("rescan"))
+        let scan = try store.scan(full: arguments.flag("rescan"), rehash: FileReader.sha256Hex)
         for problem in scan.problems { console.err("photodrain analyze: skipped \(problem.path): \(problem.message)") }
         let todo = try store.unanalyzedCount()
         if !json {

@@ -124,7 +124,7 @@ enum DrainCommand: Command {
         let store = try LibraryOptions.open(arguments)
         // The .sqlite file alone holds everything once the command ends, whatever way it ends.
         defer { store.checkpoint() }
-        _ = try TransferOptions.useDestination(options.destination.endpoint, store: store, arguments: arguments)
+        _ = try TransferOptions.useDestination(options.destination.identity, url: options.destination.endpoint, store: store, arguments: arguments)
         try RunConditionOptions.applyPriority(arguments)
         switch try RunConditionOptions.decide(arguments, store: store, uploads: true) {
         case .wait: return .workRemains

@@ -68,18 +68,31 @@ enum VerifyCommand: Command {
         let store = try LibraryOptions.open(arguments)
         // The .sqlite file alone holds everything once the command ends, whatever way it ends.
         defer { store.checkpoint() }
-        let active = try store.activeDestination()
-        guard let url = arguments.string("to") ?? active else {
+        var settings = try TransferOptions.settings(arguments)
+        let url: String
+        if let given = arguments.string("to") {
+            url = given
+        } else if let active = try store.activeDestination() {
+            // The destination as the store names it: its URL, and for S3 the endpoint (or AWS
+            // region) the uploads went to, where the options name none.
+            let parts = DestinationIdentity.parts(of: active)
+            url = parts.url
+            settings.s3Endpoint = settings.s3Endpoint ?? parts.s3Endpoint
+            settings.s3Region = settings.s3Region ?? parts.s3Region
+        } else {
             throw UsageError("this library has no uploads recorded yet; pass --to URL to name a destination", command: spec.name)
         }
-        let destination = try TransferOptions.destination(for: url, settings: try TransferOptions.settings(arguments), command: spec.name)
+        let destination = try TransferOptions.destination(for: url, settings: settings, command: spec.name)
+        // The marks are kept against where the bytes went (an S3 bucket with its endpoint).
+        let identity = destination.identity.key
+        try store.adoptDestination(identity, formerly: url)
         let parallel = try arguments.int("parallel", default: 8, range: 1...64)
         let repair = arguments.flag("repair")
         let deep = arguments.flag("deep")
         let json = arguments.flag("json")
         let console = Console.shared
-        let marked = try store.uploadedAssets(to: url)
-        var summary = Summary(destination: AssetStore.destinationKey(url))
+        let marked = try store.uploadedAssets(to: identity)
+        var summary = Summary(destination: identity)
         let bar = ProgressBar(title: "verifying", total: marked.count, quiet: json)
         var stop: TransferError?
         var index = 0
@@ -113,7 +126,7 @@ enum VerifyCommand: Command {
                 case .success(.present):
                     summary.checked += 1
                     summary.present += 1
-                    try store.recordVerification(entry.asset, destination: url, present: true)
+                    try store.recordVerification(entry.asset, destination: identity, present: true)
                 case .success(let copy):
                     summary.checked += 1
                     var line = Line(path: entry.asset.path, state: "missing", serverID: entry.serverID)
@@ -124,7 +137,7 @@ enum VerifyCommand: Command {
                         summary.missing += 1
                     }
                     if repair {
-                        try store.recordVerification(entry.asset, destination: url, present: false)
+                        try store.recordVerification(entry.asset, destination: identity, present: false)
                         line.repaired = true
                         summary.repaired += 1
                     }

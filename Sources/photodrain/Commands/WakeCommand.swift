@@ -2,6 +2,7 @@ import AssetStore
 import Drain
 import Foundation
 import Synchronization
+import Transfer
 
 /// `photodrain wake DIR --to URL`: one bounded invocation of the closed-app extension's work.
 enum WakeCommand: Command {
@@ -18,7 +19,8 @@ enum WakeCommand: Command {
         `agent` does. Run it from a timer; SIGTERM stops it promptly with exit 75.
 
         """ + LibraryOptions.scanDiscussion + "\n" + LibraryOptions.filterDiscussion,
-        options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun, LibraryOptions.rescan, LibraryOptions.includeHidden, TransferOptions.to, TransferOptions.newDestination,
+        options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun, LibraryOptions.rescan, LibraryOptions.includeHidden, TransferOptions.to, TransferOptions.newDestination]
+            + TransferOptions.s3 + [
                   .option("inflight-limit", "N", "Unacknowledged upload jobs allowed at once.", default: "40"),
                   .option("page-size", "N", "Photos analysed at most in one invocation.", default: "40"),
                   .option("max-attempts", "N", "Counted failures before a photo is failed.", default: "5"),
@@ -49,9 +51,13 @@ enum WakeCommand: Command {
         guard let destination = arguments.string("to") else {
             throw UsageError("--to URL is required (or \"to\" in the configuration file)", command: spec.name)
         }
+        // The jobs name where their bytes go (an S3 bucket with its endpoint); the agent checks
+        // its own options lead there before sending.
+        let identity = try TransferOptions.identity(for: destination, settings: UploadDestinations.Settings(
+            s3Endpoint: arguments.string("s3-endpoint"), s3Region: arguments.string("s3-region")), command: spec.name)
         let signals = EarlySignals()
         defer { signals.cancel() }
-        var options = WakeOptions(destination: destination)
+        var options = WakeOptions(destination: identity.key)
         options.inflightLimit = try arguments.int("inflight-limit", default: 40, range: 1...100_000)
         options.pageSize = try arguments.int("page-size", default: 40, range: 0...10_000)
         options.retryPolicy = RetryPolicy(maxAttempts: try arguments.int("max-attempts", default: 5, range: 1...1000))
@@ -73,7 +79,7 @@ enum WakeCommand: Command {
         let store = try LibraryOptions.open(arguments)
         // The .sqlite file alone holds everything once the command ends, whatever way it ends.
         defer { store.checkpoint() }
-        _ = try TransferOptions.useDestination(destination, store: store, arguments: arguments)
+        _ = try TransferOptions.useDestination(identity, url: destination, store: store, arguments: arguments)
         try RunConditionOptions.applyPriority(arguments)
         switch try RunConditionOptions.decide(arguments, store: store, uploads: true) {
         case .wait: return .workRemains

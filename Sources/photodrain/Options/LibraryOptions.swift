@@ -9,7 +9,7 @@ enum LibraryOptions {
     static let include = OptionSpec.option("include", "GLOB", "Work on (and show) only files whose path in the library matches; repeatable: any may match.")
     static let exclude = OptionSpec.option("exclude", "GLOB", "Leave alone files whose path in the library matches; repeatable; wins over --include.")
     static let filters = [include, exclude]
-    static let rescan = OptionSpec.flag("rescan", "Read every folder of the library (a full walk) instead of only those whose modification time changed: finds a file rewritten in place, which leaves its folder's time alone. A full walk also happens by itself once the last one is over 24 h old.")
+    static let rescan = OptionSpec.flag("rescan", "Read every folder of the library (a full walk) instead of only those whose modification time changed: finds a file rewritten in place, which leaves its folder's time alone (even one whose modification time was set back: its change time tells). A full walk also happens by itself once the last one is over 24 h old.")
     static let includeHidden = OptionSpec.flag("include-hidden", "Take hidden files and folders (names starting with a dot) into the library too, from now on for this store (a later run without the flag keeps them); by default they are left out and status counts them.")
     static let dryRun = OptionSpec.flag("dry-run", "Only list what would be analysed and uploaded (with --json, as JSON lines); touches neither the store nor the destination.")
 
@@ -26,7 +26,11 @@ enum LibraryOptions {
         Scans are incremental: a folder whose modification time has not changed since the last
         scan is not read again. Adding, removing or renaming a file changes its folder's time;
         rewriting a file in place (same name, no rename) does not, so such a change is found only
-        by a full walk: --rescan, or by itself when the last full walk is over 24 hours old.
+        by a full walk: --rescan, or by itself when the last full walk is over 24 hours old. A file
+        is known by its size, modification time, change time, inode and device: a rewrite that sets
+        the modification time back (touch -r, a tool that keeps it) is found by its change time and
+        hashed again; analysed and sent again only when its bytes differ (a chmod alone costs the
+        hash).
         """
 
     /// The examples on --include and --exclude.

@@ -7,7 +7,12 @@ import UploadProtocol
 /// `--interop-version`, and for `s3://` destinations `--s3-endpoint` and `--s3-region` (credentials
 /// come from the AWS environment variables or ~/.aws/credentials, never from the command line).
 enum TransferOptions {
-    static let to = OptionSpec.option("to", "URL", "The destination: a photodrain serve URL, any resumable-upload server, or s3://BUCKET/PREFIX.")
+    static let to = OptionSpec.option("to", "URL", """
+        The destination: a photodrain serve URL, any resumable-upload server, or s3://BUCKET/PREFIX. It must hold no \
+        secret (no user:password@, no ?query, no #fragment; refused, exit 64): the store keeps it and status shows \
+        it, so a token goes in --token-file. Scheme, host, port and path (for S3 the endpoint, bucket and prefix) \
+        name the destination; another of any is another destination (--new-destination).
+        """)
     static let tokenFile = OptionSpec.option("token-file", "PATH", "Read a bearer token from this file; it is never printed.")
     static let caFile = OptionSpec.option("ca-file", "PATH", "Verify an https destination's (or S3 endpoint's) certificate against the CA certificates in this PEM file, e.g. a home server's private CA.",
                                           default: "$SSL_CERT_FILE and $SSL_CERT_DIR, else the system's CAs")
@@ -134,20 +139,22 @@ enum TransferOptions {
         }
     }
 
-    /// Makes `url` the store's active destination (`AssetStore.useDestination`): usage error when
-    /// it is another than the library's uploads went to and `--new-destination` is not given; a
-    /// note on standard error when it switched.
-    static func useDestination(_ url: String, store: AssetStore, arguments: ParsedArguments) throws -> AssetStore.DestinationUse {
+    /// Makes `identity` the store's active destination (`AssetStore.useDestination`; `url` is the
+    /// `--to` it came from, the form an earlier PhotoDrain recorded an S3 destination in): usage
+    /// error when it is another than the library's uploads went to and `--new-destination` is not
+    /// given; a note on standard error when it switched.
+    static func useDestination(_ identity: DestinationIdentity, url: String, store: AssetStore,
+                               arguments: ParsedArguments) throws -> AssetStore.DestinationUse {
         let use: AssetStore.DestinationUse
         do throws(StoreError) {
-            use = try store.useDestination(url, allowChange: arguments.flag("new-destination"))
+            use = try store.useDestination(identity.key, formerly: url, allowChange: arguments.flag("new-destination"))
         } catch {
             guard error.code == .destinationChanged else { throw error }
             throw UsageError(error.message, command: arguments.command)
         }
         if let previous = use.previous {
             Console.shared.err("""
-                photodrain \(arguments.command): uploading the library to \(AssetStore.destinationKey(url)) as well \
+                photodrain \(arguments.command): uploading the library to \(identity) as well \
                 (\(use.alreadyThere) photo\(use.alreadyThere == 1 ? "" : "s") already there); the uploads to \(previous) are kept
                 """)
         }
@@ -157,13 +164,43 @@ enum TransferOptions {
     /// The destination for a URL (`--to`, or a job's destination in the agent). Usage error when it
     /// is malformed, an S3 bucket without credentials, or given S3 options without being `s3://`.
     static func destination(for url: String, settings: UploadDestinations.Settings, command: String) throws(UsageError) -> any UploadDestination {
-        if !UploadDestinations.isS3(url) && (settings.s3Endpoint != nil || settings.s3Region != nil) {
-            throw UsageError("--s3-endpoint and --s3-region apply only to s3:// destinations", command: command)
-        }
+        try checkURL(url, settings: settings, command: command)
         do {
             return try UploadDestinations.make(for: url, settings: settings)
         } catch {
             throw UsageError("--to: \(error.message)", command: command)
+        }
+    }
+
+    /// Where `url` with `settings` sends bytes (`DestinationIdentity`), without building the
+    /// destination (`wake` names it for the agent, which holds the token and S3 credentials).
+    /// Usage error as `destination(for:settings:command:)`.
+    static func identity(for url: String, settings: UploadDestinations.Settings, command: String) throws(UsageError) -> DestinationIdentity {
+        try checkURL(url, settings: settings, command: command)
+        do {
+            return try DestinationIdentity(url: url, settings: settings)
+        } catch {
+            throw UsageError("--to: \(error.message)", command: command)
+        }
+    }
+
+    /// Refuses a `--to` that holds a secret, and S3 options for a destination that is not S3.
+    ///
+    /// The rule: a destination URL never holds a secret. The store keeps it (its uploads are
+    /// recorded against it), `status`, `verify` and their JSON print it, and upload jobs carry it
+    /// to the agent, so user info, a query or a fragment in it would be copied everywhere. They
+    /// are refused rather than dropped, so what is sent is what is named: a bearer token goes in
+    /// `--token-file` (or `token-file` in the configuration file), S3 keys in the AWS environment.
+    static func checkURL(_ url: String, settings: UploadDestinations.Settings, command: String) throws(UsageError) {
+        if let part = DestinationIdentity.secretPart(of: url) {
+            throw UsageError("""
+                --to holds a \(part), which PhotoDrain would keep in its store and print: a destination URL holds no \
+                secret. Put the token in a file and pass --token-file PATH (or token-file in the configuration file), \
+                and give --to as scheme://host[:port]/path
+                """, command: command)
+        }
+        if !UploadDestinations.isS3(url) && (settings.s3Endpoint != nil || settings.s3Region != nil) {
+            throw UsageError("--s3-endpoint and --s3-region apply only to s3:// destinations", command: command)
         }
     }
 
