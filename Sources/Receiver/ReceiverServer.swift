@@ -227,8 +227,9 @@ public final class ReceiverServer: Sendable {
             }
             if ready.contains(1) || state.withLock({ $0.stopping }) { return }
             let fd: Int32
+            let peer: String
             do {
-                fd = try Syscalls.accept(listener, sendTimeoutSeconds: configuration.ioTimeout)
+                (fd, peer) = try Syscalls.accept(listener, sendTimeoutSeconds: configuration.ioTimeout)
             } catch {
                 // ECONNABORTED and friends concern one client; EMFILE needs a pause to clear.
                 if error.systemErrno == EMFILE || error.systemErrno == ENFILE {
@@ -257,21 +258,21 @@ public final class ReceiverServer: Sendable {
             }
             if evictedFor != nil { configuration.log("- - evicted the connection idle longest for a new one") }
             guard admitted else {
-                let connection = HTTPConnection(descriptor: fd, configuration: configuration)
+                let connection = HTTPConnection(descriptor: fd, peer: peer, configuration: configuration)
                 connection.send(.text(503, "too many connections", headers: [("Retry-After", "1")]), close: true)
                 configuration.log("- - 503 too many connections")
                 continue
             }
             threads.enter()
             Thread.detachNewThread { [self] in
-                serve(fd, handler: handler)
+                serve(fd, peer: peer, handler: handler)
                 threads.leave()
             }
         }
     }
 
-    private func serve(_ fd: Int32, handler: RequestHandler) {
-        var connection: HTTPConnection? = HTTPConnection(descriptor: fd, configuration: configuration)
+    private func serve(_ fd: Int32, peer: String, handler: RequestHandler) {
+        var connection: HTTPConnection? = HTTPConnection(descriptor: fd, peer: peer, configuration: configuration)
         connection?.evictable = { [self] evictable in
             state.withLock { state in
                 guard !state.evicted.contains(fd) else { return }

@@ -19,7 +19,9 @@ import UploadProtocol
 ///     HEAD|GET /objects/by-digest/<sha256>  200 + x-server-resource-id when an object has exactly
 ///                                          that content (64 hex digits), 404 otherwise (upload)
 ///
-/// A token without the scope in brackets gets `403` and a problem body naming it.
+/// A token without the scope in brackets gets `403` and a problem body naming it. A request
+/// without a valid token gets `401`, or `429` once its address has failed too often
+/// (`FailedAuthLimiter`).
 ///
 /// Every answer about an object comes from a file whose stamp is the one recorded when it was
 /// hashed, or that was just hashed again (`UploadStore+Integrity.swift`); a corrupt object is
@@ -28,6 +30,8 @@ final class RequestHandler: Sendable {
     private let configuration: ReceiverConfiguration
     private let spaces: AccountSpaces
     private let access: AccessControl
+    /// Failed authentications per peer address (`ReceiverConfiguration.failedAuthLimit`).
+    private let failedAuth: FailedAuthLimiter
     /// Upload requests in progress per device token id (`ReceiverConfiguration.uploadsPerToken`).
     private let uploadsInProgress = Mutex<[String: Int]>([:])
 
@@ -35,6 +39,8 @@ final class RequestHandler: Sendable {
         self.configuration = configuration
         self.spaces = spaces
         self.access = access
+        failedAuth = FailedAuthLimiter(limit: configuration.failedAuthLimit, window: configuration.failedAuthWindow,
+                                       now: configuration.now)
     }
 
     /// Answers one request; returns whether the connection may carry another.
@@ -74,10 +80,23 @@ final class RequestHandler: Sendable {
         }
         guard let principal = access.principal(authorization: head["authorization"]) else {
             // Closed after the answer, and never a body drained for it: a peer without the token
-            // gets no slot time beyond a short linger, and stays evictable until then.
-            exchange.notes.append("unauthorized")
-            return exchange.respond(.text(401, "a valid bearer token is required",
-                                          headers: [("WWW-Authenticate", "Bearer")]), close: true)
+            // gets no slot time beyond a short linger, and stays evictable until then. Past the
+            // failed-authentication limit of its address, the answer is a 429 instead.
+            let peer = exchange.connection.peer
+            switch failedAuth.fail(peer: peer) {
+            case .refused(let seconds):
+                exchange.notes.append("unauthorized too-many-failed-authentications peer=\(peer)")
+                return exchange.respond(.problem(429, type: ResumableUpload.tooManyFailedAuthenticationsProblem,
+                                                 title: "too many failed authentications from this address",
+                                                 detail: "this address sent \(failedAuth.limit) requests without a valid bearer token in a short time; "
+                                                     + "requests without one are refused for \(seconds) s (requests with a valid token are served)",
+                                                 numbers: ["limit": Int64(failedAuth.limit), "window": Int64(failedAuth.window.rounded(.up))],
+                                                 headers: [("Retry-After", String(seconds)), ("WWW-Authenticate", "Bearer")]), close: true)
+            case .counted(let full):
+                exchange.notes.append(full ? "unauthorized peer=\(peer) failed-authentication-limit-reached" : "unauthorized")
+                return exchange.respond(.text(401, "a valid bearer token is required",
+                                              headers: [("WWW-Authenticate", "Bearer")]), close: true)
+            }
         }
         if let device = principal.device { exchange.notes.append("device=\(principal.account)/\(device)") }
         exchange.connection.holdAuthorisedRequest()

@@ -53,6 +53,10 @@ public enum ResumableUpload {
     public static let quotaExceededProblem = "tag:photodrain.invalid,2026:quota-exceeded"
     /// `photodrain serve`'s problem type (429) for a device token with too many uploads in progress.
     public static let tooManyUploadsProblem = "tag:photodrain.invalid,2026:too-many-uploads"
+    /// `photodrain serve`'s problem type (429) for a request without a valid token from an address
+    /// that failed to authenticate too often (members `limit`, `window`): a refusal of the token,
+    /// as a `401` is.
+    public static let tooManyFailedAuthenticationsProblem = "tag:photodrain.invalid,2026:too-many-failed-authentications"
 
     /// The header that says whether a request completes the upload, in the given interop version,
     /// as a (name, value) pair: `upload-incomplete: ?0` for 3, `upload-complete: ?1` from 4.

@@ -58,7 +58,10 @@ enum ServeCommand: Command {
         the bytes of objects an account holds; an upload that would pass it is refused with 507
         and a problem body before its bytes are taken. A device token may have at most
         --uploads-per-token upload requests in progress at once; one more gets 429 and
-        Retry-After: 1.
+        Retry-After: 1. An address that sent --failed-auth-limit requests without a valid token
+        (401) gets 429 with Retry-After for the next ones until its count has decayed (that many
+        forgiven per --failed-auth-window seconds); its requests with a valid token are served as
+        ever, so a good device behind the same NAT is not locked out.
         --token-file still works alongside or alone: its token is an admin token of the account
         'default', whose objects stay where they always were (DIR/objects); every other account's
         are under DIR/accounts/NAME/. Without --token-file and accounts.json every request is
@@ -77,6 +80,8 @@ enum ServeCommand: Command {
             .option("checkpoint-interval", "SECONDS", "With --sync checkpoint: fsync a streaming upload at most this often.", default: "5"),
             .option("quota", "BYTES", "With 'accounts add' or 'accounts quota NAME BYTES': the most bytes of objects the account may hold (50G, 2T, ...)."),
             .option("uploads-per-token", "N", "Upload requests one device token may have in progress at once; more get 429.", default: "8"),
+            .option("failed-auth-limit", "N", "Requests without a valid token one address may send in a burst; more get 429 until it slows.", default: "20"),
+            .option("failed-auth-window", "SECONDS", "The time over which --failed-auth-limit failures are forgiven.", default: "60"),
             .option("scope", "SCOPE", "With 'tokens add': what the token may do: upload, read or admin (see above).", default: "upload"),
             .option("scrub-rate", "BYTES", "Hash stored objects again in the background at most this many bytes per second (512K, 8M, ...; 0 or off: no scrub).", default: "8M"),
         ],
@@ -121,6 +126,8 @@ enum ServeCommand: Command {
         configuration.layout = objectLayout
         configuration.checkpointInterval = try arguments.double("checkpoint-interval", default: 5, range: 0...86_400)
         configuration.uploadsPerToken = try arguments.int("uploads-per-token", default: 8, range: 1...10_000)
+        configuration.failedAuthLimit = try arguments.int("failed-auth-limit", default: 20, range: 1...1_000_000)
+        configuration.failedAuthWindow = try arguments.double("failed-auth-window", default: 60, range: 1...86_400)
         if let rate = arguments.string("scrub-rate") {
             guard rate.lowercased() == "off" || parseByteCount(rate) != nil else {
                 throw UsageError("--scrub-rate wants a rate like 8M (bytes per second), or 0 or off, not '\(rate)'", command: spec.name)
