@@ -120,12 +120,17 @@ public struct TransferError: Error, Sendable, Equatable, CustomStringConvertible
     /// to 300 characters: "the server refused the token: this request needs a token with the
     /// read scope; ...". It stays `unauthorized`, a refusal of the destination: nothing is charged.
     /// A `507` with `photodrain serve`'s quota problem is `quotaExceeded` (a refusal too), its
-    /// detail in the message the same way; any other `507` stays a server error, retried.
+    /// detail in the message the same way; any other `507` stays a server error, retried. A `429`
+    /// with `photodrain serve`'s too-many-failed-authentications problem answers a token that is
+    /// not valid (from an address that failed too often): `unauthorized`, as the `401` before it.
     public static func forStatus(_ status: Int, creation: Bool = false, headers: [String: String] = [:],
                                  body: [UInt8] = []) -> TransferError {
         var error = statusError(status, creation: creation)
         if status == 403, let detail = problemDetail(headers: headers, body: body) {
             error = TransferError(.unauthorized, "the server refused the token: \(detail)", httpStatus: status)
+        } else if status == 429, problemType(headers: headers, body: body) == ResumableUpload.tooManyFailedAuthenticationsProblem {
+            let detail = problemDetail(headers: headers, body: body).map { ": \($0)" } ?? ""
+            error = TransferError(.unauthorized, "the server refused the token\(detail)", httpStatus: status)
         } else if status == 507, problemType(headers: headers, body: body) == ResumableUpload.quotaExceededProblem {
             let detail = problemDetail(headers: headers, body: body).map { ": \($0)" } ?? ""
             error = TransferError(.quotaExceeded, "the receiver refused the upload: the account's quota is used up\(detail)", httpStatus: status)

@@ -170,4 +170,17 @@ import SystemSupport
         #expect(TransferError.forStatus(401, headers: ["content-type": "application/problem+json"], body: problem).message
                 == "the server refused the credentials")
     }
+
+    /// `photodrain serve`'s 429 for an address that failed to authenticate too often answers a
+    /// token that is not valid: a refusal, as the 401s before it, not a slow-down to retry. Any
+    /// other 429 stays `rateLimited`, retried.
+    @Test func aRefusalForTooManyFailedAuthenticationsIsARefusalOfTheToken() {
+        let body = Array(#"{"detail":"this address sent 20 requests without a valid bearer token in a short time; requests without one are refused for 3 s","limit":20,"status":429,"title":"too many failed authentications from this address","type":"tag:photodrain.invalid,2026:too-many-failed-authentications","window":60}"#.utf8)
+        let error = TransferError.forStatus(429, headers: ["content-type": "application/problem+json", "retry-after": "3"], body: body)
+        #expect(error.code == .unauthorized && !error.isTransient && error.httpStatus == 429, "\(error)")
+        #expect(error.message.hasPrefix("the server refused the token: this address sent 20 requests"), "\(error.message)")
+        let uploads = Array(#"{"detail":"this token has 8 upload requests in progress","status":429,"type":"tag:photodrain.invalid,2026:too-many-uploads"}"#.utf8)
+        #expect(TransferError.forStatus(429, headers: ["content-type": "application/problem+json"], body: uploads).code == .rateLimited)
+        #expect(TransferError.forStatus(429).code == .rateLimited)
+    }
 }
