@@ -61,8 +61,9 @@ public struct DeviceToken: Codable, Sendable, Equatable {
 /// temporary file in the same directory that is fsync'd and renamed over the old one (the
 /// directory fsync'd after): a reader, a running `serve` included, sees the old book or the
 /// new, never a mix, and a kill at any moment of an edit leaves one of the two
-/// (`AccountBookTests`). A running `serve` reads the file again when its stamp changes
-/// (`AccessControl`). When each token was last used is in another file, `tokens-used.json`,
+/// (`ServeAccountsCLITests.theBookSurvivesASIGKILLAtEachStepOfItsWrite`); the next edit removes
+/// the temporary file a killed one left. A running `serve` reads the file again when its stamp
+/// changes (`AccessControl`). When each token was last used is in another file, `tokens-used.json`,
 /// which only `serve` writes, so an edit never races the receiver's writes.
 public struct AccountBook: Codable, Sendable, Equatable {
     /// The book's file, in the receiver's directory.
@@ -212,6 +213,7 @@ public struct AccountBook: Codable, Sendable, Equatable {
         let lock = try Syscalls.open(directory + "/" + lockFileName, O_RDWR | O_CREAT, mode: 0o600)
         defer { Syscalls.closeDescriptor(lock) }
         try Syscalls.lockExclusive(lock, context: directory + "/" + lockFileName)
+        removeStaleStaging(of: fileName, in: directory)
         var book = try load(directory: directory) ?? AccountBook()
         let result = try body(&book)
         let encoder = JSONEncoder()
@@ -238,11 +240,22 @@ public struct AccountBook: Codable, Sendable, Equatable {
 
     static func path(in directory: String) -> String { directory + "/" + fileName }
 
-    /// Writes `bytes` to a new temporary file beside `path` (a dot name with a random part: no
-    /// two writers share one), fsync'd when `durable`, and renames it over `path`; with
-    /// `durable` the directory is fsync'd after. A reader sees the old file or the new one.
+    /// Removes the temporary files an edit killed before its rename left (`.accounts.json.*.tmp`).
+    /// Called under `accounts.lock`, so no edit is writing one; failures are ignored (the next
+    /// edit tries again).
+    static func removeStaleStaging(of name: String, in directory: String) {
+        guard let names = try? Syscalls.listDirectory(directory) else { return }
+        for stale in names where stale.hasPrefix("." + name + ".") && stale.hasSuffix(".tmp") {
+            try? Syscalls.unlinkIfPresent(directory + "/" + stale)
+        }
+    }
+
+    /// Writes `bytes` to a new temporary file beside `path` (`.<name>.<random>.tmp`: no two
+    /// writers share one), fsync'd when `durable`, and renames it over `path`; with `durable` the
+    /// directory is fsync'd after. A reader sees the old file or the new one.
     static func writeReplacing(_ path: String, with bytes: [UInt8], directory: String, durable: Bool) throws(ReceiverError) {
-        let staging = directory + "/." + Hex.string(Syscalls.randomBytes(8)) + ".tmp"
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        let staging = directory + "/." + name + "." + Hex.string(Syscalls.randomBytes(8)) + ".tmp"
         do {
             let fd = try Syscalls.open(staging, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
             defer { Syscalls.closeDescriptor(fd) }

@@ -178,6 +178,89 @@ import Testing
         #expect(try CLI.run(["serve", "--dir", dir, "tokens", "list"]).status == 0)
     }
 
+    /// `tokens add` killed at each write, fsync and rename it makes, by strace's fault injection
+    /// (SIGKILL on entering the n-th such call, n = 1, 2, ... until a run gets past them all):
+    /// every time the book is the old one or the new one, whole JSON; a token is printed only once
+    /// the book holds its hash; both outcomes happen (kills before and after the rename). An
+    /// in-place write would leave an empty book at the kill on its write. The uninjected run's
+    /// trace shows what a kill cannot: the temporary file written and fsync'd before the rename,
+    /// and the directory fsync'd after it (what makes the book survive a power cut). The next
+    /// edit removes the temporary files the killed ones left.
+    @Test func theBookSurvivesASIGKILLAtEachStepOfItsWrite() throws {
+        let strace = "/usr/bin/strace"
+        try #require(FileManager.default.isExecutableFile(atPath: strace), "this test needs strace (apt-get install strace)")
+        let ws = try Workspace()
+        let dir = ws.root.appendingPathComponent("received").path
+        #expect(try CLI.run(["serve", "--dir", dir, "accounts", "add", "family"]).status == 0)
+
+        // The kills.
+        var count = try Self.tokenCount(dir)
+        var keptOld = 0, gotNew = 0
+        var leftTemporary = false
+        func temporaryFiles() throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".tmp") } }
+        for call in ["write", "fsync", "rename"] {
+            var n = 1
+            while true {
+                let device = "\(call)-\(n)"
+                let run = try CLI.run(["serve", "--dir", dir, "tokens", "add", "family", device],
+                                      through: [strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=\(call)",
+                                                "-e", "inject=\(call):signal=SIGKILL:when=\(n)"])
+                let after = try Self.tokenCount(dir)
+                let book = try String(contentsOfFile: dir + "/accounts.json", encoding: .utf8)
+                let printed = run.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+                if !printed.isEmpty { #expect(book.contains(Self.sha256Hex(printed)), "\(device): a token printed that the book does not hold") }
+                if run.status == 0 {
+                    // Past its last such call: the edit is done.
+                    #expect(after == count + 1 && book.contains("\"\(device)\""), "\(device)")
+                    count = after
+                    break
+                }
+                #expect(after == count || after == count + 1, "\(device): \(after) tokens after \(count)")
+                if after == count { keptOld += 1 } else { gotNew += 1 }
+                if try !temporaryFiles().isEmpty { leftTemporary = true }
+                count = after
+                n += 1
+                try #require(n <= 40, "\(call) never got through")
+            }
+        }
+        #expect(keptOld > 0 && gotNew > 0, "kills before the rename: \(keptOld), after: \(gotNew)")
+        #expect(leftTemporary, "a kill between the temporary file's creation and its rename leaves it")
+
+        // The order of the durable write, from the trace of a run nothing kills.
+        let tracePath = ws.root.appendingPathComponent("trace").path
+        let traced = try CLI.run(["serve", "--dir", dir, "tokens", "add", "family", "traced"],
+                                 through: [strace, "-f", "-qq", "-o", tracePath, "-e", "trace=openat,write,fsync,fdatasync,rename,renameat,renameat2"])
+        #expect(traced.status == 0, "\(traced.stderr)")
+        let calls = try String(contentsOfFile: tracePath, encoding: .utf8).split(separator: "\n").map { line in
+            // "1234  write(7, ...) = 261": drop the thread id and the spaces after it.
+            String(line.drop { $0.isNumber }.drop { $0 == " " })
+        }
+        func index(_ predicate: (String) -> Bool) -> Int? { calls.firstIndex(where: predicate) }
+        let opened = try #require(index { $0.hasPrefix("openat(") && $0.contains("/.accounts.json.") && $0.contains(".tmp\"") && $0.contains("O_CREAT") },
+                                  "no temporary file opened (\(traced.stderr)):\n\(calls.joined(separator: "\n"))")
+        let fd = try #require(calls[opened].split(separator: "=").last.map { $0.trimmingCharacters(in: .whitespaces) })
+        let written = try #require(index { $0.hasPrefix("write(\(fd), \"{") })
+        let synced = try #require(index { $0.hasPrefix("fsync(\(fd))") || $0.hasPrefix("fdatasync(\(fd))") })
+        let renamed = try #require(index { $0.hasPrefix("rename") && $0.contains("/.accounts.json.") && $0.contains("/accounts.json\"") && $0.hasSuffix("= 0") })
+        let directory = try #require(calls.indices.first { $0 > renamed && calls[$0].hasPrefix("openat(") && calls[$0].contains("O_DIRECTORY") })
+        let directoryFD = try #require(calls[directory].split(separator: "=").last.map { $0.trimmingCharacters(in: .whitespaces) })
+        let directorySynced = try #require(calls.indices.first { $0 > directory && calls[$0].hasPrefix("fsync(\(directoryFD))") })
+        #expect(opened < written && written < synced && synced < renamed && renamed < directorySynced)
+        #expect(!calls.contains { $0.hasPrefix("openat(") && $0.contains("/accounts.json\"") && ($0.contains("O_WRONLY") || $0.contains("O_RDWR")) },
+                "the book itself is never opened for writing")
+
+        // Edits after the kills removed what the killed ones left.
+        let left = try temporaryFiles()
+        #expect(left.isEmpty, "\(left)")
+    }
+
+    /// How many tokens the book holds; throws when it is not whole JSON.
+    static func tokenCount(_ dir: String) throws -> Int {
+        let data = try Data(contentsOf: URL(fileURLWithPath: dir + "/accounts.json"))
+        let book = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any], "the book is not JSON")
+        return try #require(book["tokens"] as? [Any], "the book has no tokens").count
+    }
+
     // MARK: Helpers
 
     /// The status of a GET with the token, by curl.
