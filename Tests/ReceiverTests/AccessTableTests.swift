@@ -60,6 +60,15 @@ import UploadProtocol
         },
     ]
 
+    /// The table's cells, written out here rather than asked of `TokenScope.allows` (the code
+    /// under test: a scope check that let everything through would otherwise expect everything).
+    static func expectAllowed(_ scope: TokenScope, _ needs: TokenScope) -> Bool {
+        switch (scope, needs) {
+        case (.upload, .upload), (.read, .upload), (.read, .read), (.admin, _): return true
+        case (.upload, .read), (.upload, .admin), (.read, .admin): return false
+        }
+    }
+
     @Test func everyEndpointWithEveryScope() throws {
         let family = try Family()
         defer { family.receiver.stop(); family.receiver.removeDirectory() }
@@ -70,7 +79,7 @@ import UploadProtocol
                 let context = try family.context(for: device, seed: seed)
                 let (method, path, headers, body) = endpoint.request(context)
                 let response = try family.receiver.client().request(method, path, headers: headers + device.authorization, body: body)
-                if device.scope.allows(endpoint.needs) {
+                if Self.expectAllowed(device.scope, endpoint.needs) {
                     #expect(response.status == endpoint.allowed, "\(endpoint) with \(device.scope): \(response.status) \(response.text)")
                 } else {
                     #expect(response.status == 403, "\(endpoint) with \(device.scope): \(response.status)")
