@@ -88,6 +88,9 @@ final class AccessControl: Sendable {
         } else {
             state.withLock { $0.checkedAt = ContinuousClock.now }
         }
+        // A serve killed while writing `tokens-used.json` left its temporary file; only serve
+        // writes one.
+        AccountBook.removeStaleStaging(of: AccountBook.usageFileName, in: directory)
     }
 
     /// The principal a request's `Authorization` names, or nil when it names none (401). A

@@ -240,9 +240,10 @@ public struct AccountBook: Codable, Sendable, Equatable {
 
     static func path(in directory: String) -> String { directory + "/" + fileName }
 
-    /// Removes the temporary files an edit killed before its rename left (`.accounts.json.*.tmp`).
-    /// Called under `accounts.lock`, so no edit is writing one; failures are ignored (the next
-    /// edit tries again).
+    /// Removes the temporary files a writer of `name` killed before its rename left
+    /// (`.accounts.json.*.tmp`, `.tokens-used.json.*.tmp`). Called where no other writer of that
+    /// file can be at work: an edit under `accounts.lock`, `serve` as it starts. Failures are
+    /// ignored (the next call tries again).
     static func removeStaleStaging(of name: String, in directory: String) {
         guard let names = try? Syscalls.listDirectory(directory) else { return }
         for stale in names where stale.hasPrefix("." + name + ".") && stale.hasSuffix(".tmp") {

@@ -109,6 +109,26 @@ import UploadProtocol
         #expect(try receiver.client().request("POST", "/uploads", headers: family.laptop.authorization, body: photo).status == 201)
     }
 
+    /// What a killed writer of the account files left (a temporary file beside the book or
+    /// beside `tokens-used.json`) is removed: by the next edit, and by `serve` as it starts.
+    /// Another dot file is left alone.
+    @Test func temporaryFilesOfKilledWritersAreRemoved() throws {
+        let directory = TestReceiver.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        _ = try AccountBook.edit(directory: directory) { (book: inout AccountBook) throws(ReceiverError) in try book.addAccount("anna", now: Date()) }
+        let stale = ["\(directory)/.accounts.json.0123456789abcdef.tmp", "\(directory)/.tokens-used.json.fedcba9876543210.tmp"]
+        let other = "\(directory)/.keep.tmp"
+        for path in stale + [other] { #expect(FileManager.default.createFile(atPath: path, contents: Data("{".utf8))) }
+        _ = try AccountBook.edit(directory: directory) { (book: inout AccountBook) throws(ReceiverError) in try book.addAccount("ben", now: Date()) }
+        #expect(!FileManager.default.fileExists(atPath: stale[0]), "the edit removes the book's")
+        #expect(FileManager.default.fileExists(atPath: stale[1]), "an edit leaves serve's own to serve")
+        let receiver = try TestReceiver(directory: directory)
+        defer { receiver.stop() }
+        #expect(!FileManager.default.fileExists(atPath: stale[1]), "serve removes its own as it starts")
+        #expect(FileManager.default.fileExists(atPath: other))
+        #expect(try AccountBook.load(directory: directory)?.accounts.map(\.name) == ["anna", "ben"])
+    }
+
     static func objects(_ receiver: TestReceiver, _ device: Family.Device) throws -> [StoredObject] {
         let response = try receiver.client().request("GET", "/objects", headers: device.authorization)
         let decoder = JSONDecoder()
