@@ -92,6 +92,11 @@ extension Syscalls {
         return (fd, peerAddress(of: storage))
     }
 
+    /// The text of a NUL-terminated C buffer.
+    private static func string(_ buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// A peer's address as the receiver tells peers apart (`FailedAuthLimiter`): an IPv4 address
     /// as text ("192.0.2.7"; an IPv4-mapped IPv6 address too), an IPv6 address by its /64 prefix
     /// ("2001:db8:1:2::/64": one host usually holds a whole /64), "-" for anything else.
@@ -106,7 +111,7 @@ extension Syscalls {
                     return inet_ntop(AF_INET, &bytes, &text, socklen_t(text.count)) != nil
                 }
             }
-            return ok ? String(cString: text) : "-"
+            return ok ? Self.string(text) : "-"
         case AF_INET6:
             var bytes = withUnsafePointer(to: &storage) {
                 $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_addr }
@@ -117,7 +122,7 @@ extension Syscalls {
             }
             withUnsafeMutableBytes(of: &bytes) { for index in 8..<16 { $0[index] = 0 } }
             guard inet_ntop(AF_INET6, &bytes, &text, socklen_t(text.count)) != nil else { return "-" }
-            return String(cString: text) + "/64"
+            return Self.string(text) + "/64"
         default:
             return "-"
         }
