@@ -230,7 +230,8 @@ public final class DrainRunner: Sendable {
     }
 
     /// The failures that say the destination is misconfigured rather than the photo bad: 401/403
-    /// (`unauthorized`), a missing upload endpoint (`not-found`), an answer like a web page's
+    /// (`unauthorized`), an account's quota used up (`quota-exceeded`, a 507 from `photodrain
+    /// serve`), a missing upload endpoint (`not-found`), an answer like a web page's
     /// (`not-a-receiver`: a captive portal or a wrong URL), a receipt without proof
     /// (`unverified-receipt`), and a server certificate that failed verification (permanent
     /// `tls-failure`: self-signed, a private CA not passed with `--ca-file`, another host's name),
@@ -241,7 +242,7 @@ public final class DrainRunner: Sendable {
     public static func isDestinationRefusal(_ failure: UploadJob.Failure) -> Bool {
         guard failure.domain == TransferError.domain else { return false }
         switch TransferError.Code(rawValue: failure.code) {
-        case .unauthorized, .notFound, .notAReceiver, .unverifiedReceipt, .corruptedInTransit: return true
+        case .unauthorized, .quotaExceeded, .notFound, .notAReceiver, .unverifiedReceipt, .corruptedInTransit: return true
         case .tlsFailure: return !failure.transient
         default: return false
         }

@@ -30,6 +30,10 @@ final class Exchange {
     var notes: [String] = []
     /// Set once a 104 went out: from then on an internal failure drops the connection.
     var sentInterim = false
+    /// Who sent the request (set once its token was checked).
+    var principal = Principal.open
+    /// The quota of the principal's account in bytes, nil for none.
+    var quota: Int64?
 
     /// The largest unread body drained (rather than closing) to keep a connection after an early answer.
     private static let drainLimit: Int64 = 1 << 20
@@ -48,6 +52,12 @@ final class Exchange {
         case .failure(let error): return fail(error)
         case .drop: return drop()
         }
+    }
+
+    /// Whether the request's token may use an upload: its own device's, or any of its account
+    /// with an admin token. Another's answers as an upload that does not exist.
+    func owns(_ record: UploadRecord) -> Bool {
+        principal.scope == .admin || record.metadata.device == principal.device
     }
 
     /// Sends a final response, draining or closing around an unread body; `close` ends the

@@ -30,14 +30,14 @@ final class ExpirySweeper: Sendable {
     /// The pause before the next pass while a round through the records is unfinished.
     static let pauseBetweenBatches = 1.0
 
-    private let store: UploadStore
+    private let spaces: AccountSpaces
     private let registry: TransferRegistry
     private let configuration: ReceiverConfiguration
-    /// The last id the previous pass read; nil to start from the first.
-    private let cursor = Mutex<String?>(nil)
+    /// Per account, the last id the previous pass read; none to start from the first.
+    private let cursor = Mutex<[String: String]>([:])
 
-    init(store: UploadStore, registry: TransferRegistry, configuration: ReceiverConfiguration) {
-        self.store = store
+    init(spaces: AccountSpaces, registry: TransferRegistry, configuration: ReceiverConfiguration) {
+        self.spaces = spaces
         self.registry = registry
         self.configuration = configuration
     }
@@ -65,10 +65,24 @@ final class ExpirySweeper: Sendable {
         }
     }
 
-    /// One pass: reads at most `sweepBatch` records after the previous pass's last; removes the
-    /// expired uploads no request is using, and writes finished uploads' records as complete.
-    /// An upload a request holds or waits for is skipped until the next round.
+    /// One pass through every account's store (`AccountSpaces`), each as `sweep(_:)` says.
     func sweep() -> Pass {
+        var total = Pass()
+        for space in spaces.all {
+            let pass = sweep(space)
+            total.removed += pass.removed
+            total.failed += pass.failed
+            if total.firstFailure == nil { total.firstFailure = pass.firstFailure }
+            total.reachedEnd = total.reachedEnd && pass.reachedEnd
+        }
+        return total
+    }
+
+    /// One pass over an account's store: reads at most `sweepBatch` records after the previous
+    /// pass's last; removes the expired uploads no request is using, and writes finished uploads'
+    /// records as complete. An upload a request holds or waits for is skipped until the next round.
+    private func sweep(_ space: AccountSpaces.Space) -> Pass {
+        let store = space.store
         var pass = Pass()
         let now = configuration.now()
         let ids: [String]
@@ -79,7 +93,7 @@ final class ExpirySweeper: Sendable {
             pass.firstFailure = error
             return pass
         }
-        let after = cursor.withLock { $0 }
+        let after = cursor.withLock { $0[space.account] }
         let start = after.map { last in ids.firstIndex { $0 > last } ?? ids.endIndex } ?? 0
         let batch = ids[start...].prefix(configuration.sweepBatch)
         pass.reachedEnd = batch.endIndex == ids.endIndex
@@ -99,7 +113,7 @@ final class ExpirySweeper: Sendable {
                 if pass.firstFailure == nil { pass.firstFailure = error }
             }
         }
-        cursor.withLock { $0 = pass.reachedEnd ? nil : batch.last }
+        cursor.withLock { $0[space.account] = pass.reachedEnd ? nil : batch.last }
         if pass.removed > 0 {
             do throws(ReceiverError) {
                 try store.syncUploadsDirectory()

@@ -13,6 +13,8 @@ final class HTTPConnection {
     }
 
     let descriptor: Int32
+    /// The peer's address as `Syscalls.peerAddress(of:)` gives it (an IPv6 address by its /64).
+    let peer: String
     private let configuration: ReceiverConfiguration
     /// Told `true` when the connection starts waiting for a request head, and `false` (by the
     /// request handler, through `holdAuthorisedRequest()`) once a request on it is authorised.
@@ -34,8 +36,9 @@ final class HTTPConnection {
         return count
     }
 
-    init(descriptor: Int32, configuration: ReceiverConfiguration) {
+    init(descriptor: Int32, peer: String, configuration: ReceiverConfiguration) {
         self.descriptor = descriptor
+        self.peer = peer
         self.configuration = configuration
         chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
     }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// An HTTP/1.1 response (final or informational) ready to be serialised.
 struct HTTPResponse: Sendable {
     var status: Int
@@ -18,6 +20,20 @@ struct HTTPResponse: Sendable {
     static func text(_ status: Int, _ text: String, headers: [(name: String, value: String)] = []) -> HTTPResponse {
         HTTPResponse(status: status, headers: headers + [("Content-Type", "text/plain; charset=utf-8")],
                      body: Array((text + "\n").utf8))
+    }
+
+    /// An RFC 9457 problem: `application/problem+json` with `type`, `title`, `status`, an optional
+    /// `detail` and extension members (strings or integers), JSON-escaped.
+    static func problem(_ status: Int, type: String, title: String, detail: String? = nil,
+                        strings: [String: String] = [:], numbers: [String: Int64] = [:],
+                        headers: [(name: String, value: String)] = []) -> HTTPResponse {
+        var members: [String: Any] = ["type": type, "title": title, "status": status]
+        if let detail { members["detail"] = detail }
+        for (key, value) in strings { members[key] = value }
+        for (key, value) in numbers { members[key] = value }
+        let body = (try? JSONSerialization.data(withJSONObject: members, options: [.sortedKeys, .withoutEscapingSlashes]))
+            .map { Array($0) } ?? Array("{}".utf8)
+        return HTTPResponse(status: status, headers: headers + [("Content-Type", "application/problem+json")], body: body)
     }
 
     /// Adds a field.
@@ -51,12 +67,14 @@ struct HTTPResponse: Sendable {
         case 204: return "No Content"
         case 400: return "Bad Request"
         case 401: return "Unauthorized"
+        case 403: return "Forbidden"
         case 404: return "Not Found"
         case 405: return "Method Not Allowed"
         case 408: return "Request Timeout"
         case 409: return "Conflict"
         case 411: return "Length Required"
         case 413: return "Content Too Large"
+        case 429: return "Too Many Requests"
         case 414: return "URI Too Long"
         case 415: return "Unsupported Media Type"
         case 431: return "Request Header Fields Too Large"

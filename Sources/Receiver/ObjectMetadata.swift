@@ -13,6 +13,9 @@ struct ObjectMetadata: Codable, Sendable, Equatable {
     var verdict: String?
     /// The `X-Photo-*` headers as sent.
     var provenance: ObjectProvenance?
+    /// The device whose token created the upload (`Principal.device`), never the token. An upload
+    /// belongs to it: another device's token (unless admin) finds no such upload.
+    var device: String?
 
     /// Fills fields that are still unset from another request's metadata.
     mutating func merge(_ other: ObjectMetadata) {

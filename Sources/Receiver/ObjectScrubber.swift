@@ -54,11 +54,11 @@ public struct ScrubPacer: Sendable, Equatable {
 /// lock only for a sidecar rewrite or a move), so uploads never wait for it; it stops within one
 /// `UploadStore.checkSlice` once `ReceiverServer.stop()` pokes the wake pipe.
 final class ObjectScrubber: Sendable {
-    private let store: UploadStore
+    private let spaces: AccountSpaces
     private let configuration: ReceiverConfiguration
 
-    init(store: UploadStore, configuration: ReceiverConfiguration) {
-        self.store = store
+    init(spaces: AccountSpaces, configuration: ReceiverConfiguration) {
+        self.spaces = spaces
         self.configuration = configuration
     }
 
@@ -85,21 +85,32 @@ final class ObjectScrubber: Sendable {
         }
     }
 
-    /// One pass over every object stored when it begins, oldest first. `bytesPerSecond` paces it
+    /// One pass over every object stored when it begins, every account's (`AccountSpaces`), each
+    /// account's oldest first. `bytesPerSecond` paces it
     /// (nil: as fast as the disk goes); `elapsed` is the time since the pass began; `wait` is
     /// handed each pause the pacing asks for (`.zero` between objects, to look for a stop) and
     /// returns true to stop the pass.
     func pass(bytesPerSecond: Int64?, elapsed: () -> Duration, wait: (Duration) -> Bool) -> ScrubReport {
         var report = ScrubReport()
+        var pacer = bytesPerSecond.map { ScrubPacer(bytesPerSecond: $0) }
+        for space in spaces.all {
+            scrub(space.store, into: &report, pacer: &pacer, elapsed: elapsed, wait: wait)
+            if report.stopped { break }
+        }
+        return report
+    }
+
+    /// One account's store's part of a pass (every account's objects are paced as one pass).
+    private func scrub(_ store: UploadStore, into report: inout ScrubReport, pacer: inout ScrubPacer?,
+                       elapsed: () -> Duration, wait: (Duration) -> Bool) {
         let objects: [StoredObject]
         do {
             objects = try store.sidecars()
         } catch {
-            report.unchecked = 1
-            report.firstError = error
-            return report
+            report.unchecked += 1
+            if report.firstError == nil { report.firstError = error }
+            return
         }
-        var pacer = bytesPerSecond.map { ScrubPacer(bytesPerSecond: $0) }
         for object in objects {
             if wait(.zero) {
                 report.stopped = true
@@ -122,12 +133,11 @@ final class ObjectScrubber: Sendable {
             case .unchecked(let error):
                 if report.stopped || wait(.zero) {
                     report.stopped = true
-                    return report
+                    return
                 }
                 report.unchecked += 1
                 if report.firstError == nil { report.firstError = error }
             }
         }
-        return report
     }
 }

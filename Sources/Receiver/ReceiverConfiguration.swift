@@ -66,6 +66,20 @@ public struct ReceiverConfiguration: Sendable {
     /// Seconds from the start of one scrub pass to the start of the next (the first begins at
     /// start); a pass that takes longer is followed at once by the next.
     public var scrubInterval: Double = 86_400
+    /// The most upload requests (creations, plain uploads, appends) one device token may have in
+    /// progress at once (`serve --uploads-per-token`); one more is answered `429` with
+    /// `Retry-After: 1` and a problem body, so a single device cannot take every connection slot.
+    /// `--token-file`'s token and a receiver without tokens have no such limit.
+    public var uploadsPerToken: Int = 8
+    /// Failed authentications (requests refused `401`: no token, or one that is not valid) one
+    /// peer address may make in a burst (`serve --failed-auth-limit`). Past it, that address's
+    /// requests without a valid token are answered `429` with `Retry-After` and a problem body
+    /// (and closed at once, as a `401` is) until its count has decayed; requests with a valid
+    /// token from the same address are served as ever. See `FailedAuthLimiter`.
+    public var failedAuthLimit: Int = 20
+    /// The seconds over which `failedAuthLimit` failures are forgiven: the count decays by
+    /// `failedAuthLimit` per `failedAuthWindow` (20 per 60 s: one every 3 s).
+    public var failedAuthWindow: Double = 60
     /// Faults to inject on purpose (cut connections, a full disk), for tests of clients against
     /// this receiver; nil in production.
     public var faultInjection: FaultInjection?
@@ -188,6 +202,8 @@ public struct ReceiverConfiguration: Sendable {
         if !(headerTimeout > 0 && ioTimeout > 0 && idleTimeout > 0) { throw bad("timeouts must be positive") }
         if !(checkpointInterval >= 0) { throw bad("the checkpoint interval must not be negative") }
         if !(sweepInterval > 0) || sweepBatch < 1 { throw bad("the expiry sweep needs a positive interval and batch") }
+        if uploadsPerToken < 1 { throw bad("uploads per token must be at least 1") }
+        if failedAuthLimit < 1 || !(failedAuthWindow > 0) { throw bad("the failed-authentication limit needs a count of at least 1 and a positive window") }
         if scrubBytesPerSecond < 0 || !(scrubInterval > 0) { throw bad("the scrub needs a rate of 0 (off) or more and a positive interval") }
         if let token = effectiveToken, BearerTokenText.usable(token) == nil {
             throw bad("the token holds a space or a control character, which no client sends")

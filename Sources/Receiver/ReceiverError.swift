@@ -21,6 +21,14 @@ public struct ReceiverError: Error, Sendable, CustomStringConvertible, Equatable
         case diskFull = "disk-full"
         /// A stored metadata file could not be read back.
         case corruptMetadata = "corrupt-metadata"
+        /// An account or device name outside `[A-Za-z0-9._-]{1,64}` (`serve accounts add`, `tokens add`).
+        case invalidName = "invalid-name"
+        /// An account of that name exists already.
+        case alreadyExists = "already-exists"
+        /// No account of that name (`serve tokens add`).
+        case unknownAccount = "unknown-account"
+        /// No token with that id (`serve tokens revoke`).
+        case unknownToken = "unknown-token"
     }
 
     /// The stable code.

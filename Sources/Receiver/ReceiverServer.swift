@@ -26,6 +26,7 @@ public final class ReceiverServer: Sendable {
         var wakeWrite: Int32?
         var port: Int?
         var store: UploadStore?
+        var spaces: AccountSpaces?
         /// Set by the first `start()`, so a second one fails even while the first is binding.
         var started = false
         var stopping = false
@@ -98,15 +99,19 @@ public final class ReceiverServer: Sendable {
         let sweeper: ExpirySweeper
         let scrubber: ObjectScrubber
         let store: UploadStore
+        let spaces: AccountSpaces
         do {
             port = try Syscalls.boundPort(listener)
             store = try UploadStore(directory: configuration.directory, partialTTL: configuration.partialTTL,
                                     bootID: UploadStore.bootID(at: configuration.bootIDPath), syncMode: configuration.syncMode, layout: configuration.layout,
                                     log: configuration.log)
             let registry = TransferRegistry()
-            handler = RequestHandler(configuration: configuration, store: store, registry: registry)
-            sweeper = ExpirySweeper(store: store, registry: registry, configuration: configuration)
-            scrubber = ObjectScrubber(store: store, configuration: configuration)
+            let access = try AccessControl(directory: store.root, legacyToken: configuration.effectiveToken,
+                                           log: configuration.log, now: configuration.now)
+            spaces = try AccountSpaces(defaultStore: store, configuration: configuration, registry: registry)
+            handler = RequestHandler(configuration: configuration, spaces: spaces, access: access)
+            sweeper = ExpirySweeper(spaces: spaces, registry: registry, configuration: configuration)
+            scrubber = ObjectScrubber(spaces: spaces, configuration: configuration)
             wake = try Syscalls.makePipe()
         } catch {
             Syscalls.closeDescriptor(listener)
@@ -119,6 +124,7 @@ public final class ReceiverServer: Sendable {
             state.wakeWrite = wake.1
             state.port = port
             state.store = store
+            state.spaces = spaces
         }
         threads.enter()
         Thread.detachNewThread { [self] in
@@ -142,7 +148,8 @@ public final class ReceiverServer: Sendable {
         return port
     }
 
-    /// Every object stored so far, oldest first (what `GET /objects` lists), read from the
+    /// Every object of the account `default` stored so far, oldest first (what `GET /objects`
+    /// lists for it), read from the
     /// sidecars on disk. Throws `.invalidState` before `start()`, `.io` when the directory cannot
     /// be listed.
     public func storedObjects() throws(ReceiverError) -> [StoredObject] {
@@ -159,13 +166,13 @@ public final class ReceiverServer: Sendable {
     /// passed: a test checks the pacing without waiting for it. Throws `.invalidState` before
     /// `start()`.
     public func scrubOnce(bytesPerSecond: Int64? = nil, wait: (Duration) -> Void = { _ in }) throws(ReceiverError) -> ScrubReport {
-        guard let store = state.withLock({ $0.store }) else {
+        guard let spaces = state.withLock({ $0.spaces }) else {
             throw ReceiverError(code: .invalidState, message: "the receiver has not been started")
         }
         let clock = ContinuousClock()
         let began = clock.now
         var waited = Duration.zero
-        return ObjectScrubber(store: store, configuration: configuration).pass(
+        return ObjectScrubber(spaces: spaces, configuration: configuration).pass(
             bytesPerSecond: bytesPerSecond, elapsed: { clock.now - began + waited },
             wait: { pause in
                 if pause > .zero {
@@ -220,8 +227,9 @@ public final class ReceiverServer: Sendable {
             }
             if ready.contains(1) || state.withLock({ $0.stopping }) { return }
             let fd: Int32
+            let peer: String
             do {
-                fd = try Syscalls.accept(listener, sendTimeoutSeconds: configuration.ioTimeout)
+                (fd, peer) = try Syscalls.accept(listener, sendTimeoutSeconds: configuration.ioTimeout)
             } catch {
                 // ECONNABORTED and friends concern one client; EMFILE needs a pause to clear.
                 if error.systemErrno == EMFILE || error.systemErrno == ENFILE {
@@ -250,21 +258,21 @@ public final class ReceiverServer: Sendable {
             }
             if evictedFor != nil { configuration.log("- - evicted the connection idle longest for a new one") }
             guard admitted else {
-                let connection = HTTPConnection(descriptor: fd, configuration: configuration)
+                let connection = HTTPConnection(descriptor: fd, peer: peer, configuration: configuration)
                 connection.send(.text(503, "too many connections", headers: [("Retry-After", "1")]), close: true)
                 configuration.log("- - 503 too many connections")
                 continue
             }
             threads.enter()
             Thread.detachNewThread { [self] in
-                serve(fd, handler: handler)
+                serve(fd, peer: peer, handler: handler)
                 threads.leave()
             }
         }
     }
 
-    private func serve(_ fd: Int32, handler: RequestHandler) {
-        var connection: HTTPConnection? = HTTPConnection(descriptor: fd, configuration: configuration)
+    private func serve(_ fd: Int32, peer: String, handler: RequestHandler) {
+        var connection: HTTPConnection? = HTTPConnection(descriptor: fd, peer: peer, configuration: configuration)
         connection?.evictable = { [self] evictable in
             state.withLock { state in
                 guard !state.evicted.contains(fd) else { return }

@@ -1,37 +1,46 @@
 import Foundation
+import Synchronization
 import SystemSupport
 import UploadProtocol
 
-/// Routes each request, checks the bearer token, and writes one log line per request (method,
-/// path, status, notes, time; never the token or a query). Expired uploads are removed by
-/// `ExpirySweeper`, never here.
+/// Routes each request, checks the bearer token and its scope (`AccessControl`, `TokenScope`),
+/// and writes one log line per request (method, path, status, notes, the device's name; never
+/// the token or a query). Expired uploads are removed by `ExpirySweeper`, never here.
 ///
 ///     GET     /healthz                     200 "ok" (no token needed)
-///     OPTIONS /uploads, /, *               200 + Upload-Limit
-///     POST|PUT /uploads, /                 creation (resumable) or plain upload
-///     HEAD|GET /uploads/<id>               offset retrieval
-///     PATCH   /uploads/<id>                append
-///     DELETE  /uploads/<id>                cancellation
-///     GET     /objects                     JSON list of stored objects
-///     GET     /objects/<id>                one object's sidecar JSON
-///     GET     /objects/<id>/content        the object's bytes
+///     OPTIONS /uploads, /, *               200 + Upload-Limit (any token)
+///     POST|PUT /uploads, /                 creation (resumable) or plain upload (upload)
+///     HEAD|GET /uploads/<id>               offset retrieval (upload)
+///     PATCH   /uploads/<id>                append (upload)
+///     DELETE  /uploads/<id>                cancellation (upload)
+///     GET     /objects                     JSON list of stored objects (read)
+///     GET     /objects/<id>                one object's sidecar JSON (read)
+///     GET     /objects/<id>/content        the object's bytes (read)
 ///     HEAD|GET /objects/by-digest/<sha256>  200 + x-server-resource-id when an object has exactly
-///                                          that content (64 hex digits), 404 otherwise
+///                                          that content (64 hex digits), 404 otherwise (upload)
+///
+/// A token without the scope in brackets gets `403` and a problem body naming it. A request
+/// without a valid token gets `401`, or `429` once its address has failed too often
+/// (`FailedAuthLimiter`).
 ///
 /// Every answer about an object comes from a file whose stamp is the one recorded when it was
 /// hashed, or that was just hashed again (`UploadStore+Integrity.swift`); a corrupt object is
 /// moved to `quarantine/` and answers 404.
 final class RequestHandler: Sendable {
     private let configuration: ReceiverConfiguration
-    private let store: UploadStore
-    private let uploads: UploadEndpoint
-    private let token: [UInt8]?
+    private let spaces: AccountSpaces
+    private let access: AccessControl
+    /// Failed authentications per peer address (`ReceiverConfiguration.failedAuthLimit`).
+    private let failedAuth: FailedAuthLimiter
+    /// Upload requests in progress per device token id (`ReceiverConfiguration.uploadsPerToken`).
+    private let uploadsInProgress = Mutex<[String: Int]>([:])
 
-    init(configuration: ReceiverConfiguration, store: UploadStore, registry: TransferRegistry) {
+    init(configuration: ReceiverConfiguration, spaces: AccountSpaces, access: AccessControl) {
         self.configuration = configuration
-        self.store = store
-        uploads = UploadEndpoint(configuration: configuration, store: store, registry: registry)
-        token = configuration.effectiveToken.map { Array($0.utf8) }
+        self.spaces = spaces
+        self.access = access
+        failedAuth = FailedAuthLimiter(limit: configuration.failedAuthLimit, window: configuration.failedAuthWindow,
+                                       now: configuration.now)
     }
 
     /// Answers one request; returns whether the connection may carry another.
@@ -69,49 +78,130 @@ final class RequestHandler: Sendable {
         if head.method == "GET" && parts == ["healthz"] {
             return exchange.respond(.text(200, "ok"))
         }
-        if let token, !Self.authorized(head["authorization"], token: token) {
+        guard let principal = access.principal(authorization: head["authorization"]) else {
             // Closed after the answer, and never a body drained for it: a peer without the token
-            // gets no slot time beyond a short linger, and stays evictable until then.
-            exchange.notes.append("unauthorized")
-            return exchange.respond(.text(401, "a valid bearer token is required",
-                                          headers: [("WWW-Authenticate", "Bearer")]), close: true)
+            // gets no slot time beyond a short linger, and stays evictable until then. Past the
+            // failed-authentication limit of its address, the answer is a 429 instead.
+            let peer = exchange.connection.peer
+            switch failedAuth.fail(peer: peer) {
+            case .refused(let seconds):
+                exchange.notes.append("unauthorized too-many-failed-authentications peer=\(peer)")
+                return exchange.respond(.problem(429, type: ResumableUpload.tooManyFailedAuthenticationsProblem,
+                                                 title: "too many failed authentications from this address",
+                                                 detail: "this address sent \(failedAuth.limit) requests without a valid bearer token in a short time; "
+                                                     + "requests without one are refused for \(seconds) s (requests with a valid token are served)",
+                                                 numbers: ["limit": Int64(failedAuth.limit), "window": Int64(failedAuth.window.rounded(.up))],
+                                                 headers: [("Retry-After", String(seconds)), ("WWW-Authenticate", "Bearer")]), close: true)
+            case .counted(let full):
+                exchange.notes.append(full ? "unauthorized peer=\(peer) failed-authentication-limit-reached" : "unauthorized")
+                return exchange.respond(.text(401, "a valid bearer token is required",
+                                              headers: [("WWW-Authenticate", "Bearer")]), close: true)
+            }
         }
+        if let device = principal.device { exchange.notes.append("device=\(principal.account)/\(device)") }
         exchange.connection.holdAuthorisedRequest()
+        exchange.principal = principal
+        exchange.quota = access.quota(for: principal.account)
+        let space: AccountSpaces.Space
+        do throws(ReceiverError) {
+            space = try spaces.space(for: principal.account)
+        } catch {
+            return exchange.fail(error)
+        }
+        let uploads = space.uploads
         switch (head.method, parts.first, parts.count) {
         case ("OPTIONS", _, _) where head.path == "*" || parts.isEmpty || parts == ["uploads"]:
-            return options(exchange)
+            return options(exchange, uploads: uploads)
         case ("POST", _, _) where parts.isEmpty || parts == ["uploads"],
              ("PUT", _, _) where parts.isEmpty || parts == ["uploads"]:
+            guard principal.scope.allows(.upload) else { return forbidden(exchange, principal, needs: .upload) }
+            guard beginUpload(principal) else { return tooManyUploads(exchange) }
+            defer { endUpload(principal) }
             return exchange.reply(uploads.upload(exchange))
         case (_, _, 0), (_, "uploads", 1):
             return exchange.respond(.text(405, "method not allowed", headers: [("Allow", "OPTIONS, POST, PUT")]))
         case ("HEAD", "uploads", 2), ("GET", "uploads", 2):
+            guard principal.scope.allows(.upload) else { return forbidden(exchange, principal, needs: .upload) }
             return exchange.reply(uploads.offset(exchange, id: parts[1]))
         case ("PATCH", "uploads", 2):
+            guard principal.scope.allows(.upload) else { return forbidden(exchange, principal, needs: .upload) }
+            guard beginUpload(principal) else { return tooManyUploads(exchange) }
+            defer { endUpload(principal) }
             return exchange.reply(uploads.patch(exchange, id: parts[1]))
         case ("DELETE", "uploads", 2):
+            guard principal.scope.allows(.upload) else { return forbidden(exchange, principal, needs: .upload) }
             return exchange.reply(uploads.cancel(exchange, id: parts[1]))
         case (_, "uploads", 2):
             return exchange.respond(.text(405, "method not allowed", headers: [("Allow", "HEAD, GET, PATCH, DELETE")]))
         case ("GET", "objects", 1), ("HEAD", "objects", 1):
+            guard principal.scope.allows(.read) else { return forbidden(exchange, principal, needs: .read) }
             do throws(ReceiverError) {
-                return exchange.respond(json(try store.objects()))
+                var listed: [StoredObject] = []
+                for visible in visibleSpaces(space, to: principal) {
+                    listed += try visible.store.objects().map { shown($0, in: visible, to: principal) }
+                }
+                return exchange.respond(json(listed))
             } catch {
                 return exchange.fail(error)
             }
-        case ("GET", "objects", 2), ("HEAD", "objects", 2):
-            guard let object = store.verifiedObject(parts[1]) else { return exchange.respond(.text(404, "no such object")) }
-            return exchange.respond(json(object))
         case ("GET", "objects", 3) where parts[1] == "by-digest", ("HEAD", "objects", 3) where parts[1] == "by-digest":
-            return byDigest(exchange, hex: parts[2])
+            guard principal.scope.allows(.upload) else { return forbidden(exchange, principal, needs: .upload) }
+            return byDigest(exchange, hex: parts[2], store: space.store)
+        case ("GET", "objects", 2), ("HEAD", "objects", 2):
+            guard principal.scope.allows(.read) else { return forbidden(exchange, principal, needs: .read) }
+            guard let (object, holder) = find(parts[1], from: space, for: principal) else {
+                return exchange.respond(.text(404, "no such object"))
+            }
+            return exchange.respond(json(shown(object, in: holder, to: principal)))
         case ("GET", "objects", 3) where parts[2] == "content":
-            return content(exchange, id: parts[1])
+            guard principal.scope.allows(.read) else { return forbidden(exchange, principal, needs: .read) }
+            return content(exchange, id: parts[1], from: space)
         default:
             return exchange.respond(.text(404, "not found"))
         }
     }
 
-    private func options(_ exchange: Exchange) -> Exchange.Outcome {
+    /// The `403` for a request outside the token's scope: an RFC 9457 problem whose `detail`
+    /// names the scope needed (clients show it), and `WWW-Authenticate` as RFC 6750 says. Asked
+    /// before anything about the request's id or digest is looked up, so it tells nothing of them.
+    private func forbidden(_ exchange: Exchange, _ principal: Principal, needs scope: TokenScope) -> Exchange.Outcome {
+        exchange.notes.append("forbidden needs=\(scope.rawValue)")
+        let holder = principal.device.map { "device \($0) of account \(principal.account)" } ?? "account \(principal.account)"
+        let detail = "this request needs a token with the \(scope.rawValue) scope; the token of \(holder) has the \(principal.scope.rawValue) scope"
+        return exchange.respond(.problem(403, type: ResumableUpload.insufficientScopeProblem, title: "the token's scope does not allow this request",
+                                         detail: detail, strings: ["scope": scope.rawValue],
+                                         headers: [("WWW-Authenticate", "Bearer error=\"insufficient_scope\", scope=\"\(scope.rawValue)\"")]))
+    }
+
+    /// Counts an upload request of a device token in, unless the token has
+    /// `uploadsPerToken` in progress already. Always true for a principal without a device token.
+    private func beginUpload(_ principal: Principal) -> Bool {
+        guard let id = principal.tokenID else { return true }
+        return uploadsInProgress.withLock { counts in
+            guard counts[id, default: 0] < configuration.uploadsPerToken else { return false }
+            counts[id, default: 0] += 1
+            return true
+        }
+    }
+
+    private func endUpload(_ principal: Principal) {
+        guard let id = principal.tokenID else { return }
+        uploadsInProgress.withLock { counts in
+            counts[id, default: 1] -= 1
+            if counts[id] == 0 { counts[id] = nil }
+        }
+    }
+
+    /// The `429` for a device token with `uploadsPerToken` upload requests in progress.
+    private func tooManyUploads(_ exchange: Exchange) -> Exchange.Outcome {
+        exchange.notes.append("too-many-uploads")
+        let limit = configuration.uploadsPerToken
+        return exchange.respond(.problem(429, type: ResumableUpload.tooManyUploadsProblem, title: "too many uploads in progress for this token",
+                                         detail: "this token has \(limit) upload requests in progress, the most one device may have at once; try again when one ends",
+                                         numbers: ["limit": Int64(limit)], headers: [("Retry-After", "1")]))
+    }
+
+    private func options(_ exchange: Exchange, uploads: UploadEndpoint) -> Exchange.Outcome {
         let version = UploadEndpoint.interopVersion(of: exchange.head) ?? ResumableUpload.supportedInteropVersions.upperBound
         var response = HTTPResponse(status: 200)
         response.add("Upload-Limit", uploads.limits.fieldValue(interopVersion: version))
@@ -120,9 +210,35 @@ final class RequestHandler: Sendable {
         return exchange.respond(response)
     }
 
-    /// The hash pre-check: whether an object with this content is stored, so a client can skip
-    /// sending bytes the receiver already has. Answers with the object's id and its `Repr-Digest`.
-    private func byDigest(_ exchange: Exchange, hex: String) -> Exchange.Outcome {
+    /// The spaces whose objects a token may list and read: its own account's, every account's
+    /// for an admin.
+    private func visibleSpaces(_ own: AccountSpaces.Space, to principal: Principal) -> [AccountSpaces.Space] {
+        principal.scope == .admin ? spaces.all : [own]
+    }
+
+    /// The object with that id in a space the token may read, and that space; nil when none holds
+    /// it (another account's answers exactly as an id that was never stored).
+    private func find(_ id: String, from own: AccountSpaces.Space,
+                      for principal: Principal) -> (StoredObject, AccountSpaces.Space)? {
+        for space in visibleSpaces(own, to: principal) {
+            if let object = space.store.verifiedObject(id) { return (object, space) }
+        }
+        return nil
+    }
+
+    /// An object as answered: with its account named when a device token asks (admins see
+    /// several accounts); as stored otherwise, as before accounts existed.
+    private func shown(_ object: StoredObject, in space: AccountSpaces.Space, to principal: Principal) -> StoredObject {
+        guard principal.tokenID != nil else { return object }
+        var shown = object
+        shown.account = space.account
+        return shown
+    }
+
+    /// The hash pre-check: whether an object with this content is stored in the token's account,
+    /// so a client can skip sending bytes it already holds. Answers with the object's id and its
+    /// `Repr-Digest`; another account's object answers as content never stored.
+    private func byDigest(_ exchange: Exchange, hex: String, store: UploadStore) -> Exchange.Outcome {
         let lowered = hex.lowercased()
         guard lowered.utf8.count == 64, let digest = Hex.bytes(fromHex: lowered) else {
             return exchange.respond(.text(400, "the digest is not 64 hex digits"))
@@ -138,8 +254,11 @@ final class RequestHandler: Sendable {
         return exchange.respond(response)
     }
 
-    private func content(_ exchange: Exchange, id: String) -> Exchange.Outcome {
-        guard let object = store.verifiedObject(id) else { return exchange.respond(.text(404, "no such object")) }
+    private func content(_ exchange: Exchange, id: String, from own: AccountSpaces.Space) -> Exchange.Outcome {
+        guard let (object, space) = find(id, from: own, for: exchange.principal) else {
+            return exchange.respond(.text(404, "no such object"))
+        }
+        let store = space.store
         if exchange.bodyRemaining > 0 { return exchange.respond(.text(400, "GET carries no body")) }
         let response = HTTPResponse(status: 200, headers: [("Content-Type", "application/octet-stream")])
         let sent = exchange.connection.sendFile(response, path: store.contentPath(of: object), length: object.size,
@@ -150,22 +269,6 @@ final class RequestHandler: Sendable {
     private func json(_ value: some Encodable) -> HTTPResponse {
         HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")],
                      body: UploadStore.json(value))
-    }
-
-    /// Compares `Authorization: Bearer <token>` with the configured token in constant time (for
-    /// a given token length).
-    static func authorized(_ header: String?, token: [UInt8]) -> Bool {
-        guard let header else { return false }
-        let scheme = "bearer "
-        guard header.count > scheme.count, header.prefix(scheme.count).lowercased() == scheme else { return false }
-        let presented = Array(header.dropFirst(scheme.count).trimmingSpaces().utf8)
-        // The length difference is kept whole: truncated to 8 bits, a token followed by 256k more
-        // bytes compared equal.
-        var difference = presented.count ^ token.count
-        for i in 0..<token.count {
-            difference |= Int(token[i] ^ (i < presented.count ? presented[i] : 0))
-        }
-        return difference == 0
     }
 
     /// The path as logged: at most 200 characters (already printable ASCII; the query was dropped).

@@ -36,6 +36,12 @@ public struct StoredObject: Codable, Sendable, Equatable {
     /// again before the object answers for an upload; nil in sidecars written before stamps were
     /// kept, which counts as differing. See `UploadStore+Integrity.swift`.
     public var contentStamp: ContentStamp?
+    /// The name of the device whose token sent the object (`serve tokens add`), never the token;
+    /// nil when it came with `--token-file`'s token or to a receiver without tokens.
+    public var device: String?
+    /// The account whose space holds the object: in `GET /objects` and `GET /objects/<id>`
+    /// answers to a device token (an admin's listing spans every account), never in a sidecar.
+    public var account: String?
     /// Only in a sidecar under `quarantine/`: why and when the object was moved aside.
     public var quarantine: Quarantine?
 

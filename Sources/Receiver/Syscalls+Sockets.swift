@@ -73,16 +73,59 @@ extension Syscalls {
         }
     }
 
-    /// Accepts one connection (close-on-exec) with TCP_NODELAY and a send timeout set.
-    static func accept(_ listener: Int32, sendTimeoutSeconds: Double) throws(ReceiverError) -> Int32 {
-        let fd = try retrying("accept") { Glibc.accept(listener, nil, nil) }
+    /// Accepts one connection (close-on-exec) with TCP_NODELAY and a send timeout set; returns
+    /// it with its peer's address (`peerAddress(of:)`).
+    static func accept(_ listener: Int32, sendTimeoutSeconds: Double) throws(ReceiverError) -> (fd: Int32, peer: String) {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let fd = try retrying("accept") {
+            withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.accept(listener, $0, &length) }
+            }
+        }
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         var one: Int32 = 1
         _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         var timeout = timeval(tv_sec: Int(sendTimeoutSeconds),
                               tv_usec: Int((sendTimeoutSeconds - sendTimeoutSeconds.rounded(.down)) * 1_000_000))
         _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        return fd
+        return (fd, peerAddress(of: storage))
+    }
+
+    /// The text of a NUL-terminated C buffer.
+    private static func string(_ buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// A peer's address as the receiver tells peers apart (`FailedAuthLimiter`): an IPv4 address
+    /// as text ("192.0.2.7"; an IPv4-mapped IPv6 address too), an IPv6 address by its /64 prefix
+    /// ("2001:db8:1:2::/64": one host usually holds a whole /64), "-" for anything else.
+    static func peerAddress(of storage: sockaddr_storage) -> String {
+        var storage = storage
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        switch Int32(storage.ss_family) {
+        case AF_INET:
+            let ok = withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address in
+                    var bytes = address.pointee.sin_addr
+                    return inet_ntop(AF_INET, &bytes, &text, socklen_t(text.count)) != nil
+                }
+            }
+            return ok ? Self.string(text) : "-"
+        case AF_INET6:
+            var bytes = withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_addr }
+            }
+            let raw = withUnsafeBytes(of: &bytes) { Array($0) }
+            if raw[0..<10].allSatisfy({ $0 == 0 }) && raw[10] == 0xFF && raw[11] == 0xFF {
+                return raw[12..<16].map(String.init).joined(separator: ".")
+            }
+            withUnsafeMutableBytes(of: &bytes) { for index in 8..<16 { $0[index] = 0 } }
+            guard inet_ntop(AF_INET6, &bytes, &text, socklen_t(text.count)) != nil else { return "-" }
+            return Self.string(text) + "/64"
+        default:
+            return "-"
+        }
     }
 
     /// Waits until `fd` is readable (or hung up); false on timeout. A negative timeout waits forever.

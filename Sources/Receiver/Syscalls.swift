@@ -89,6 +89,11 @@ enum Syscalls {
         return Int64(info.st_size)
     }
 
+    /// Waits for an exclusive `flock` on `fd` (released when the descriptor is closed).
+    static func lockExclusive(_ fd: Int32, context: String) throws(ReceiverError) {
+        _ = try retrying("flock", context: context) { flock(fd, LOCK_EX) }
+    }
+
     /// True when `path` names an existing file or directory.
     static func exists(_ path: String) -> Bool {
         var info = stat()

@@ -13,7 +13,7 @@ extension UploadEndpoint {
         let head = exchange.head
         let known: UploadRecord
         do throws(ReceiverError) {
-            guard let upload = try store.upload(id, now: configuration.now()) else {
+            guard let upload = try store.upload(id, now: configuration.now()), exchange.owns(upload.record) else {
                 return .response(.text(404, "no such upload"))
             }
             known = upload.record
@@ -64,6 +64,7 @@ extension UploadEndpoint {
             }
             let end = offset + exchange.bodyLength
             if end > configuration.maxSize { return .response(.text(413, "larger than max-size")) }
+            if let refusal = quotaRefusal(exchange, length: max(announcedLength ?? record.length ?? 0, end)) { return refusal }
             if let announcedLength {
                 if let length = record.length, length != announcedLength {
                     return .response(problem(400, type: ResumableUpload.inconsistentLengthProblem,

@@ -11,11 +11,12 @@ extension UploadEndpoint {
     /// A creation request (completion header present, known version) or a plain upload.
     func upload(_ exchange: Exchange) -> Exchange.Reply {
         let head = exchange.head
-        let metadata: ObjectMetadata
+        var metadata: ObjectMetadata
         switch Self.metadata(of: head) {
         case .success(let parsed): metadata = parsed
         case .failure(let problem): return .response(.text(400, problem.reason))
         }
+        metadata.device = exchange.principal.device
         if let version = Self.interopVersion(of: head), let field = Self.completionField(head, version: version) {
             guard let complete = field else {
                 return .response(.text(400, "malformed \(Self.completionName(version))"))
@@ -30,6 +31,7 @@ extension UploadEndpoint {
             return .response(.text(411, "a plain upload needs Content-Length"))
         }
         if exchange.bodyLength > configuration.maxSize { return .response(.text(413, "larger than max-size")) }
+        if let refusal = quotaRefusal(exchange, length: exchange.bodyLength) { return refusal }
         let staging = store.stagingPath()
         let fd: Int32
         do throws(ReceiverError) {
@@ -80,6 +82,7 @@ extension UploadEndpoint {
             return .response(problem(400, type: ResumableUpload.inconsistentLengthProblem,
                                             title: "Upload-Length does not match the content", version: version))
         }
+        if let refusal = quotaRefusal(exchange, length: max(uploadLength ?? 0, contentLength)) { return refusal }
         let record: UploadRecord
         do throws(ReceiverError) {
             record = try store.createUpload(interopVersion: version, length: complete ? contentLength : uploadLength,

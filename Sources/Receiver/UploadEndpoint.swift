@@ -53,17 +53,23 @@ struct UploadEndpoint: Sendable {
     // MARK: Shared steps
 
     /// Runs `body` holding the upload's slot (ending an older transfer first) with its fresh record
-    /// and received length; 404 for an unknown or expired upload.
+    /// and received length; 404 for an unknown or expired upload, and for another device's
+    /// (`Exchange.owns`), with the same body.
     func withSlot(_ exchange: Exchange, id: String,
                   _ body: (UploadStore.Resource) -> Exchange.Reply) -> Exchange.Reply {
         exchange.notes.append("upload=\(id)")
         guard UploadStore.isValidID(id) else { return .response(.text(404, "no such upload")) }
+        // Another account's or device's upload is not touched at all: taking its slot would end
+        // the transfer in flight on it, and a wait for the slot would tell that it exists.
+        // (A record that cannot be read is left to the lookup below, which answers 500.)
+        guard Syscalls.exists(store.recordPath(id)) else { return .response(.text(404, "no such upload")) }
+        if let seen = store.storedRecord(id), !exchange.owns(seen.current) { return .response(.text(404, "no such upload")) }
         guard registry.acquire(id, descriptor: exchange.connection.descriptor, timeout: configuration.ioTimeout) else {
             return .response(.text(503, "the upload is busy", headers: [("Retry-After", "1")]))
         }
         defer { registry.release(id) }
         do throws(ReceiverError) {
-            guard let upload = try store.upload(id, now: configuration.now()) else {
+            guard let upload = try store.upload(id, now: configuration.now()), exchange.owns(upload.record) else {
                 return .response(.text(404, "no such upload"))
             }
             return body(upload)
@@ -133,15 +139,26 @@ struct UploadEndpoint: Sendable {
         return .response(response)
     }
 
+    /// The `507` for an upload of `length` bytes that would take the account past its quota
+    /// (what its objects hold now, `UploadStore.storedBytes`, plus this upload), as a problem
+    /// body saying how much is used of how much; nil when it fits or there is no quota. Uploads
+    /// in progress reserve nothing: each is weighed when it is created and at each append.
+    func quotaRefusal(_ exchange: Exchange, length: Int64) -> Exchange.Reply? {
+        guard let quota = exchange.quota else { return nil }
+        let used = store.storedBytes.withLock { $0 }
+        guard used > quota - length || length > quota else { return nil }
+        exchange.notes.append("over-quota")
+        return .response(.problem(507, type: ResumableUpload.quotaExceededProblem, title: "the account's quota would be exceeded",
+                                  detail: "account \(exchange.principal.account) holds \(used) bytes of its \(quota)-byte quota; "
+                                      + "an upload of \(length) bytes does not fit",
+                                  numbers: ["quota": quota, "used": used, "upload-length": length]))
+    }
+
     /// An RFC 9457 problem (JSON body from interop 6, plain text before).
     func problem(_ status: Int, type: String, title: String, version: Int,
                  members: [String: Int64] = [:], extra: [(name: String, value: String)] = []) -> HTTPResponse {
         guard version >= 6 else { return .text(status, title, headers: extra) }
-        var body = "{\"type\":\"\(type)\",\"title\":\"\(title)\""
-        for (key, value) in members.sorted(by: { $0.key < $1.key }) { body += ",\"\(key)\":\(value)" }
-        body += "}"
-        return HTTPResponse(status: status, headers: extra + [("Content-Type", "application/problem+json")],
-                            body: Array(body.utf8))
+        return .problem(status, type: type, title: title, numbers: members, headers: extra)
     }
 
     /// The upload URL, as a path: the client resolves it against the URL it sent the creation to

@@ -75,6 +75,7 @@ extension UploadStore {
                                       idempotencyKey: metadata.idempotencyKey, filename: metadata.filename,
                                       verdict: metadata.verdict, storedAt: now, filenameEncoded: metadata.filenameEncoded,
                                       provenance: metadata.provenance)
+            object.device = metadata.device
             var placed: [UInt8]?
             do throws(ReceiverError) {
                 // The sidecar's directory fsync makes both renames durable. A crash in between can
@@ -111,6 +112,7 @@ extension UploadStore {
             digestIndex.withLock { digests in
                 if digests[digestHex] == nil { digests[digestHex] = id }
             }
+            storedBytes.withLock { $0 += size }
             return .stored(object)
         }
     }

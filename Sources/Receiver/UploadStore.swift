@@ -6,7 +6,9 @@ import Synchronization
 import SystemSupport
 import UploadProtocol
 
-/// Everything the receiver keeps on disk, under one directory and nowhere else:
+/// Everything one account's space keeps on disk (`AccountSpaces`: the receiver's directory for
+/// the account `default`, `accounts/<name>/` under it for every other), under one directory and
+/// nowhere else:
 ///
 ///     objects/<id>          finished objects (renamed in whole, so never seen partial)
 ///     objects/<id>.json     their sidecars (StoredObject); an object is listed only once this exists
@@ -77,6 +79,9 @@ final class UploadStore: Sendable {
     /// Content SHA-256 (hex) -> the first object stored with it, for `object(sha256Hex:)`. The
     /// receiver computed each digest itself, so an object found here holds exactly those bytes.
     let digestIndex: Mutex<[String: String]>
+    /// The bytes of every object stored (each object once, by its sidecar's size), summed at start
+    /// and counted up as objects are stored: what an account's quota is weighed against.
+    let storedBytes: Mutex<Int64>
 
     /// The index entry for a key and a content digest (hex).
     static func indexKey(_ idempotencyKey: String, sha256Hex: String) -> String {
@@ -109,6 +114,7 @@ final class UploadStore: Sendable {
         }
         var keys: [String: String] = [:]
         var digests: [String: String] = [:]
+        var bytes: Int64 = 0
         let objectNames = Set(try Syscalls.listDirectory(objectsDirectory))
         for name in objectNames where Self.isValidID(name) {
             guard objectNames.contains(name + ".json"),
@@ -121,6 +127,7 @@ final class UploadStore: Sendable {
                 if keys[entry] == nil { keys[entry] = object.id }
             }
             if digests[object.sha256] == nil { digests[object.sha256] = object.id }
+            bytes += object.size
         }
         // Objects stored by path (`--layout path`) have a sidecar and no bytes in objects/.
         for name in objectNames where name.hasSuffix(".json") {
@@ -134,9 +141,11 @@ final class UploadStore: Sendable {
                 if keys[entry] == nil { keys[entry] = object.id }
             }
             if digests[object.sha256] == nil { digests[object.sha256] = object.id }
+            bytes += object.size
         }
         index = Mutex(keys)
         digestIndex = Mutex(digests)
+        storedBytes = Mutex(bytes)
         let uploadNames = Set(try Syscalls.listDirectory(uploadsDirectory))
         for name in uploadNames where name.hasSuffix(".part") {
             let id = String(name.dropLast(5))

@@ -18,7 +18,8 @@ struct Audit {
 
     /// Audits `receiverDirectory` (and the listing at `objectsURL`, when given) against `library`.
     /// `expectAll`: every current photo must be there (false while a fault is still in force).
-    static func check(library: Library, receiverDirectory: String, objectsURL: String?, expectAll: Bool = true) -> Audit {
+    static func check(library: Library, receiverDirectory: String, objectsURL: String?, token: String? = nil,
+                      expectAll: Bool = true) -> Audit {
         var audit = Audit()
         let objectsDirectory = receiverDirectory + "/objects"
         let names = (try? FileManager.default.contentsOfDirectory(atPath: objectsDirectory)) ?? []
@@ -54,7 +55,7 @@ struct Audit {
             audit.lost = library.current.values.filter { !present.contains($0) }.count
         }
         if let objectsURL {
-            switch Listing.ids(objectsURL) {
+            switch Listing.ids(objectsURL, token: token) {
             case .success(let ids):
                 audit.listed = ids.count
                 if Set(ids) != sidecarIDs {
@@ -71,10 +72,11 @@ struct Audit {
 
 /// `GET /objects` through curl (the tests do the same; FoundationNetworking is heavy).
 enum Listing {
-    static func ids(_ url: String) -> Result<[String], MatrixError> {
+    /// The ids `GET /objects` lists, asked with `token` (a read token) when given.
+    static func ids(_ url: String, token: String? = nil) -> Result<[String], MatrixError> {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = ["-sf", "--max-time", "10", url]
+        process.arguments = ["-sf", "--max-time", "10"] + (token.map { ["-H", "Authorization: Bearer \($0)"] } ?? []) + [url]
         let out = Pipe()
         process.standardOutput = out
         do { try process.run() } catch { return .failure(MatrixError("curl: \(error)")) }

@@ -13,7 +13,7 @@ enum IntegrityScenarios {
             try rig.drainUntilDone(into: &result)
             let photos = context.photos
 
-            let objects = rig.library.received + "/objects"
+            let objects = rig.space + "/objects"
             let ids = ((try? FileManager.default.contentsOfDirectory(atPath: objects)) ?? []).filter { !$0.hasSuffix(".json") }.sorted()
             guard !ids.isEmpty else {
                 result.failures.append("run \(run): no object to flip")
@@ -25,11 +25,11 @@ enum IntegrityScenarios {
             result.faults += 1
             result.notes.append("run \(run): bit \(bit) of byte \(offset) flipped in object \(id), size and mtime kept")
 
-            let (found, before) = try rig.tool.run(["verify", rig.library.folder, "--store", rig.library.store], name: "verify", seconds: 120)
+            let (found, before) = try rig.tool.run(["verify", rig.library.folder, "--store", rig.library.store] + rig.tokenArguments, name: "verify", seconds: 120)
             if found != 1 || !before.stdout.contains("\(photos - 1) present, 1 missing, 0 mismatched") {
                 result.failures.append("run \(run): verify after the flip exited \(found), want 1 with the object missing: \(before.stdout.suffix(300))")
             }
-            let quarantined = rig.library.received + "/quarantine/" + id
+            let quarantined = rig.space + "/quarantine/" + id
             if !FileManager.default.fileExists(atPath: quarantined) || !FileManager.default.fileExists(atPath: quarantined + ".json") {
                 result.failures.append("run \(run): object \(id) and its sidecar are not in quarantine/")
             }
@@ -37,13 +37,13 @@ enum IntegrityScenarios {
                 result.failures.append("run \(run): the receiver did not log the quarantine of \(id) exactly once")
             }
 
-            let (repairStatus, repair) = try rig.tool.run(["verify", rig.library.folder, "--store", rig.library.store, "--repair"],
+            let (repairStatus, repair) = try rig.tool.run(["verify", rig.library.folder, "--store", rig.library.store, "--repair"] + rig.tokenArguments,
                                                           name: "verify-repair", seconds: 120)
             if repairStatus != 1 || !repair.stdout.contains("1 queued again") {
                 result.failures.append("run \(run): verify --repair exited \(repairStatus): \(repair.stdout.suffix(300))")
             }
             try rig.drainUntilDone(into: &result)
-            let (after, verify) = try rig.tool.run(["verify", rig.library.folder, "--store", rig.library.store], name: "verify-after", seconds: 120)
+            let (after, verify) = try rig.tool.run(["verify", rig.library.folder, "--store", rig.library.store] + rig.tokenArguments, name: "verify-after", seconds: 120)
             if after != 0 || !verify.stdout.contains("\(photos) present, 0 missing, 0 mismatched") {
                 result.failures.append("run \(run): verify after the repair exited \(after): \(verify.stdout.suffix(300))")
             }

@@ -38,7 +38,7 @@ enum KillScenarios {
         try ScenarioResult.repeated("SIGKILL wake", context) { run, random, result in
             let rig = try Rig(context: context, name: "kill-wake-\(run)")
             try rig.library.addPhotos(context.photos, samples: context.samples, random: &random)
-            let agent = try rig.tool.start(["agent", rig.library.folder, "--store", rig.library.store, "--slots", "2"], name: "agent")
+            let agent = try rig.tool.start(["agent", rig.library.folder, "--store", rig.library.store, "--slots", "2"] + rig.tokenArguments, name: "agent")
             let arguments = ["wake", rig.library.folder, "--store", rig.library.store, "--to", rig.url,
                              "--inflight-limit", "5", "--page-size", "4"] + Rig.analysis
             var kills = 0
@@ -72,7 +72,7 @@ enum KillScenarios {
             // About 1 MiB each: a transfer takes long enough over the slow link to be interrupted.
             try rig.library.addPhotos(photos, samples: context.samples, padding: 1 << 20, random: &random)
             let wake = ["wake", rig.library.folder, "--store", rig.library.store, "--to", rig.url] + Rig.analysis
-            let agent = ["agent", rig.library.folder, "--store", rig.library.store, "--slots", "2"]
+            let agent = ["agent", rig.library.folder, "--store", rig.library.store, "--slots", "2"] + rig.tokenArguments
             var kills = 0
             var last: Int32 = -1
             for _ in 0..<60 {

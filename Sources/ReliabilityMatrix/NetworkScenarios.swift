@@ -120,7 +120,7 @@ enum LyingServerScenarios {
             }
             portal.turnOff()
             try rig.drainUntilDone(into: &result)
-            let (verified, verify) = try rig.tool.run(["verify", rig.library.folder, "--store", rig.library.store], name: "verify", seconds: 120)
+            let (verified, verify) = try rig.tool.run(["verify", rig.library.folder, "--store", rig.library.store] + rig.tokenArguments, name: "verify", seconds: 120)
             if verified != 0 { result.failures.append("verify after the real receiver came back exited \(verified): \(verify.stdout.suffix(300))") }
             rig.conclude(&result, photos: context.photos)
         }

@@ -32,7 +32,7 @@ enum ResourceScenarios {
             result.duplicates += during.duplicates
             result.notes += during.notes
             if refusals == 0 { result.failures.append("run \(run): the receiver never answered 507") }
-            let objects = rig.library.received + "/objects"
+            let objects = rig.space + "/objects"
             let unlisted = ((try? FileManager.default.contentsOfDirectory(atPath: objects)) ?? [])
                 .filter { !$0.hasSuffix(".json") && !FileManager.default.fileExists(atPath: objects + "/" + $0 + ".json") }
             if !unlisted.isEmpty { result.failures.append("run \(run): \(unlisted.count) object file(s) without a sidecar while full") }
@@ -78,7 +78,7 @@ enum ResourceScenarios {
             try rig.library.addPhotos(context.photos, samples: context.samples, random: &random)
             try rig.library.addPhotos(3, samples: [large], prefix: "large", random: &random)
             let group = MemoryCgroup(name: "photodrain-reliability-\(getpid())-\(run)", limit: cap)
-            let agent = try rig.tool.start(["agent", rig.library.folder, "--store", rig.library.store, "--slots", "2"], name: "agent")
+            let agent = try rig.tool.start(["agent", rig.library.folder, "--store", rig.library.store, "--slots", "2"] + rig.tokenArguments, name: "agent")
             var wake = ["wake", rig.library.folder, "--store", rig.library.store, "--to", rig.url, "--page-size", "6"] + Rig.analysis
             // Without a cgroup the limit counts the whole resident set (about 60 MB for a debug
             // build, shared libraries included), so the same working room needs 64M more.

@@ -3,11 +3,19 @@ import Foundation
 
 /// Everything one run of a scenario needs: a library, a receiver on a fixed port, and a
 /// `FaultProxy` in front of it that counts (and, when asked, breaks) what goes through.
+///
+/// The receiver runs with accounts, as a family's would: the clients (drain, agent, verify)
+/// use an upload-only device token of the account `family`, whose objects are under
+/// `received/accounts/family/`; the audit lists them with a read token of the same account.
 final class Rig {
     let library: Library
     let tool: Tool
     let serve: ServeInstance
     let proxy: FaultProxy
+    /// The account the clients upload to, and the files of its two device tokens.
+    static let account = "family"
+    let uploadTokenFile: String
+    let readTokenFile: String
     /// Keep the run's folder afterwards (`--keep`).
     let keep: Bool
     static let analysis = ["--analysis-size", "96"]
@@ -18,6 +26,16 @@ final class Rig {
         keep = context.keep
         tool = Tool(binary: context.binary, logs: library.logs)
         let environment = try beforeServe(library)
+        uploadTokenFile = library.root + "/phone.token"
+        readTokenFile = library.root + "/auditor.token"
+        let (added, _) = try tool.run(["serve", "--dir", library.received, "accounts", "add", Rig.account], name: "accounts-add", seconds: 30)
+        guard added == 0 else { throw MatrixError("serve accounts add exited \(added)") }
+        for (device, scope, file) in [("matrix-phone", "upload", uploadTokenFile), ("matrix-auditor", "read", readTokenFile)] {
+            let (status, child) = try tool.run(["serve", "--dir", library.received, "tokens", "add", Rig.account, device, "--scope", scope],
+                                               name: "tokens-add", seconds: 30)
+            guard status == 0 else { throw MatrixError("serve tokens add exited \(status)") }
+            try Data(child.stdout.utf8).write(to: URL(fileURLWithPath: file))
+        }
         serve = try ServeInstance(tool: tool, directory: library.received, environment: environment)
         proxy = try FaultProxy(targetPort: serve.port, plan: plan)
     }
@@ -26,8 +44,14 @@ final class Rig {
     var url: String { "http://127.0.0.1:\(proxy.port)/uploads" }
     var objectsURL: String { "http://127.0.0.1:\(serve.port)/objects" }
 
+    /// The account's space in the receiver's directory: its objects/, uploads/, quarantine/.
+    var space: String { library.received + "/accounts/" + Rig.account }
+
+    /// `--token-file` with the upload-only device token, for drain, agent and verify.
+    var tokenArguments: [String] { ["--token-file", uploadTokenFile] }
+
     func drainArguments(_ extra: [String] = []) -> [String] {
-        ["drain", library.folder, "--store", library.store, "--to", url, "--json", "--offline-timeout", "2"] + Rig.analysis + extra
+        ["drain", library.folder, "--store", library.store, "--to", url, "--json", "--offline-timeout", "2"] + Rig.analysis + tokenArguments + extra
     }
 
     /// Runs `drain` until it exits 0 (at most `runs` times); a run that never gets there is a
@@ -62,7 +86,8 @@ final class Rig {
     }
 
     func audit(expectAll: Bool = true) -> Audit {
-        var audit = Audit.check(library: library, receiverDirectory: library.received, objectsURL: objectsURL, expectAll: expectAll)
+        let token = (try? String(contentsOfFile: readTokenFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        var audit = Audit.check(library: library, receiverDirectory: space, objectsURL: objectsURL, token: token, expectAll: expectAll)
         if audit.lost > 0 {
             // Why: the store's own account of the photos that did not arrive.
             if let (_, child) = try? tool.run(["status", library.folder, "--store", library.store, "--json"], name: "status", seconds: 60),

@@ -42,10 +42,24 @@ public enum LoopbackSocket {
         }
     }
 
-    /// A socket connected to 127.0.0.1:`port`, or nil when nothing listens there.
-    public static func connect(port: UInt16) -> Int32? {
+    /// A socket connected to 127.0.0.1:`port`, or nil when nothing listens there. With `source`
+    /// (another loopback address, such as "127.0.0.2": Linux answers for all of 127/8) the
+    /// connection comes from that address, so a server sees another peer.
+    public static func connect(port: UInt16, from source: String? = nil) -> Int32? {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return nil }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                close(fd)
+                return nil
+            }
+        }
         var address = loopback(port: port)
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }

@@ -40,7 +40,7 @@ extension ResumableUploader {
         case 404, 410:
             return .missing
         default:
-            throw TransferError.forStatus(response.status, headers: response.headers)
+            throw TransferError.forStatus(response.status, headers: response.headers, body: response.body)
         }
     }
 
@@ -68,7 +68,7 @@ extension ResumableUploader {
         case 404:
             return .missing
         case 401, 403, 408, 429, 500...599:
-            throw TransferError.forStatus(response.status, headers: response.headers)
+            throw TransferError.forStatus(response.status, headers: response.headers, body: response.body)
         default:
             return try await copyByObjectID(sha256Hex: sha256Hex, size: size, serverID: serverID, lookupStatus: response.status)
         }
@@ -98,7 +98,7 @@ extension ResumableUploader {
         case 404, 410:
             return .missing
         default:
-            throw TransferError.forStatus(object.status, headers: object.headers)
+            throw TransferError.forStatus(object.status, headers: object.headers, body: object.body)
         }
     }
 }

@@ -1,9 +1,12 @@
+import Foundation
 import SystemSupport
+import UploadProtocol
 
 /// Why a transfer failed, sanitised for the store, the logs and the terminal: a stable domain and
 /// code, a short message, the HTTP status when there was one, and whether a retry can help
-/// (DESIGN.md, Retry policy). It never carries a token, a URL's query or a response body, nor a
-/// control character: what a message quotes of a server (a Location, an S3 code) is escaped
+/// (DESIGN.md, Retry policy). It never carries a token, a URL's query or a response body (save a
+/// 403 problem's short `detail`, which says which scope the token lacks), nor a control
+/// character: what a message quotes of a server (a Location, an S3 code, that detail) is escaped
 /// (`TerminalText.escaped`), so printing it cannot drive the user's terminal.
 public struct TransferError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The error domain stored beside the code.
@@ -39,6 +42,9 @@ public struct TransferError: Error, Sendable, Equatable, CustomStringConvertible
         case rateLimited = "rate-limited"
         /// The server answered 401 or 403: the token is missing, wrong or not allowed.
         case unauthorized
+        /// The receiver refused the upload because its account's quota would be exceeded (`507`
+        /// with `photodrain serve`'s quota problem): every photo would be refused alike.
+        case quotaExceeded = "quota-exceeded"
         /// The server answered 404 where a resource must exist (the upload endpoint itself).
         case notFound = "not-found"
         /// The file is larger than the server accepts, or appends could not be shrunk any further.
@@ -109,10 +115,45 @@ public struct TransferError: Error, Sendable, Equatable, CustomStringConvertible
     /// The error for a final HTTP status that ends an upload. `creation` is true when the request
     /// targeted the upload endpoint itself, where a 404 means the destination is wrong. `headers`
     /// are the response's (names lowercased), kept as `responseHeaders`.
-    public static func forStatus(_ status: Int, creation: Bool = false, headers: [String: String] = [:]) -> TransferError {
+    /// A `403` whose body is an RFC 9457 problem (`photodrain serve` sends one when a device
+    /// token's scope does not allow the request) has its `detail` in the message, escaped and cut
+    /// to 300 characters: "the server refused the token: this request needs a token with the
+    /// read scope; ...". It stays `unauthorized`, a refusal of the destination: nothing is charged.
+    /// A `507` with `photodrain serve`'s quota problem is `quotaExceeded` (a refusal too), its
+    /// detail in the message the same way; any other `507` stays a server error, retried. A `429`
+    /// with `photodrain serve`'s too-many-failed-authentications problem answers a token that is
+    /// not valid (from an address that failed too often): `unauthorized`, as the `401` before it.
+    public static func forStatus(_ status: Int, creation: Bool = false, headers: [String: String] = [:],
+                                 body: [UInt8] = []) -> TransferError {
         var error = statusError(status, creation: creation)
+        if status == 403, let detail = problemDetail(headers: headers, body: body) {
+            error = TransferError(.unauthorized, "the server refused the token: \(detail)", httpStatus: status)
+        } else if status == 429, problemType(headers: headers, body: body) == ResumableUpload.tooManyFailedAuthenticationsProblem {
+            let detail = problemDetail(headers: headers, body: body).map { ": \($0)" } ?? ""
+            error = TransferError(.unauthorized, "the server refused the token\(detail)", httpStatus: status)
+        } else if status == 507, problemType(headers: headers, body: body) == ResumableUpload.quotaExceededProblem {
+            let detail = problemDetail(headers: headers, body: body).map { ": \($0)" } ?? ""
+            error = TransferError(.quotaExceeded, "the receiver refused the upload: the account's quota is used up\(detail)", httpStatus: status)
+        }
         error.responseHeaders = headers
         return error
+    }
+
+    /// The `type` of an `application/problem+json` body; nil when the body is no problem.
+    static func problemType(headers: [String: String], body: [UInt8]) -> String? {
+        guard headers["content-type"]?.lowercased().hasPrefix("application/problem+json") == true, !body.isEmpty,
+              let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else { return nil }
+        return object["type"] as? String
+    }
+
+    /// The `detail` of an `application/problem+json` body, escaped for a terminal and cut to 300
+    /// characters; nil when the body is no problem or has no detail.
+    static func problemDetail(headers: [String: String], body: [UInt8]) -> String? {
+        guard headers["content-type"]?.lowercased().hasPrefix("application/problem+json") == true, !body.isEmpty,
+              let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+              let detail = object["detail"] as? String, !detail.isEmpty else { return nil }
+        let cut = detail.count > 300 ? String(detail.prefix(300)) + "…" : detail
+        return TerminalText.escaped(cut)
     }
 
     private static func statusError(_ status: Int, creation: Bool) -> TransferError {
@@ -134,7 +175,7 @@ public struct TransferError: Error, Sendable, Equatable, CustomStringConvertible
         case .timedOut, .connectionFailed, .connectionLost, .hostNotFound, .serverError, .requestTimeout,
              .rateLimited, .checkpointFailed, .transportFailure, .corruptedInTransit:
             return .transient
-        case .tlsFailure, .unauthorized, .notFound, .tooLarge, .rejected, .badServerResponse, .fileUnreadable,
+        case .tlsFailure, .unauthorized, .quotaExceeded, .notFound, .tooLarge, .rejected, .badServerResponse, .fileUnreadable,
              .invalidRequest, .notAReceiver, .unverifiedReceipt:
             return .permanent
         case .cancelled:

@@ -45,6 +45,18 @@ public enum ResumableUpload {
     /// RFC 9457 problem type (interop 7 on) for a request whose length contradicts `Upload-Length`.
     public static let inconsistentLengthProblem =
         "https://iana.org/assignments/http-problem-types#inconsistent-upload-length"
+    /// `photodrain serve`'s problem type (403) for a device token whose scope does not allow the
+    /// request; its `scope` member and `detail` name the scope needed. A tag URI: a name, not a page.
+    public static let insufficientScopeProblem = "tag:photodrain.invalid,2026:insufficient-scope"
+    /// `photodrain serve`'s problem type (507) for an upload that would take its account past the
+    /// account's quota (members `quota`, `used`, `upload-length`).
+    public static let quotaExceededProblem = "tag:photodrain.invalid,2026:quota-exceeded"
+    /// `photodrain serve`'s problem type (429) for a device token with too many uploads in progress.
+    public static let tooManyUploadsProblem = "tag:photodrain.invalid,2026:too-many-uploads"
+    /// `photodrain serve`'s problem type (429) for a request without a valid token from an address
+    /// that failed to authenticate too often (members `limit`, `window`): a refusal of the token,
+    /// as a `401` is.
+    public static let tooManyFailedAuthenticationsProblem = "tag:photodrain.invalid,2026:too-many-failed-authentications"
 
     /// The header that says whether a request completes the upload, in the given interop version,
     /// as a (name, value) pair: `upload-incomplete: ?0` for 3, `upload-complete: ?1` from 4.

@@ -108,7 +108,9 @@ final class ScriptedDestination: UploadDestination {
     @Test(arguments: [TransferError.forStatus(401), TransferError.forStatus(403), TransferError.forStatus(404, creation: true),
                       certificateUnverified,
                       TransferError(.notAReceiver, "answered like a web page, not an upload receiver: a captive portal or a wrong URL?"),
-                      TransferError(.unverifiedReceipt, "the server accepted the upload but did not show that it holds these bytes")])
+                      TransferError(.unverifiedReceipt, "the server accepted the upload but did not show that it holds these bytes"),
+                      TransferError.forStatus(507, headers: ["content-type": "application/problem+json"],
+                                              body: Array(#"{"type":"tag:photodrain.invalid,2026:quota-exceeded","detail":"account anna holds 9 bytes of its 10-byte quota"}"#.utf8))])
     func aDestinationThatRefusesEveryUploadStopsTheDrainAndChargesNothing(refusal: TransferError) async throws {
         let destination = ScriptedDestination(uploads: Array(repeating: refusal, count: 10))
         let (outcome, store, library) = try await drain(photos: 3, destination: destination) { $0.slots = 3 }

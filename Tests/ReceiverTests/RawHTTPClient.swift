@@ -24,10 +24,10 @@ final class RawHTTPClient {
     let fd: Int32
     private var buffer: [UInt8] = []
 
-    /// Connects to 127.0.0.1:`port`; reads give up after 20 s so a broken server fails a test
-    /// instead of hanging it.
-    init(port: Int) throws {
-        guard let port = UInt16(exactly: port), let fd = LoopbackSocket.connect(port: port) else {
+    /// Connects to 127.0.0.1:`port` (from the loopback address `source`, when given); reads give
+    /// up after 20 s so a broken server fails a test instead of hanging it.
+    init(port: Int, from source: String? = nil) throws {
+        guard let port = UInt16(exactly: port), let fd = LoopbackSocket.connect(port: port, from: source) else {
             throw ClientError(description: "connect failed: errno \(errno)")
         }
         self.fd = fd

@@ -42,7 +42,9 @@ final class TestReceiver: Sendable {
         port = try server.start()
     }
 
-    func client() throws -> RawHTTPClient { try RawHTTPClient(port: port) }
+    /// A client connected from 127.0.0.1, or from another loopback address (`source`) to be
+    /// another peer.
+    func client(from source: String? = nil) throws -> RawHTTPClient { try RawHTTPClient(port: port, from: source) }
 
     /// Creates an upload that is not complete, holding `bytes` (interop `version`), and returns its
     /// path (`/uploads/ID`); throws when the answer has no usable Location.

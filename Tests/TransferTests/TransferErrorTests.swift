@@ -148,4 +148,39 @@ import SystemSupport
         #expect(BearerToken("a b") == nil)
         #expect(BearerToken("a\r\nX-Evil: 1") == nil)
     }
+
+    /// A 403 problem names the scope the token lacks: its `detail` in the message, escaped; it is
+    /// still `unauthorized`, the refusal that charges nothing. Without a problem body, as before.
+    @Test func aScopeRefusalNamesTheScopeNeeded() {
+        let problem = Array(#"{"detail":"this request needs a token with the read scope; the token of device anna-phone\u001b[31m has the upload scope","scope":"read","status":403,"title":"the token's scope does not allow this request","type":"tag:photodrain.invalid,2026:insufficient-scope"}"#.utf8)
+        let error = TransferError.forStatus(403, headers: ["content-type": "application/problem+json"], body: problem)
+        #expect(error.code == .unauthorized)
+        #expect(!error.isTransient)
+        #expect(error.httpStatus == 403)
+        #expect(error.message.hasPrefix("the server refused the token: this request needs a token with the read scope"), "\(error.message)")
+        #expect(error.message.contains("anna-phone\\x1b[31m has"), "\(error.message)")
+        #expect(!error.message.contains("\u{1b}"))
+        let full = TransferError.forStatus(507, headers: ["content-type": "application/problem+json"],
+                                           body: Array(#"{"detail":"account anna holds 30000 bytes of its 50000-byte quota","type":"tag:photodrain.invalid,2026:quota-exceeded"}"#.utf8))
+        #expect(full.code == .quotaExceeded && !full.isTransient && full.message.contains("50000-byte quota"), "\(full)")
+        // A full disk's 507 (no problem) stays a server error, retried.
+        #expect(TransferError.forStatus(507, headers: ["content-type": "text/plain"], body: Array("insufficient storage".utf8)).code == .serverError)
+        let plain = TransferError.forStatus(403, headers: ["content-type": "text/plain"], body: Array("no".utf8))
+        #expect(plain.message == "the server refused the credentials")
+        #expect(TransferError.forStatus(401, headers: ["content-type": "application/problem+json"], body: problem).message
+                == "the server refused the credentials")
+    }
+
+    /// `photodrain serve`'s 429 for an address that failed to authenticate too often answers a
+    /// token that is not valid: a refusal, as the 401s before it, not a slow-down to retry. Any
+    /// other 429 stays `rateLimited`, retried.
+    @Test func aRefusalForTooManyFailedAuthenticationsIsARefusalOfTheToken() {
+        let body = Array(#"{"detail":"this address sent 20 requests without a valid bearer token in a short time; requests without one are refused for 3 s","limit":20,"status":429,"title":"too many failed authentications from this address","type":"tag:photodrain.invalid,2026:too-many-failed-authentications","window":60}"#.utf8)
+        let error = TransferError.forStatus(429, headers: ["content-type": "application/problem+json", "retry-after": "3"], body: body)
+        #expect(error.code == .unauthorized && !error.isTransient && error.httpStatus == 429, "\(error)")
+        #expect(error.message.hasPrefix("the server refused the token: this address sent 20 requests"), "\(error.message)")
+        let uploads = Array(#"{"detail":"this token has 8 upload requests in progress","status":429,"type":"tag:photodrain.invalid,2026:too-many-uploads"}"#.utf8)
+        #expect(TransferError.forStatus(429, headers: ["content-type": "application/problem+json"], body: uploads).code == .rateLimited)
+        #expect(TransferError.forStatus(429).code == .rateLimited)
+    }
 }

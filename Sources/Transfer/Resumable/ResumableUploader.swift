@@ -117,7 +117,7 @@ public final class ResumableUploader: Sendable {
         case 401, 403, 408, 429, 500, 502...599:
             // Every header is kept on the failed job (a request id, a Retry-After that says when
             // to try again), as for a success.
-            throw TransferError.forStatus(response.status, headers: response.headers)
+            throw TransferError.forStatus(response.status, headers: response.headers, body: response.body)
         default:
             capability = .plain
         }

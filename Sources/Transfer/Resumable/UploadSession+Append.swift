@@ -97,7 +97,7 @@ extension UploadSession {
                 try await startOver()
                 return try await create()
             default:
-                let error = TransferError.forStatus(response.status, headers: response.headers)
+                let error = TransferError.forStatus(response.status, headers: response.headers, body: response.body)
                 try await recover(from: error)
                 if let done = try await retrieveOffsetAfterRecovery() { return done }
             }

@@ -95,7 +95,7 @@ extension UploadSession {
             try await carefulCreation()
             return nil
         case .success(let response):
-            let error = TransferError.forStatus(response.status, creation: true, headers: response.headers)
+            let error = TransferError.forStatus(response.status, creation: true, headers: response.headers, body: response.body)
             guard error.isTransient, let interimLocation else { throw error }
             try await adopt(location: interimLocation)
             try await recover(from: error)
@@ -123,7 +123,7 @@ extension UploadSession {
             body: .empty))
         if let error = ReceiverAnswer.webPageError(response, url: configuration.endpoint) { throw error }
         guard (200...299).contains(response.status) else {
-            throw TransferError.forStatus(response.status, creation: true, headers: response.headers)
+            throw TransferError.forStatus(response.status, creation: true, headers: response.headers, body: response.body)
         }
         guard let field = response.headers[ResumableUpload.Header.location],
               let resolved = UploadEndpoint.resolve(location: field, against: configuration.endpoint) else {
@@ -152,7 +152,7 @@ extension UploadSession {
         bytesSent += response.bytesSent
         if let error = ReceiverAnswer.webPageError(response, url: configuration.endpoint) { throw error }
         guard (200...299).contains(response.status) else {
-            throw TransferError.forStatus(response.status, creation: true, headers: response.headers)
+            throw TransferError.forStatus(response.status, creation: true, headers: response.headers, body: response.body)
         }
         if ResumableUpload.isComplete(headers: response.headers) == false {
             throw TransferError(.unverifiedReceipt, "the server answered the upload as incomplete", httpStatus: response.status)

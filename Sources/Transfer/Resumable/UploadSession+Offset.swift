@@ -42,7 +42,7 @@ extension UploadSession {
                 location = nil
                 return nil
             default:
-                try await recover(from: TransferError.forStatus(response.status, headers: response.headers))
+                try await recover(from: TransferError.forStatus(response.status, headers: response.headers, body: response.body))
             }
         }
     }

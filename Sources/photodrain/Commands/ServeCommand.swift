@@ -9,7 +9,7 @@ enum ServeCommand: Command {
     static let spec = CommandSpec(
         name: "serve",
         abstract: "Run the reference receiver: resumable uploads in, objects stored atomically and deduplicated.",
-        arguments: "",
+        arguments: "[accounts add NAME | accounts quota NAME BYTES|off | accounts list | tokens add ACCOUNT DEVICE | tokens list | tokens revoke ID]",
         discussion: """
         Speaks "Resumable Uploads for HTTP" (interop versions 3-8) and plain uploads at /uploads.
         Objects are written to a temporary file, fsynced and renamed, with the verdict and file name
@@ -42,6 +42,30 @@ enum ServeCommand: Command {
         object whose bytes no longer match is moved with its sidecar to quarantine/ (never
         deleted), logged with its id and digest, answers 404 from then on, and the next upload of
         those bytes stores them again.
+
+        Accounts and device tokens (for a family's or a team's devices): 'serve accounts add NAME'
+        adds an account, 'serve tokens add ACCOUNT DEVICE [--scope upload|read|admin]' makes a
+        token for one device and prints it once on standard output (keep it in that device's
+        --token-file); 'tokens list' shows id, account, device, scope, created and last used;
+        'tokens revoke ID' ends a token. Each takes --dir, the receiver's directory. Tokens are
+        kept only as SHA-256 hashes in DIR/accounts.json, written atomically (fsync and rename);
+        a running serve picks up new and revoked tokens within a second or two, no restart.
+        Scopes: 'upload' (the default) creates uploads, resumes its own and checks its account's
+        objects by digest, nothing else; 'read' also lists and downloads its account's objects
+        (restore, verify --deep); 'admin' does everything, for every account. A request outside a
+        token's scope is answered 403 with a problem body naming the scope it needs.
+        Limits: 'accounts add NAME --quota BYTES' (or 'accounts quota NAME BYTES|off' later) caps
+        the bytes of objects an account holds; an upload that would pass it is refused with 507
+        and a problem body before its bytes are taken. A device token may have at most
+        --uploads-per-token upload requests in progress at once; one more gets 429 and
+        Retry-After: 1. An address that sent --failed-auth-limit requests without a valid token
+        (401) gets 429 with Retry-After for the next ones until its count has decayed (that many
+        forgiven per --failed-auth-window seconds); its requests with a valid token are served as
+        ever, so a good device behind the same NAT is not locked out.
+        --token-file still works alongside or alone: its token is an admin token of the account
+        'default', whose objects stay where they always were (DIR/objects); every other account's
+        are under DIR/accounts/NAME/. Without --token-file and accounts.json every request is
+        served, as before.
         """,
         options: [
             .option("dir", "DIR", "Where objects and upload state are stored (created if missing)."),
@@ -54,20 +78,35 @@ enum ServeCommand: Command {
             .option("layout", "LAYOUT", "Where objects' bytes go: id (objects/<id>) or path (files/<library path>).", default: "id"),
             .option("sync", "MODE", "When partial uploads are fsynced: checkpoint or always (see above).", default: "checkpoint"),
             .option("checkpoint-interval", "SECONDS", "With --sync checkpoint: fsync a streaming upload at most this often.", default: "5"),
+            .option("quota", "BYTES", "With 'accounts add' or 'accounts quota NAME BYTES': the most bytes of objects the account may hold (50G, 2T, ...)."),
+            .option("uploads-per-token", "N", "Upload requests one device token may have in progress at once; more get 429.", default: "8"),
+            .option("failed-auth-limit", "N", "Requests without a valid token one address may send in a burst; more get 429 until it slows.", default: "20"),
+            .option("failed-auth-window", "SECONDS", "The time over which --failed-auth-limit failures are forgiven.", default: "60"),
+            .option("scope", "SCOPE", "With 'tokens add': what the token may do: upload, read or admin (see above).", default: "upload"),
             .option("scrub-rate", "BYTES", "Hash stored objects again in the background at most this many bytes per second (512K, 8M, ...; 0 or off: no scrub).", default: "8M"),
         ],
-        positionals: (0, 0),
+        positionals: (0, 4),
         examples: [
             ("photodrain serve --dir /srv/photos", "listen on 127.0.0.1:8080"),
             ("photodrain serve --dir /srv/photos --layout path", "objects mirror the library's folders under /srv/photos/files"),
             ("photodrain serve --dir /srv/photos --host 0.0.0.0 --port 9000 --token-file /etc/photodrain/token", "on the network, with a token"),
+            ("photodrain serve --dir /srv/photos accounts add anna", "an account for one family member"),
+            ("photodrain serve --dir /srv/photos tokens add anna anna-phone > anna-phone.token", "an upload-only token for her phone"),
+            ("photodrain serve --dir /srv/photos tokens revoke 3f09c2aa", "a lost laptop's token stops working within seconds"),
         ],
-        exitCodes: [(0, "stopped by a signal"), (1, "could not start (port busy, directory unwritable)"), (64, "usage error, or a --token-file that is unreadable, empty, or holds a space or control character")]
+        exitCodes: [(0, "stopped by a signal, or the accounts/tokens action done"), (1, "could not start (port busy, directory unwritable), or an unknown account or token id"), (64, "usage error, or a --token-file that is unreadable, empty, or holds a space or control character")]
     )
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
         guard let directory = arguments.string("dir") else {
             throw UsageError("--dir DIR is required", command: spec.name)
+        }
+        if !arguments.positionals.isEmpty { return try runAccounts(arguments, directory: directory) }
+        if arguments.string("scope") != nil {
+            throw UsageError("--scope goes with `serve tokens add ACCOUNT DEVICE`", command: spec.name)
+        }
+        if arguments.string("quota") != nil {
+            throw UsageError("--quota goes with `serve accounts add NAME`", command: spec.name)
         }
         var configuration = ReceiverConfiguration(directory: directory)
         configuration.host = arguments.string("host") ?? "127.0.0.1"
@@ -86,6 +125,9 @@ enum ServeCommand: Command {
         }
         configuration.layout = objectLayout
         configuration.checkpointInterval = try arguments.double("checkpoint-interval", default: 5, range: 0...86_400)
+        configuration.uploadsPerToken = try arguments.int("uploads-per-token", default: 8, range: 1...10_000)
+        configuration.failedAuthLimit = try arguments.int("failed-auth-limit", default: 20, range: 1...1_000_000)
+        configuration.failedAuthWindow = try arguments.double("failed-auth-window", default: 60, range: 1...86_400)
         if let rate = arguments.string("scrub-rate") {
             guard rate.lowercased() == "off" || parseByteCount(rate) != nil else {
                 throw UsageError("--scrub-rate wants a rate like 8M (bytes per second), or 0 or off, not '\(rate)'", command: spec.name)
