@@ -24,10 +24,13 @@ enum FreeSpaceScenarios {
             let mode = modes[run % modes.count]
             let environment = ["XDG_DATA_HOME": rig.library.root + "/data"]
             let photos = rig.library.current
-            var freeSpace = ["free-space", rig.library.folder, "--store", rig.library.store, "--older-than", "0", "--max-fraction", "100%"]
+            // The account's read-scope device (a laptop that frees space and restores): asking
+            // the destination again, --deep and restore download, which an upload-only token may not.
+            let readToken = ["--token-file", rig.readTokenFile]
+            var freeSpace = ["free-space", rig.library.folder, "--store", rig.library.store, "--older-than", "0", "--max-fraction", "100%"] + readToken
             if mode == .delete { freeSpace += ["--delete", "--yes"] }
             if run % 2 == 0 { freeSpace.append("--deep") }
-            let restore = ["restore", rig.library.folder, "--store", rig.library.store]
+            let restore = ["restore", rig.library.folder, "--store", rig.library.store] + readToken
             // The kills land within a run: pauses up to a little over what a dry run takes here.
             let timing = Date()
             let (dry, _) = try rig.tool.run(freeSpace + ["--dry-run", "--deep"], name: "free-space", environment: environment)
@@ -85,7 +88,7 @@ enum FreeSpaceScenarios {
     static func check(_ photos: [String: String], rig: Rig, destinationCounts: Bool, into result: inout ScenarioResult, moment: String) {
         var found: Set<String> = []
         var folders = [rig.library.root + "/data/Trash/files", rig.library.folder + "/.photodrain-trash/files"]
-        if destinationCounts { folders.append(rig.library.received + "/objects") }
+        if destinationCounts { folders.append(rig.space + "/objects") }
         for folder in folders {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where !name.hasSuffix(".json") {
                 if let sha = try? SHA256.hex(path: folder + "/" + name) { found.insert(sha) }

@@ -32,7 +32,7 @@ final class Rig {
         guard added == 0 else { throw MatrixError("serve accounts add exited \(added)") }
         for (device, scope, file) in [("matrix-phone", "upload", uploadTokenFile), ("matrix-auditor", "read", readTokenFile)] {
             let (status, child) = try tool.run(["serve", "--dir", library.received, "tokens", "add", Rig.account, device, "--scope", scope],
-                                               name: "tokens-add", seconds: 30)
+                                               name: "tokens-add-\(device)", seconds: 30)
             guard status == 0 else { throw MatrixError("serve tokens add exited \(status)") }
             try Data(child.stdout.utf8).write(to: URL(fileURLWithPath: file))
         }
