@@ -29,7 +29,12 @@ import Testing
         let size = detector.windowSize
         var image = Image(grayWidth: size.width, height: size.height)
         for i in image.pixels.indices { image.pixels[i] = UInt8(truncatingIfNeeded: i &* 37) }
-        _ = try detector.detect(in: image, parameters: DetectionParameters(minNeighbors: 0))
+        let found = try detector.detect(in: image, parameters: DetectionParameters(minNeighbors: 0))
+        // The one position there is: any box is the whole image, found once.
+        #expect(found.count <= 1)
+        for box in found {
+            #expect(box.x == 0 && box.y == 0 && box.width == size.width && box.height == size.height, "\(box)")
+        }
     }
 
     @Test func hugeMinimumSizeFindsNothing() throws {

@@ -175,9 +175,8 @@ struct NetworkKernelTests {
     /// The AVX-512 depthwise kernel (sixteen channels wide, two outputs per step) computes each
     /// output as the AVX2 set's does, so the two give the same bits, as Floats and as quantised
     /// bytes: on rows longer than a step, with blocks of 16 and a last block of 8, at both strides.
-    @Test("the AVX-512 depthwise kernel gives the AVX2 kernel's bits", arguments: [(1, 1, 1), (2, 0, 0), (2, 1, 1)])
+    @Test("the AVX-512 depthwise kernel gives the AVX2 kernel's bits", .enabled(if: AVX2Kernels.isSupported && AVX512Kernels.isSupported, "needs a processor with AVX2 and AVX-512"), arguments: [(1, 1, 1), (2, 0, 0), (2, 1, 1)])
     func depthwiseAVX512MatchesAVX2(geometry: (stride: Int, padTop: Int, padLeft: Int)) {
-        guard AVX2Kernels.isSupported, AVX512Kernels.isSupported else { return }
         let (height, width) = (9, 37)
         let (stride, padTop, padLeft) = geometry
         let outHeight = (height + stride - 1) / stride, outWidth = (width + stride - 1) / stride
@@ -231,9 +230,8 @@ struct NetworkKernelTests {
 
     /// The AVX-512 general convolution (32 channels per step in ZMM vectors) gives the AVX2 set's
     /// bits: BlazeFace's first layer shape, and 40 channels so the last 8 take the shared path.
-    @Test("the AVX-512 general convolution gives the AVX2 kernel's bits", arguments: [(1, 2, 2), (2, 1, 1), (2, 2, 1)])
+    @Test("the AVX-512 general convolution gives the AVX2 kernel's bits", .enabled(if: AVX2Kernels.isSupported && AVX512Kernels.isSupported, "needs a processor with AVX2 and AVX-512"), arguments: [(1, 2, 2), (2, 1, 1), (2, 2, 1)])
     func convolutionAVX512MatchesAVX2(geometry: (stride: Int, padTop: Int, padLeft: Int)) {
-        guard AVX2Kernels.isSupported, AVX512Kernels.isSupported else { return }
         let (height, width, kernel, inChannels) = (13, 31, 5, 3)
         let (stride, padTop, padLeft) = geometry
         let outHeight = (height + stride - 1) / stride, outWidth = (width + stride - 1) / stride
@@ -271,9 +269,8 @@ struct NetworkKernelTests {
     /// The AVX-512 max pool and bilinear resize give the AVX2 set's bits, with blocks of 16 and a
     /// last block of 8 channels, odd sizes (the pool's clamped last row and column) and both
     /// directions of resize.
-    @Test("AVX-512 pooling and resizing give the AVX2 kernels' bits", arguments: [8, 16, 24, 48])
+    @Test("AVX-512 pooling and resizing give the AVX2 kernels' bits", .enabled(if: AVX2Kernels.isSupported && AVX512Kernels.isSupported, "needs a processor with AVX2 and AVX-512"), arguments: [8, 16, 24, 48])
     func movementAVX512MatchesAVX2(channels: Int) {
-        guard AVX2Kernels.isSupported, AVX512Kernels.isSupported else { return }
         let (height, width) = (7, 9)
         let input = Self.values(height * width * channels, seed: 17)
         func run<K: NetworkKernelSet>(_: K.Type, _ outHeight: Int, _ outWidth: Int, pool: Bool) -> [UInt32] {
