@@ -113,7 +113,7 @@ extension AssetStore {
                     try db.run("""
                         INSERT OR REPLACE INTO uploads(asset_id, destination, generation, server_id, uploaded_at, proof)
                         SELECT id, ?, generation, ?, ?, ? FROM assets WHERE id = ? AND generation = ?
-                        """, [.text(Self.destinationKey(job.destination)), SQLValue(job.responseHeaders[ResumableUpload.Header.serverResourceID]),
+                        """, [.text(Self.destinationKey(job.destination)), SQLValue(job.serverID),
                               .real(now), .text((job.proof ?? .verified).rawValue), .integer(assetID), .integer(Int64(job.assetGeneration))])
                 }
                 try db.run("DELETE FROM upload_jobs")

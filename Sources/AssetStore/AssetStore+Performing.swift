@@ -56,26 +56,25 @@ extension AssetStore {
         }
     }
 
-    /// Records how a performed job ended, with the response's headers (names lowercased) either
-    /// way; a transient failure's `Retry-After` becomes the job's `retryNotBefore`. Returns false
-    /// when the job was cancelled meanwhile.
+    /// Records how a performed job ended: a success's server id, a transient failure's time to
+    /// wait (`retryNotBefore`), and the response's headers (names lowercased) for diagnosis either
+    /// way. Returns false when the job was cancelled meanwhile.
     @discardableResult
     public func finishJob(_ job: UploadJob, result: JobResult) throws(StoreError) -> Bool {
         let now = FileTree.now()
         return try withDatabase { (db) throws(StoreError) -> Bool in
             switch result {
-            case .succeeded(let status, let headers, let proof, let alreadyStored):
+            case .succeeded(let status, let serverID, let headers, let proof, let alreadyStored):
                 return try db.run("""
                     UPDATE upload_jobs SET state = 'succeeded', response_status = ?, response_headers = ?, updated_at = ?,
                       agent_owner = NULL, agent_until = NULL, error_domain = NULL, error_code = NULL, error_message = NULL, error_transient = NULL,
-                      retry_not_before = NULL, proof = ?, already_stored = ?
+                      retry_not_before = NULL, proof = ?, already_stored = ?, server_id = ?
                     WHERE id = ? AND state = 'pending'
                     """, [.integer(Int64(status)), .text(JSONText.encode(headers)), .real(now), .text(proof.rawValue),
-                          .integer(alreadyStored ? 1 : 0), .integer(job.id)]) == 1
-            case .failed(let status, let headers, let failure):
-                // A transient failure's Retry-After defers its retry; a permanent one is never retried.
-                let notBefore = failure.transient
-                    ? RetryAfter.notBefore(headers: headers, now: Date(timeIntervalSince1970: now))?.timeIntervalSince1970 : nil
+                          .integer(alreadyStored ? 1 : 0), SQLValue(serverID), .integer(job.id)]) == 1
+            case .failed(let status, let headers, let failure, let retryNotBefore):
+                // A transient failure may wait; a permanent one is never retried.
+                let notBefore = failure.transient ? retryNotBefore?.timeIntervalSince1970 : nil
                 return try db.run("""
                     UPDATE upload_jobs SET state = 'failed', response_status = ?, response_headers = ?, updated_at = ?,
                       agent_owner = NULL, agent_until = NULL, error_domain = ?, error_code = ?, error_message = ?, error_transient = ?,

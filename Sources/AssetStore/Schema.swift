@@ -183,6 +183,14 @@ enum Schema {
         CREATE INDEX removals_path ON removals(path);
         CREATE INDEX removals_state ON removals(state);
         """,
+        // 12: a finished job's server id as a value of its own. It was read back from the kept
+        // response headers by name (`x-server-resource-id`), which the store should not know;
+        // jobs finished before keep theirs, taken from those headers once, here.
+        """
+        ALTER TABLE upload_jobs ADD COLUMN server_id TEXT;
+        UPDATE upload_jobs SET server_id = json_extract(response_headers, '$."x-server-resource-id"')
+          WHERE state = 'succeeded' AND json_valid(response_headers);
+        """,
     ]
 
     /// What a migration does that SQL cannot, run after its SQL in the same transaction, by the

@@ -50,8 +50,11 @@ public struct UploadJob: Sendable, Equatable, Codable {
     /// Response headers, names lowercased.
     public let responseHeaders: [String: String]
     public let failure: Failure?
-    /// For a transient failure whose response had a `Retry-After`: `wake` does not retry it before this.
+    /// For a transient failure whose server asked to wait (`Retry-After`): `wake` does not retry it before this.
     public let retryNotBefore: Date?
+    /// For a succeeded job: the id the destination gave the stored object (the receiver's object
+    /// id, an S3 key and ETag), if it named one.
+    public let serverID: String?
     /// For a succeeded job: whether the destination proved it holds the bytes.
     public let proof: ReceiptProof?
     /// For a succeeded job: the destination already held the content, so no byte was sent.
@@ -59,7 +62,8 @@ public struct UploadJob: Sendable, Equatable, Codable {
 
     static let columns = """
         id, asset_id, asset_generation, state, destination, request_headers, resume_url, confirmed_offset, \
-        response_status, response_headers, error_domain, error_code, error_message, error_transient, retry_not_before, proof, already_stored
+        response_status, response_headers, error_domain, error_code, error_message, error_transient, retry_not_before, proof, already_stored, \
+        server_id
         """
 
     init(row r: [SQLValue]) {
@@ -82,50 +86,18 @@ public struct UploadJob: Sendable, Equatable, Codable {
         retryNotBefore = r[14].double.map { Date(timeIntervalSince1970: $0) }
         proof = r.count > 15 ? r[15].string.flatMap(ReceiptProof.init(rawValue:)) : nil
         alreadyStored = r.count > 16 ? (r[16].int ?? 0) != 0 : false
-    }
-}
-
-/// The HTTP `Retry-After` header (RFC 9110 §10.2.3): a delay in seconds or an HTTP-date.
-public enum RetryAfter {
-    /// The longest wait honoured: a server asking for more is retried after this.
-    public static let maximumDelay: TimeInterval = 24 * 3600
-
-    /// The time before which a retry should not start, from `headers` (names lowercased) received
-    /// at `now`; nil when there is no `retry-after` or it is malformed. A date in the past gives
-    /// `now`; a wait longer than `maximumDelay` is shortened to it.
-    public static func notBefore(headers: [String: String], now: Date) -> Date? {
-        guard let raw = headers["retry-after"] else { return nil }
-        let value = raw.trimmingCharacters(in: .whitespaces)
-        let delay: TimeInterval
-        if !value.isEmpty, value.allSatisfy({ $0.isASCII && $0.isNumber }) {
-            delay = Double(value.prefix(12)).map { value.count > 12 ? maximumDelay : $0 } ?? maximumDelay
-        } else if let date = httpDate(value) {
-            delay = date.timeIntervalSince(now)
-        } else {
-            return nil
-        }
-        return now.addingTimeInterval(min(max(0, delay), maximumDelay))
-    }
-
-    /// Parses an HTTP-date: IMF-fixdate, or the obsolete RFC 850 and asctime forms.
-    static func httpDate(_ text: String) -> Date? {
-        for format in ["EEE, dd MMM yyyy HH:mm:ss 'GMT'", "EEEE, dd-MMM-yy HH:mm:ss 'GMT'", "EEE MMM d HH:mm:ss yyyy"] {
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(identifier: "GMT")
-            formatter.dateFormat = format
-            if let date = formatter.date(from: text) { return date }
-        }
-        return nil
+        serverID = r.count > 17 ? r[17].string : nil
     }
 }
 
 /// How a performed job ended, as the agent reports it.
 public enum JobResult: Sendable, Equatable {
-    /// The destination acknowledged the upload; `proof` says whether it showed it holds the bytes.
-    /// `alreadyStored`: the destination had the content already and no byte was sent.
-    case succeeded(status: Int, headers: [String: String], proof: ReceiptProof = .verified, alreadyStored: Bool = false)
-    case failed(status: Int?, headers: [String: String], failure: UploadJob.Failure)
+    /// The destination acknowledged the upload as `serverID`; `proof` says whether it showed it
+    /// holds the bytes. `alreadyStored`: the destination had the content already and no byte was
+    /// sent. `headers` are the response's, kept for diagnosis: nothing reads a value back from them.
+    case succeeded(status: Int, serverID: String?, headers: [String: String], proof: ReceiptProof = .verified, alreadyStored: Bool = false)
+    /// `retryNotBefore`: the server asked (for a transient failure) not to be tried again before then.
+    case failed(status: Int?, headers: [String: String], failure: UploadJob.Failure, retryNotBefore: Date? = nil)
 }
 
 /// Header maps stored as JSON text.

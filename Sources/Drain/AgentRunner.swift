@@ -141,7 +141,7 @@ public final class AgentRunner: Sendable {
                         events(.started(jobID: job.id, path: path))
                         group.addTask {
                             let outcome = await performer.perform(job)
-                            guard case .finished(.failed(_, _, let failure)) = outcome,
+                            guard case .finished(.failed(_, _, let failure, _)) = outcome,
                                   await Reachability.destinationIsAway(after: failure, destination: destination),
                                   await onOwnThreadUntilDone("photodrain-agent-record", { () -> Bool in
                                       guard let failed = try? store.job(id: job.id) else { return false }

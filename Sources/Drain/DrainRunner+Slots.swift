@@ -53,7 +53,7 @@ extension DrainRunner {
         // A connection lost because the destination went away (a restart, a crash) is the
         // destination's fault, not the photo's: asked now, over the network, before settling.
         var destinationAway = false
-        if case .finished(.failed(_, _, let failure)) = outcome, !Self.isDestinationRefusal(failure) {
+        if case .finished(.failed(_, _, let failure, _)) = outcome, !Self.isDestinationRefusal(failure) {
             destinationAway = await Reachability.destinationIsAway(after: failure, destination: uploader)
         }
         let away = destinationAway
@@ -98,7 +98,7 @@ extension DrainRunner {
             case .finished(.succeeded):
                 try settle(job, path: path, events: events)
                 return .worked(.upload)
-            case .finished(.failed(_, _, let failure)):
+            case .finished(.failed(_, _, let failure, _)):
                 let current = try store.job(id: job.id) ?? job
                 if Self.isDestinationRefusal(failure) {
                     // A wrong token, URL or CA refuses every photo alike: failing them one by one

@@ -63,10 +63,8 @@ public final class JobPerformer: Sendable {
                                                     checkpoint: { checkpoint in
                 try store.checkpointJob(job, resumeURL: checkpoint.storedForm, confirmedOffset: checkpoint.offset)
             })
-            var headers = receipt.headers
-            if headers[ResumableUpload.Header.serverResourceID] == nil, let id = receipt.serverID { headers[ResumableUpload.Header.serverResourceID] = id }
-            let result = JobResult.succeeded(status: receipt.status, headers: headers, proof: receipt.proof,
-                                             alreadyStored: receipt.alreadyStored)
+            let result = JobResult.succeeded(status: receipt.status, serverID: receipt.serverID, headers: receipt.headers,
+                                             proof: receipt.proof, alreadyStored: receipt.alreadyStored)
             return await onOwnThreadUntilDone("photodrain-upload-record") {
                 // A file changed during the upload was rejected by its digest or sent as read;
                 // either way the row's next scan redoes it (its folder is read even if only the
@@ -159,7 +157,8 @@ public final class JobPerformer: Sendable {
     private func finish(_ job: UploadJob, error: TransferError) -> PerformOutcome {
         let failure = UploadJob.Failure(domain: TransferError.domain, code: error.code.rawValue,
                                         message: error.message, transient: error.isTransient)
-        let result = JobResult.failed(status: error.httpStatus, headers: error.responseHeaders, failure: failure)
+        let result = JobResult.failed(status: error.httpStatus, headers: error.responseHeaders, failure: failure,
+                                      retryNotBefore: error.retryNotBefore(now: Date()))
         _ = try? store.finishJob(job, result: result)
         return .finished(result)
     }

@@ -57,7 +57,7 @@ extension RetryPolicy {
         let outcome: UploadOutcome
         switch job.state {
         case .succeeded:
-            outcome = .succeeded(serverID: job.responseHeaders[ResumableUpload.Header.serverResourceID])
+            outcome = .succeeded(serverID: job.serverID)
         case .failed:
             let failure = job.failure
             let message = failure.map { "\($0.code): \($0.message)" } ?? "failed without a reason"

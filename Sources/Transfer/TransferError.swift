@@ -90,6 +90,12 @@ public struct TransferError: Error, Sendable, Equatable, CustomStringConvertible
     /// no response), kept on the failed job like a success's, so `Retry-After` can defer its retry.
     public var responseHeaders: [String: String]
 
+    /// For a transient failure whose response asked to wait (`Retry-After`, received at `now`):
+    /// the time before which the request should not be tried again.
+    public func retryNotBefore(now: Date) -> Date? {
+        isTransient ? RetryAfter.notBefore(headers: responseHeaders, now: now) : nil
+    }
+
     /// Creates an error; the classification defaults to the code's usual one. Control characters
     /// in `message` (which may quote a server) are escaped.
     public init(_ code: Code, _ message: String, httpStatus: Int? = nil, curlCode: Int? = nil,

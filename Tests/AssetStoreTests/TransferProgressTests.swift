@@ -32,7 +32,7 @@ import Testing
         let eta = try #require(progress.etaSeconds)
         #expect(abs(eta - 7800 / rate) <= 1, "\(eta) s for 7800 B at \(rate) B/s")
 
-        #expect(try store.finishJob(job, result: .succeeded(status: 201, headers: [:])))
+        #expect(try store.finishJob(job, result: .succeeded(status: 201, serverID: nil, headers: [:])))
         let finished = try store.transferProgress()
         #expect(finished.jobsInFlight == 0 && finished.jobsToAcknowledge == 1 && finished.bytesConfirmed == 0)
 

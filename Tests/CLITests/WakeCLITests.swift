@@ -61,7 +61,8 @@ import Testing
             let store = try AssetStore(root: ws.library, path: ws.store)
             let job = try #require(try store.claimJobsToPerform(limit: 1).first)
             #expect(try store.finishJob(job, result: .failed(status: 429, headers: ["retry-after": "120"], failure: UploadJob.Failure(
-                domain: "transfer", code: "rate-limited", message: "the server asked to slow down", transient: true))))
+                domain: "transfer", code: "rate-limited", message: "the server asked to slow down", transient: true),
+                retryNotBefore: Date().addingTimeInterval(120))))
         }
         let wake = try CLI.run(["wake", ws.library, "--store", ws.store, "--to", url, "--json"] + Self.fast)
         let report = try #require(try JSONSerialization.jsonObject(with: Data(wake.stdout.utf8)) as? [String: Any])
@@ -82,7 +83,8 @@ import Testing
         let store = try AssetStore(root: ws.library, path: ws.store)
         let job = try #require(try store.claimJobsToPerform(limit: 1).first)
         #expect(try store.finishJob(job, result: .failed(status: 429, headers: ["retry-after": String(seconds)], failure: UploadJob.Failure(
-            domain: "transfer", code: "rate-limited", message: "the server asked to slow down", transient: true))))
+            domain: "transfer", code: "rate-limited", message: "the server asked to slow down", transient: true),
+            retryNotBefore: Date().addingTimeInterval(Double(seconds)))))
     }
 
     /// When every open job waits for the server's Retry-After, wake says work

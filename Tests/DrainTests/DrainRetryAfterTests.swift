@@ -93,7 +93,8 @@ import Transfer
         let job = try #require(try store.claimJobsToPerform(limit: 1).first)
         let busy = Self.busy(retryAfter: 2)
         let failure = UploadJob.Failure(domain: TransferError.domain, code: busy.code.rawValue, message: busy.message, transient: true)
-        #expect(try store.finishJob(job, result: .failed(status: 503, headers: busy.responseHeaders, failure: failure)))
+        #expect(try store.finishJob(job, result: .failed(status: 503, headers: busy.responseHeaders, failure: failure,
+                                                         retryNotBefore: busy.retryNotBefore(now: Date()))))
         try store.releaseClaims()
         let notBefore = try #require(try store.job(id: job.id)?.retryNotBefore)
 

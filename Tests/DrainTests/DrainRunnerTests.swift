@@ -161,7 +161,7 @@ final class ScriptedDestination: UploadDestination {
         let claimed = try #require(try store.claimForUpload(limit: 1).first)
         _ = try store.createJob(for: claimed, destination: destination.endpoint, inflightLimit: .max)
         let job = try #require(try store.claimJobsToPerform(limit: 1).first)
-        #expect(try store.finishJob(job, result: .succeeded(status: 201, headers: ["x-server-resource-id": "kept"])))
+        #expect(try store.finishJob(job, result: .succeeded(status: 201, serverID: "kept", headers: [:])))
 
         var options = DrainOptions(destination: destination)
         options.slots = 1

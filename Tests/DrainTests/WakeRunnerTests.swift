@@ -36,7 +36,7 @@ final class SnapshotAnalyzer: PhotoAnalyzing {
         }
         var rows: [String: AssetRecord] = [:]
         for asset in try store.assets() { rows[asset.path] = asset }
-        for (path, result) in [("p000.jpg", JobResult.succeeded(status: 201, headers: [:])),
+        for (path, result) in [("p000.jpg", JobResult.succeeded(status: 201, serverID: nil, headers: [:])),
                                ("p001.jpg", JobResult.failed(status: 503, headers: [:], failure: transient))] {
             let asset = try #require(rows[path])
             _ = try #require(try store.createJob(for: asset, destination: destination, inflightLimit: .max))

@@ -47,7 +47,7 @@ import Testing
         defer { proxy.stop() }
         let throughProxy = S3Uploader(configuration: try moto.configuration(bucket: bucket.configuration.bucket, port: proxy.port))
         let outcome = await JobPerformer(store: library.store, uploader: throughProxy).perform(library.job)
-        guard case .finished(.failed(_, _, let failure)) = outcome else {
+        guard case .finished(.failed(_, _, let failure, _)) = outcome else {
             Issue.record("expected a failed job, got \(outcome)")
             throw MotoError("unexpected outcome")
         }
@@ -73,14 +73,14 @@ import Testing
         let again = try #require(try library.store.claimJobsToPerform(limit: 1).first)
         #expect(again.resumeURL == failed.resumeURL)
         let outcome = await JobPerformer(store: library.store, uploader: bucket).perform(again)
-        guard case .finished(.succeeded(let status, let headers, _, _)) = outcome else {
+        guard case .finished(.succeeded(let status, let serverIDGiven, _, _, _)) = outcome else {
             Issue.record("expected success, got \(outcome)")
             return
         }
         #expect(status == 200)
         // Had it started over, the first upload id would still be open.
         #expect(try await S3MultipartTests.openUploads(bucket) == 0)
-        let serverID = try #require(headers["x-server-resource-id"])
+        let serverID = try #require(serverIDGiven)
         let key = String(serverID.prefix { $0 != " " })
         #expect(key == "photos/\(try FileDigest.sha256Hex(path: library.file.path))-IMG_0060.jpg")
         #expect(serverID.hasSuffix("-3"))

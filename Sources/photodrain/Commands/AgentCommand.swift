@@ -2,6 +2,7 @@ import AssetStore
 import Drain
 import Foundation
 import Synchronization
+import SystemSupport
 import Transfer
 import UploadProtocol
 
@@ -111,12 +112,12 @@ enum AgentCommand: Command {
             }
             let line: Line
             switch outcome {
-            case .finished(.succeeded(let status, let headers, let proof, let alreadyStored)):
+            case .finished(.succeeded(let status, let serverID, _, let proof, let alreadyStored)):
                 var unverified = proof == .unverified ? " (unverified: the destination gave no proof it holds the bytes)" : ""
                 if alreadyStored { unverified += " (already on the server: nothing sent)" }
-                line = Line(job: id, outcome: "succeeded", message: "\(status) \(headers[ResumableUpload.Header.serverResourceID] ?? "")\(unverified)")
+                line = Line(job: id, outcome: "succeeded", message: "\(status) \(TerminalText.escaped(serverID ?? ""))\(unverified)")
                 tally.withLock { $0.succeeded += 1 }
-            case .finished(.failed(_, _, let failure)):
+            case .finished(.failed(_, _, let failure, _)):
                 line = Line(job: id, outcome: "failed", message: "\(failure.code): \(failure.message)")
                 tally.withLock { tally in
                     tally.failed += 1
