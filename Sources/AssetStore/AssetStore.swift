@@ -232,10 +232,19 @@ public final class AssetStore: Sendable {
         func stillChanging(_ file: FileEntry) -> Bool { file.changedNanoseconds > quietSince && file.changedNanoseconds <= latest }
         return try withDatabase { (db) throws(StoreError) -> ScanReport in
             try db.transaction { () throws(StoreError) -> ScanReport in
+                // Only the rows of folders this scan read are compared with what it found; the
+                // others are counted as they stream by, so an incremental scan of a large library
+                // holds the rows of its changed folders, not of the whole library.
                 var known: [String: (id: Int64, size: Int, mtime: Int64, stamp: FileStamp?, sha256: String?)] = [:]
-                for row in try db.query("SELECT id, path, size, mtime_ns, ctime_ns, inode, device, sha256 FROM assets") {
-                    known[row[1].string ?? ""] = (Int64(row[0].int ?? 0), row[2].int ?? 0, Int64(row[3].int ?? 0),
-                                                  FileStamp(ctime: row[4], inode: row[5], device: row[6]), row[7].string)
+                var standing = 0
+                try db.forEach("SELECT id, path, size, mtime_ns, ctime_ns, inode, device, sha256 FROM assets") { row in
+                    let path = row[1].string ?? ""
+                    if !unread.isEmpty && unread.contains(FolderRecord.parent(of: path)) {
+                        standing += 1
+                        return
+                    }
+                    known[path] = (Int64(row[0].int ?? 0), row[2].int ?? 0, Int64(row[3].int ?? 0),
+                                   FileStamp(ctime: row[4], inode: row[5], device: row[6]), row[7].string)
                 }
                 let start = try Self.currentSequence(db)
                 var changes = ChangeSet(token: ChangeToken(sequence: start))
@@ -303,8 +312,7 @@ public final class AssetStore: Sendable {
                     while try record.step() {}
                 }
                 // Rows in folders this scan did not read stand; the rest that it did not find are gone.
-                let standing = unread.isEmpty ? 0 : known.keys.lazy.filter { unread.contains(FolderRecord.parent(of: $0)) }.count
-                for (path, row) in known.sorted(by: { $0.key < $1.key }) where !unread.contains(FolderRecord.parent(of: path)) {
+                for (path, row) in known.sorted(by: { $0.key < $1.key }) {
                     try db.run("DELETE FROM assets WHERE id = ?", [.integer(row.id)])
                     changes.removed.append(path)
                     try record.bind([.text(path), .text("removed"), .real(now)])

@@ -135,6 +135,14 @@ final class Database {
         return rows
     }
 
+    /// Runs `sql` with `arguments`, handing each row to `body` as it is read: for queries over the
+    /// whole library, whose rows must not all be held at once.
+    func forEach(_ sql: String, _ arguments: [SQLValue] = [], _ body: ([SQLValue]) throws(StoreError) -> Void) throws(StoreError) {
+        let statement = try prepare(sql)
+        try statement.bind(arguments)
+        while try statement.step() { try body(statement.row()) }
+    }
+
     /// Runs a statement and returns how many rows it changed.
     @discardableResult
     func run(_ sql: String, _ arguments: [SQLValue] = []) throws(StoreError) -> Int {
