@@ -107,8 +107,7 @@ enum DrainCommand: Command {
         options.retryPolicy = RetryPolicy(maxAttempts: try arguments.int("max-attempts", default: 5, range: 1...1000))
         options.offlineGiveUp = .seconds(try arguments.double("offline-timeout", default: 120, range: 0...86_400))
         options.uploadUnanalysable = arguments.flag("upload-unanalysable")
-        let rescanInterval = try arguments.double("rescan-interval", default: 10, range: 0...86_400)
-        options.rescanInterval = rescanInterval > 0 ? .seconds(rescanInterval) : nil
+        options.rescanInterval = try LibraryOptions.rescanInterval(arguments)
         options.fullScan = arguments.flag("rescan")
         options.retryAfterLimit = .seconds(try arguments.double("retry-after-limit", default: 60, range: 0...86_400))
         options.watch = arguments.flag("watch")
@@ -137,7 +136,7 @@ enum DrainCommand: Command {
         let json = arguments.flag("json")
         let console = Console.shared
         let endpoint = options.destination.endpoint, offlineSeconds = Int(options.offlineGiveUp.components.seconds)
-        let watching = options.watch, safetyNet = rescanInterval > 0 ? rescanInterval : 10
+        let watching = options.watch, safetyNet = options.rescanInterval.map { Double($0.components.seconds) } ?? 10
         let runner = DrainRunner(store: store, analyzer: pipeline, options: options, memory: memory)
         signals.attach { signal in runner.stop(signal: signal) }
 
