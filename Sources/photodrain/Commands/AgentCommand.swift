@@ -44,6 +44,12 @@ enum AgentCommand: Command {
         var message: String?
     }
 
+    /// The run conditions began or stopped holding uploads back.
+    struct ConditionsLine: Encodable {
+        let conditions: String
+        let message: String
+    }
+
     /// The destination a job names (its `DestinationIdentity`, as wake or drain recorded it), built
     /// with the agent's token, credentials and CAs. An S3 job names its endpoint (or AWS region)
     /// too, used where `--s3-endpoint`/`--s3-region` are not given; either way the job is
@@ -83,6 +89,10 @@ enum AgentCommand: Command {
         defer { store.checkpoint() }
         try RunConditionOptions.applyPriority(arguments)
         if case .wait = try RunConditionOptions.decide(arguments, store: store, uploads: true) { return .workRemains }
+        // Checked again every few seconds while the agent runs.
+        options.conditions = try RunConditionOptions.monitor(arguments)
+        options.conditions?.start()
+        defer { options.conditions?.stop() }
         let runner = AgentRunner(store: store, options: options)
         signals.attach { signal in runner.stop(reason: SignalWatcher.name(signal)) }
         let json = arguments.flag("json")
@@ -101,6 +111,12 @@ enum AgentCommand: Command {
                 tally.withLock { $0.dropped += 1 }
                 let line = Line(job: job, outcome: "dropped", message: message)
                 if json { console.json(line) } else { console.err("job \(job): \(line.outcome) \(line.message ?? "")") }
+                return
+            case .conditions(let held):
+                let message = held.map { "waiting: \($0); no job is taken, large uploads in flight go back to resume later" }
+                    ?? "the run conditions allow uploads again"
+                if json { console.json(ConditionsLine(conditions: held == nil ? "clear" : "waiting", message: message)) } else { console.err("photodrain agent: \(message)") }
+                if let held { try? store.recordDeferral(held) }
                 return
             case .destinationAway(let job, let message, let pause):
                 let seconds = Double(pause.components.seconds) + Double(pause.components.attoseconds) / 1e18

@@ -37,21 +37,11 @@ enum RunConditionOptions {
     }
 
     /// Checks the conditions before a run: the decision, with what was assumed said on standard
-    /// error. A wait is recorded in the store (`status` shows it). The probes read the system,
-    /// or what `PHOTODRAIN_POWER_SUPPLY_DIR` and `PHOTODRAIN_NETWORK_METERED` (yes, no) say, which
-    /// tests set.
+    /// error. A wait is recorded in the store (`status` shows it).
     static func decide(_ arguments: ParsedArguments, store: AssetStore, uploads: Bool) throws -> RunConditions.Decision {
         let conditions = try conditions(arguments)
-        let environment = ProcessInfo.processInfo.environment
-        let power = PowerProbe(directory: environment["PHOTODRAIN_POWER_SUPPLY_DIR"] ?? "/sys/class/power_supply").read()
-        let network: NetworkProbe.Finding
-        switch environment["PHOTODRAIN_NETWORK_METERED"] {
-        case "yes": network = .init(cost: .metered, how: "PHOTODRAIN_NETWORK_METERED=yes")
-        case "no": network = .init(cost: .unmetered, how: "PHOTODRAIN_NETWORK_METERED=no")
-        default: network = uploads && (conditions.network == .unmetered || conditions.meteredFileLimit != nil)
-            ? NetworkProbe().read() : .init(cost: .unmetered, how: "not asked")
-        }
-        let decision = conditions.decide(power: power, network: network, uploads: uploads)
+        let now = readings(conditions, uploads: uploads)
+        let decision = conditions.decide(power: now.power, network: now.network, uploads: uploads)
         switch decision {
         case .go(_, let notes):
             for note in notes { Console.shared.err("photodrain \(arguments.command): \(note)") }
@@ -60,6 +50,35 @@ enum RunConditionOptions {
             Console.shared.err("photodrain \(arguments.command): waiting: \(reason); nothing was charged. Run again later (exit 75).")
         }
         return decision
+    }
+
+    /// The monitor that re-checks the conditions while an uploading runner runs (`agent`,
+    /// `drain`); nil when the options ask for none (any network, allowed on battery).
+    static func monitor(_ arguments: ParsedArguments) throws(UsageError) -> RunConditionMonitor? {
+        let conditions = try conditions(arguments)
+        guard conditions.network == .unmetered || conditions.battery == .defer || conditions.meteredFileLimit != nil else { return nil }
+        return RunConditionMonitor(conditions: conditions) { readings(conditions, uploads: true) }
+    }
+
+    /// What the probes say now: the system, or what `PHOTODRAIN_POWER_SUPPLY_DIR` (a folder laid
+    /// out as /sys/class/power_supply) and `PHOTODRAIN_NETWORK_METERED` (yes, no, or the path of a
+    /// file saying yes or no, read at every check) say, which tests set. The network is asked only
+    /// when the conditions care about it.
+    static func readings(_ conditions: RunConditions, uploads: Bool) -> RunConditionMonitor.Readings {
+        let environment = ProcessInfo.processInfo.environment
+        let power = PowerProbe(directory: environment["PHOTODRAIN_POWER_SUPPLY_DIR"] ?? "/sys/class/power_supply").read()
+        var hint = environment["PHOTODRAIN_NETWORK_METERED"]
+        if let path = hint, path.hasPrefix("/") {
+            hint = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let network: NetworkProbe.Finding
+        switch hint {
+        case "yes": network = .init(cost: .metered, how: "PHOTODRAIN_NETWORK_METERED=yes")
+        case "no": network = .init(cost: .unmetered, how: "PHOTODRAIN_NETWORK_METERED=no")
+        default: network = uploads && (conditions.network == .unmetered || conditions.meteredFileLimit != nil)
+            ? NetworkProbe().read() : .init(cost: .unmetered, how: "not asked")
+        }
+        return .init(power: power, network: network)
     }
 
     /// Lowers this process to idle CPU and I/O priority when `--priority idle`, or by default when
