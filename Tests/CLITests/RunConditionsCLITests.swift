@@ -57,6 +57,75 @@ import Testing
         #expect(try server.objects().count == photos.count + 1)
     }
 
+    /// A power supply folder laid out as /sys/class/power_supply: a laptop on mains, or on battery.
+    private func setPower(_ root: String, onBattery: Bool) throws {
+        for supply in ["AC", "BAT0"] { try FileManager.default.createDirectory(atPath: root + "/" + supply, withIntermediateDirectories: true) }
+        func write(_ file: String, _ value: String) throws {
+            // Replaced whole (a rename), as the kernel's files never read half written.
+            let temporary = root + "/.\(UUID().uuidString)"
+            try Data((value + "\n").utf8).write(to: URL(fileURLWithPath: temporary))
+            guard rename(temporary, root + "/" + file) == 0 else { throw CocoaError(.fileWriteUnknown) }
+        }
+        try write("AC/type", "Mains")
+        try write("AC/online", onBattery ? "0" : "1")
+        try write("BAT0/type", "Battery")
+        try write("BAT0/status", onBattery ? "Discharging" : "Charging")
+    }
+
+    private func waitUntil(seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if try condition() { return true }
+            usleep(100_000)
+        }
+        return try condition()
+    }
+
+    /// The agent, already running, re-checks the conditions: the machine going on battery stops
+    /// it taking jobs within 10 s (nothing more reaches the receiver), and mains power back, the
+    /// uploads go on to the last photo. A real `serve`, the jobs made by `wake`.
+    @Test func theAgentPausesOnBatteryWhileRunningAndGoesOnWhenPluggedIn() throws {
+        let ws = try Workspace()
+        let photos = try ws.addSmallSamples(copies: 2)
+        let server = try ServeProcess(directory: ws.root.appendingPathComponent("received").path)
+        let power = ws.root.appendingPathComponent("power").path
+        try setPower(power, onBattery: false)
+        let environment = ["PHOTODRAIN_POWER_SUPPLY_DIR": power]
+        var jobs = 0
+        for _ in 0..<4 where jobs < photos.count {
+            let wake = try CLI.run(["wake", ws.library, "--store", ws.store, "--to", server.url, "--json"] + Self.fast)
+            if let range = wake.stdout.range(of: #""created":(\d+)"#, options: .regularExpression) {
+                jobs += Int(wake.stdout[range].split(separator: ":").last ?? "") ?? 0
+            }
+        }
+        #expect(jobs == photos.count, "wake made \(jobs) jobs for \(photos.count) photos")
+
+        // One upload at a time, each slowed to about half a second.
+        let agent = try Running(["agent", ws.library, "--store", ws.store, "--on-battery", "defer", "--slots", "1",
+                                 "--bwlimit", "10K", "--json"], environment: environment)
+        defer { if agent.process.isRunning { agent.signal(SIGKILL) } }
+        #expect(agent.waitForOutput(containing: "\"succeeded\""), "\(agent.stderr)")
+        try setPower(power, onBattery: true)
+        let unplugged = Date()
+        #expect(agent.waitForOutput(containing: "\"conditions\":\"waiting\"", seconds: 10), "\(agent.stdout)\(agent.stderr)")
+        #expect(Date().timeIntervalSince(unplugged) <= 10)
+        // The upload in flight (a small one) may finish; after that nothing reaches the receiver.
+        usleep(1_500_000)
+        let held = try server.objects().count
+        usleep(5_000_000)
+        #expect(try server.objects().count == held)
+        #expect(held < photos.count, "every photo went before the agent saw the battery")
+        let status = try CLI.run(["status", ws.library, "--store", ws.store])
+        #expect(status.stdout.contains("running on battery"), "\(status.stdout)")
+
+        try setPower(power, onBattery: false)
+        #expect(agent.waitForOutput(containing: "\"conditions\":\"clear\"", seconds: 10), "\(agent.stdout)\(agent.stderr)")
+        #expect(try waitUntil(seconds: 60) { try server.objects().count == photos.count }, "\(agent.stdout)\(agent.stderr)")
+        agent.signal(SIGTERM)
+        #expect(agent.wait() == 0, "\(agent.stderr)")
+        #expect(!agent.stdout.contains("\"failed\""), "\(agent.stdout)")
+    }
+
     /// `--priority idle`: the process runs with SCHED_IDLE and the idle I/O class.
     @Test func idlePriorityIsSetOnTheProcess() throws {
         let ws = try Workspace()

@@ -18,6 +18,10 @@ enum AgentCommand: Command {
         offset. A job whose destination does not answer (not even a reachability check) is put
         back, uncharged, and the agent waits before the next job: 1 s, doubling up to 30 s while the
         destination stays away. SIGTERM cancels uploads in flight (they stay resumable) and exits 0.
+        With --network unmetered or --on-battery defer it checks the conditions every 3 s: while
+        they hold (a metered network, battery) it takes no job, and cancels uploads in flight of
+        files over 4 MiB (resumed from the server's offset later; smaller ones finish); it goes on
+        when they clear.
         Run it as a service; --exit-when-idle makes it stop on its own.
 
         The agent never reads the library: `wake`, run from a timer, finds new photos, analyses
@@ -88,8 +92,8 @@ enum AgentCommand: Command {
         // The .sqlite file alone holds everything once the command ends, whatever way it ends.
         defer { store.checkpoint() }
         try RunConditionOptions.applyPriority(arguments)
-        if case .wait = try RunConditionOptions.decide(arguments, store: store, uploads: true) { return .workRemains }
-        // Checked again every few seconds while the agent runs.
+        // A service: conditions that hold uploads back are waited for, at the start as later
+        // (checked every few seconds; `status` shows the wait), never an exit.
         options.conditions = try RunConditionOptions.monitor(arguments)
         options.conditions?.start()
         defer { options.conditions?.stop() }

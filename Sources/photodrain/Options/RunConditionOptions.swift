@@ -6,8 +6,8 @@ import Foundation
 /// The run-condition options of the runners (`--network`, `--on-battery`, `--metered-file-limit`,
 /// `--priority`) and what they decide before a run starts.
 enum RunConditionOptions {
-    static let network = OptionSpec.option("network", "any|unmetered", "Upload on any network, or only on one that is not metered (NetworkManager's flag, else the default route's device; unknown counts as unmetered and says so).", default: "any")
-    static let onBattery = OptionSpec.option("on-battery", "allow|defer", "On battery power, run anyway or wait (exit 75, nothing charged).", default: "allow")
+    static let network = OptionSpec.option("network", "any|unmetered", "Upload on any network, or only on one that is not metered (NetworkManager's flag, else the default route's device; unknown counts as unmetered and says so). Checked again every 3 s while agent and drain run: no upload starts on a metered network, and those of files over 4 MiB in flight go back to resume later.", default: "any")
+    static let onBattery = OptionSpec.option("on-battery", "allow|defer", "On battery power, run anyway or wait (exit 75, nothing charged; agent and drain, already running, pause until mains power is back).", default: "allow")
     static let meteredFileLimit = OptionSpec.option("metered-file-limit", "SIZE", "On a metered network, files larger than this (e.g. 20M) wait for an unmetered one.")
     static let priority = OptionSpec.option("priority", "normal|idle", "CPU and I/O priority: idle never makes the person at the machine wait.", default: "idle under systemd (a timer or a service), else normal")
     /// For runners that upload.
