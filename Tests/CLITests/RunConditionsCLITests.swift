@@ -126,6 +126,32 @@ import Testing
         #expect(!agent.stdout.contains("\"failed\""), "\(agent.stdout)")
     }
 
+    /// A bounded wake (as its unit runs it, started again 2 s after each 75) that finds the
+    /// machine on battery waits its runtime limit for mains power instead of exiting at once,
+    /// and goes on when it is plugged in meanwhile.
+    @Test func aBoundedWakeWaitsItsRuntimeLimitForTheConditions() throws {
+        let ws = try Workspace()
+        try ws.addSmallSamples()
+        let server = try ServeProcess(directory: ws.root.appendingPathComponent("received").path)
+        let power = ws.root.appendingPathComponent("power").path
+        try setPower(power, onBattery: true)
+        let environment = ["PHOTODRAIN_POWER_SUPPLY_DIR": power]
+        let wake = ["wake", ws.library, "--store", ws.store, "--to", server.url, "--on-battery", "defer", "--json"] + Self.fast
+        let started = Date()
+        let waited = try CLI.run(wake + ["--runtime-limit", "3"], environment: environment)
+        #expect(waited.status == 75, "\(waited.stderr)")
+        #expect(Date().timeIntervalSince(started) >= 2.9, "it did not wait for the conditions")
+        #expect(waited.stderr.contains("running on battery") && !waited.stdout.contains("\"analysed\""), "\(waited.stdout)\(waited.stderr)")
+
+        let plugged = try Running(wake + ["--runtime-limit", "30"], environment: environment)
+        defer { if plugged.process.isRunning { plugged.signal(SIGKILL) } }
+        #expect(plugged.waitForError(containing: "running on battery"))
+        try setPower(power, onBattery: false)
+        #expect(plugged.waitForError(containing: "going on", seconds: 10), "\(plugged.stderr)")
+        _ = plugged.wait()
+        #expect(plugged.stdout.contains("\"analysed\""), "\(plugged.stdout)\(plugged.stderr)")
+    }
+
     /// `--priority idle`: the process runs with SCHED_IDLE and the idle I/O class.
     @Test func idlePriorityIsSetOnTheProcess() throws {
         let ws = try Workspace()

@@ -2,6 +2,7 @@ import AssetStore
 import CProcess
 import Drain
 import Foundation
+import SystemSupport
 
 /// The run-condition options of the runners (`--network`, `--on-battery`, `--metered-file-limit`,
 /// `--priority`) and what they decide before a run starts.
@@ -48,6 +49,26 @@ enum RunConditionOptions {
         case .wait(let reason):
             try store.recordDeferral(reason)
             Console.shared.err("photodrain \(arguments.command): waiting: \(reason); nothing was charged. Run again later (exit 75).")
+        }
+        return decision
+    }
+
+    /// After a wait, checks again every second for up to `limit` (a bounded run's runtime limit)
+    /// or until a signal: the decision once the conditions clear, else the wait.
+    static func waitToClear(_ arguments: ParsedArguments, upTo limit: Duration, signals: EarlySignals) async -> RunConditions.Decision {
+        guard let conditions = try? conditions(arguments) else { return .wait(reason: "bad options") }
+        let stopped = OneShotLatch<Int32>()
+        signals.attach { stopped.complete($0) }
+        let deadline = ContinuousClock.now + limit
+        var decision = RunConditions.Decision.wait(reason: "")
+        while ContinuousClock.now < deadline && !stopped.isCompleted {
+            try? await Task.sleep(for: min(.seconds(1), deadline - .now))
+            let now = await onOwnThreadUntilDone("photodrain-conditions") { readings(conditions, uploads: true) }
+            decision = conditions.decide(power: now.power, network: now.network, uploads: true)
+            if case .go = decision {
+                Console.shared.err("photodrain \(arguments.command): the run conditions allow it now; going on")
+                return decision
+            }
         }
         return decision
     }
