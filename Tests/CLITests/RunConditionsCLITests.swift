@@ -126,6 +126,50 @@ import Testing
         #expect(!agent.stdout.contains("\"failed\""), "\(agent.stdout)")
     }
 
+    /// `drain --watch`, already running, re-checks the network: turned metered, the large upload
+    /// in flight is cancelled (the receiver gets no more of it), photos copied in meanwhile are
+    /// analysed but not sent; unmetered again, everything goes, the large one resumed from the
+    /// receiver's offset, not started over. The network's cost comes from a file the test rewrites.
+    @Test func aWatchingDrainHoldsUploadsOnAMeteredNetworkAndResumesThem() throws {
+        let ws = try Workspace()
+        var big = Array(try Data(contentsOf: URL(fileURLWithPath: CLI.sample("three-portraits.jpg"))))
+        big += [UInt8](repeating: 7, count: 6_000_000)
+        try ws.write("big.jpg", bytes: big)
+        let storage = ws.root.appendingPathComponent("received").path
+        let server = try ServeProcess(directory: storage)
+        let metered = ws.root.appendingPathComponent("metered").path
+        func network(_ answer: String) throws { try Data((answer + "\n").utf8).write(to: URL(fileURLWithPath: metered), options: .atomic) }
+        try network("no")
+        let drain = try Running(["drain", ws.library, "--store", ws.store, "--to", server.url, "--watch", "--network", "unmetered",
+                                 "--bwlimit", "1M", "--json"] + Self.fast, environment: ["PHOTODRAIN_NETWORK_METERED": metered])
+        defer { if drain.process.isRunning { drain.signal(SIGKILL) } }
+        #expect(try waitUntil(seconds: 30) { UploadResumeCLITests.partialBytes(in: storage + "/uploads") > 500_000 },
+                "the large upload never got going: \(drain.stdout)\(drain.stderr)")
+        try network("yes")
+        #expect(drain.waitForOutput(containing: "\"event\":\"conditions-wait\"", seconds: 10), "\(drain.stdout)\(drain.stderr)")
+        usleep(1_000_000)
+        let held = UploadResumeCLITests.partialBytes(in: storage + "/uploads")
+        // Photos copied in while the network is metered are analysed, not sent.
+        let photos = try ws.addSmallSamples()
+        #expect(try waitUntil(seconds: 30) { drain.stdout.components(separatedBy: "\"event\":\"analysed\"").count - 1 == photos.count + 1 },
+                "\(drain.stdout)\(drain.stderr)")
+        #expect(UploadResumeCLITests.partialBytes(in: storage + "/uploads") == held, "the large upload went on")
+        #expect(held < big.count)
+        #expect(try server.objects().isEmpty && !drain.stdout.contains("\"event\":\"uploaded\""), "\(drain.stdout)")
+
+        try network("no")
+        #expect(drain.waitForOutput(containing: "\"event\":\"conditions-clear\"", seconds: 10), "\(drain.stdout)\(drain.stderr)")
+        #expect(try waitUntil(seconds: 60) { try server.objects().count == photos.count + 1 }, "\(drain.stdout)\(drain.stderr)")
+        drain.signal(SIGTERM)
+        #expect(drain.wait() == 0, "\(drain.stderr)")
+        let objects = try server.objects()
+        #expect(objects.contains { $0["size"] as? Int == big.count })
+        // The large one was resumed: its offset asked for, no second upload created for it.
+        #expect(server.running.stderr.contains("HEAD /uploads/"), "receiver log: \(server.running.stderr.suffix(800))")
+        let creations = server.running.stderr.split(separator: "\n").filter { $0.hasPrefix("POST /uploads ") }
+        #expect(creations.count == photos.count + 1, "an upload was started over: \(creations.count) created")
+    }
+
     /// A bounded wake (as its unit runs it, started again 2 s after each 75) that finds the
     /// machine on battery waits its runtime limit for mains power instead of exiting at once,
     /// and goes on when it is plugged in meanwhile.
