@@ -1,9 +1,10 @@
 import Foundation
 import Testing
 
-/// Runners wait (exit 75, nothing charged) for the
-/// conditions asked for, and status shows the last wait. The probes are given through
-/// PHOTODRAIN_POWER_SUPPLY_DIR and PHOTODRAIN_NETWORK_METERED.
+/// Runners wait (exit 75, nothing charged) for the conditions asked for, and status shows the
+/// last wait; agent and drain, already running, pause and go on as the conditions change. The
+/// probes are given through PHOTODRAIN_POWER_SUPPLY_DIR (a folder, rewritten mid-run) and
+/// PHOTODRAIN_NETWORK_METERED (yes, no, or a file saying so, rewritten mid-run).
 @Suite(.serialized) struct RunConditionsCLITests {
     static let fast = ["--analysis-size", "96"]
 
@@ -107,7 +108,7 @@ import Testing
         #expect(agent.waitForOutput(containing: "\"succeeded\""), "\(agent.stderr)")
         try setPower(power, onBattery: true)
         let unplugged = Date()
-        #expect(agent.waitForOutput(containing: "\"conditions\":\"waiting\"", seconds: 10), "\(agent.stdout)\(agent.stderr)")
+        #expect(agent.waitForOutput(containing: "\"conditions\":\"wait\"", seconds: 10), "\(agent.stdout)\(agent.stderr)")
         #expect(Date().timeIntervalSince(unplugged) <= 10)
         // The upload in flight (a small one) may finish; after that nothing reaches the receiver.
         usleep(1_500_000)

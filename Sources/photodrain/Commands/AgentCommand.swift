@@ -119,7 +119,7 @@ enum AgentCommand: Command {
             case .conditions(let held):
                 let message = held.map { "waiting: \($0); no job is taken, large uploads in flight go back to resume later" }
                     ?? "the run conditions allow uploads again"
-                if json { console.json(ConditionsLine(conditions: held == nil ? "clear" : "waiting", message: message)) } else { console.err("photodrain agent: \(message)") }
+                if json { console.json(ConditionsLine(conditions: held == nil ? "clear" : "wait", message: message)) } else { console.err("photodrain agent: \(message)") }
                 if let held { try? store.recordDeferral(held) }
                 return
             case .destinationAway(let job, let message, let pause):
