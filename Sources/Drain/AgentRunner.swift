@@ -21,6 +21,9 @@ public struct AgentOptions: Sendable {
     /// The destination for a job's destination URL (tokens and S3 credentials come from here,
     /// never the store). A destination that cannot be built fails its jobs with the reason.
     public var destination: @Sendable (String) throws(TransferError) -> any UploadDestination
+    /// The run conditions, re-checked while the agent runs: it takes no job while they hold
+    /// uploads back, and the monitor cancels the large uploads in flight (nil: none asked for).
+    public var conditions: RunConditionMonitor?
 
     /// Options building each job's destination with `destination`.
     public init(slots: Int = 3, destination: @escaping @Sendable (String) throws(TransferError) -> any UploadDestination) {
@@ -47,6 +50,9 @@ public enum AgentEvent: Sendable {
     /// (nothing built, no token, no photo sent there; the photo charged nothing, so the next
     /// `wake` makes it a job for the library's destination).
     case refusedJob(jobID: Int64, message: String)
+    /// The run conditions now hold uploads back (why), or no longer do (nil): no job is taken
+    /// meanwhile, and large uploads in flight were cancelled, their jobs left to resume.
+    case conditions(held: String?)
 }
 
 /// The transfer service (the seeds' system daemon): performs registered jobs a few at a time,
@@ -97,21 +103,26 @@ public final class AgentRunner: Sendable {
             // While a destination is away: no new job before `pausedUntil`; the pause doubles.
             var pausedUntil: ContinuousClock.Instant?
             var pause = options.probeInterval
+            var held: String?
             loop: while !stopFlag.isCompleted && !Task.isCancelled {
-                if running < options.slots && pausedUntil.map({ ContinuousClock.now >= $0 }) ?? true {
+                if let course = options.conditions?.course, course.reason != held {
+                    held = course.reason
+                    events(.conditions(held: held))
+                }
+                if running < options.slots && held == nil && pausedUntil.map({ ContinuousClock.now >= $0 }) ?? true {
                     // The store is asked on a thread of its own, never on the cooperative pool.
                     let limit = options.slots - running
                     // A job for another place than the library's destination is dropped here,
                     // before anything is built for it (`foreignJob`).
-                    let claimed = await onOwnThreadUntilDone("photodrain-agent-claim") { () -> Result<([(UploadJob, String?)], [(Int64, String)]), StoreError> in
+                    let claimed = await onOwnThreadUntilDone("photodrain-agent-claim") { () -> Result<([(UploadJob, AssetRecord?)], [(Int64, String)]), StoreError> in
                         do throws(StoreError) {
                             let library = try store.activeDestination()
-                            var jobs: [(UploadJob, String?)] = [], refused: [(Int64, String)] = []
+                            var jobs: [(UploadJob, AssetRecord?)] = [], refused: [(Int64, String)] = []
                             for job in try store.claimJobsToPerform(limit: limit) {
                                 if let reason = Self.foreignJob(job.destination, library: library) {
                                     if try store.cancelJob(job) { refused.append((job.id, reason)) }
                                 } else {
-                                    jobs.append((job, (try? store.asset(for: job))?.path))
+                                    jobs.append((job, try? store.asset(for: job)))
                                 }
                             }
                             return .success((jobs, refused))
@@ -119,7 +130,7 @@ public final class AgentRunner: Sendable {
                             return .failure(error)
                         }
                     }
-                    let jobs: [(UploadJob, String?)]
+                    let jobs: [(UploadJob, AssetRecord?)]
                     switch claimed {
                     case .success(let (found, refused)):
                         jobs = found
@@ -133,14 +144,22 @@ public final class AgentRunner: Sendable {
                         storeError = error
                         break loop
                     }
-                    for (job, path) in jobs {
+                    let conditions = options.conditions
+                    for (job, asset) in jobs {
                         running += 1
                         idleSince = .now
                         let destination = uploader(for: job.destination)
                         let performer = JobPerformer(store: store, uploader: destination)
-                        events(.started(jobID: job.id, path: path))
+                        events(.started(jobID: job.id, path: asset?.path))
+                        let size = Int64(asset?.size ?? 0)
                         group.addTask {
-                            let outcome = await performer.perform(job)
+                            // Cancelled by the monitor when the conditions turn against it: the
+                            // job goes back to pending (`deferred`), resumable.
+                            let outcome = if let conditions {
+                                await conditions.transfer(size: size) { await performer.perform(job) }
+                            } else {
+                                await performer.perform(job)
+                            }
                             guard case .finished(.failed(_, _, let failure, _)) = outcome,
                                   await Reachability.destinationIsAway(after: failure, destination: destination),
                                   await onOwnThreadUntilDone("photodrain-agent-record", { () -> Bool in

@@ -21,6 +21,15 @@ public struct AnalyzeOptions: Sendable {
     /// below this: where memory is the clock (`wake`), no photo starts that the headroom is
     /// unlikely to fit. Nil: a photo that does not fit is deferred, and the run goes on.
     public var bailBelowHeadroom: Int?
+    /// The drain's rescan rule (`DrainOptions.rescanInterval`): the library is scanned again this
+    /// often while the run works, and once more before it would finish, so photos added meanwhile
+    /// are analysed in the same run. Nil (the default, and `wake`'s, which scans each pass itself):
+    /// only the caller's scan before the run.
+    public var rescanInterval: Duration?
+    /// Those scans leave a file changed this recently for later (it may still be being copied);
+    /// the run does not finish while such a file waits, up to `settleLimit`.
+    public var quietPeriod: Duration = .seconds(2)
+    public var settleLimit: Duration = .seconds(60)
 
     public init(slots: Int = 2, pageSize: Int = 40, expireAfter: Duration = .seconds(30)) {
         self.slots = max(1, slots)
@@ -84,6 +93,22 @@ public final class AnalyzeRunner: Sendable {
         var bailed: String?
         /// The store's error behind a `failed` outcome.
         var storeError: StoreError?
+        /// Rescans: when the next is due, whether one runs now, since when files wait to settle.
+        var nextRescan: ContinuousClock.Instant?
+        var scanning = false
+        /// A page was claimed since the last scan (a scan is never due twice before a claim).
+        var claimedSinceScan = true
+        var settlingSince: ContinuousClock.Instant?
+    }
+
+    /// What a slot does next.
+    private enum Next {
+        case analyse(AssetRecord, alone: Bool)
+        /// Scan the library (`last`: the look before finishing), then ask again.
+        case scan(last: Bool)
+        /// Another slot is scanning: ask again shortly.
+        case wait
+        case done
     }
 
     private let shared = Mutex(Shared())
@@ -123,7 +148,10 @@ public final class AnalyzeRunner: Sendable {
 
     /// Runs until every photo has a verdict, a stop, or expiry. Blocks the calling thread.
     public func run(events: @escaping @Sendable (AnalyzeEvent) -> Void) -> AnalyzeOutcome {
-        shared.withLock { $0.lastBank = .now }
+        shared.withLock {
+            $0.lastBank = .now
+            $0.nextRescan = options.rescanInterval.map { .now + $0 }
+        }
         // The guard measures use by the resident set: where it is tight, freed buffers must leave it.
         memory.prepareForAnalysis()
         let done = DispatchGroup()
@@ -157,9 +185,18 @@ public final class AnalyzeRunner: Sendable {
 
     private func work(events: @Sendable (AnalyzeEvent) -> Void) {
         while !latch.isCompleted {
-            guard let next = nextAsset() else { return }
-            let asset = next.asset
-            var alone = next.alone
+            let asset: AssetRecord
+            var alone: Bool
+            switch nextAsset() {
+            case .done: return
+            case .wait:
+                Thread.sleep(forTimeInterval: 0.02)
+                continue
+            case .scan(let last):
+                rescan(last: last)
+                continue
+            case .analyse(let claimed, let claimedAlone): (asset, alone) = (claimed, claimedAlone)
+            }
             if let floor = options.bailBelowHeadroom, case let headroom = memory.read().headroom, headroom < floor {
                 // Left claimed: the claims still held go back when the run ends.
                 shared.withLock {
@@ -216,14 +253,61 @@ public final class AnalyzeRunner: Sendable {
         }
     }
 
+    /// Scans the library again (the drain's rule, `rescanInterval`), off the lock. New photos
+    /// are claimed by the next page; after the last look, files still being written are waited
+    /// for (up to `settleLimit`), and with nothing new the run is done.
+    private func rescan(last: Bool) {
+        let report: ScanReport
+        do throws(StoreError) {
+            report = try store.scan(quietPeriod: options.quietPeriod.milliseconds / 1000, rehash: FileReader.sha256Hex)
+        } catch {
+            shared.withLock {
+                $0.scanning = false
+                $0.storeError = $0.storeError ?? error
+            }
+            latch.complete(.failed(message: "\(error)"))
+            return
+        }
+        let newWork = !report.changes.added.isEmpty || !report.changes.modified.isEmpty
+        let settle = shared.withLock { state -> Bool in
+            state.scanning = false
+            state.nextRescan = options.rescanInterval.map { .now + $0 }
+            if newWork {
+                state.settlingSince = nil
+                state.lastBank = .now
+                return false
+            }
+            guard last else { return false }
+            if !report.settling.isEmpty {
+                let since = state.settlingSince ?? .now
+                state.settlingSince = since
+                if ContinuousClock.now - since < options.settleLimit { return true }
+            }
+            state.exhausted = true
+            return false
+        }
+        // Files still being written: look again once they may have settled.
+        if settle {
+            shared.withLock { $0.lastBank = .now }
+            Thread.sleep(forTimeInterval: Double(min(options.quietPeriod, .milliseconds(500)).milliseconds) / 1000)
+        }
+    }
+
     /// The next claimed photo, claiming a new page when the queue is empty; once no page is left,
-    /// a photo to analyse alone (`alone` true) when no other analysis is in flight. Nil when none
-    /// remain for this slot: a photo waiting to be analysed alone is taken by the slot still in flight.
-    private func nextAsset() -> (asset: AssetRecord, alone: Bool)? {
+    /// a photo to analyse alone (`alone` true) when no other analysis is in flight. A rescan when
+    /// one is due (before a page, and before the run would finish). Done when none remain for this
+    /// slot: a photo waiting to be analysed alone is taken by the slot still in flight.
+    private func nextAsset() -> Next {
         // One claimer at a time keeps pages whole; the store's own transaction guards other processes.
-        shared.withLock { state -> (asset: AssetRecord, alone: Bool)? in
+        shared.withLock { state -> Next in
             if state.queue.isEmpty && !state.exhausted && state.pagesClaimed >= options.maxPages ?? .max {
                 state.exhausted = true
+            }
+            if state.queue.isEmpty && state.scanning { return .wait }
+            if state.queue.isEmpty && !state.exhausted && state.claimedSinceScan, let due = state.nextRescan, ContinuousClock.now >= due {
+                state.scanning = true
+                state.claimedSinceScan = false
+                return .scan(last: false)
             }
             if state.queue.isEmpty && !state.exhausted {
                 // Pages shrink with the memory headroom; none fits at all: stop, work remains.
@@ -237,25 +321,34 @@ public final class AnalyzeRunner: Sendable {
                     } else {
                         state.exhausted = true
                     }
-                    return nil
+                    return .done
                 }
                 do throws(StoreError) {
                     state.queue = try store.claimUnanalyzed(limit: page)
                     state.pagesClaimed += 1
+                    state.claimedSinceScan = true
                 } catch {
                     state.storeError = state.storeError ?? error
                     latch.complete(.failed(message: "\(error)"))
-                    return nil
+                    return .done
                 }
-                if state.queue.isEmpty { state.exhausted = true }
+                if state.queue.isEmpty {
+                    // Before finishing, look once more: a photo added since the last scan goes too.
+                    guard options.rescanInterval == nil else {
+                        state.scanning = true
+                        state.claimedSinceScan = false
+                        return .scan(last: true)
+                    }
+                    state.exhausted = true
+                }
             }
             if state.queue.isEmpty {
-                guard state.inFlight == 0, !state.alone.isEmpty else { return nil }
+                guard state.inFlight == 0, !state.alone.isEmpty else { return .done }
                 state.inFlight += 1
-                return (state.alone.removeFirst(), true)
+                return .analyse(state.alone.removeFirst(), alone: true)
             }
             state.inFlight += 1
-            return (state.queue.removeFirst(), false)
+            return .analyse(state.queue.removeFirst(), alone: false)
         }
     }
 }

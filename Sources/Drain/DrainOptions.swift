@@ -63,6 +63,11 @@ public struct DrainOptions: Sendable {
     /// While watching, at most this many folders are watched (tests of the fallback); nil: as
     /// many as the kernel allows.
     public var watchLimit: Int?
+    /// The run conditions, re-checked while the drain runs: while they hold uploads back (a
+    /// metered network with `--network unmetered`, battery with `--on-battery defer`, which holds
+    /// analyses too) no upload starts and the monitor cancels large ones in flight; the drain goes
+    /// on when they clear. Nil: none asked for (`maxUploadSize` alone, fixed for the run).
+    public var conditions: RunConditionMonitor?
 
     /// Options uploading to `destination`.
     public init(destination: any UploadDestination) { self.destination = destination }
@@ -91,6 +96,9 @@ public enum DrainOutcome: Sendable, Equatable {
     /// Everything else is done, but these files were still changing (being written) for longer
     /// than `DrainOptions.settleLimit`; the next run takes them once they are complete.
     case stillChanging(paths: [String])
+    /// The run conditions held back all that is left (uploads, or everything on battery) for
+    /// `offlineGiveUp`, not watching: the next run goes on, nothing was charged.
+    case waiting(reason: String)
 }
 
 /// What the drain reports as it goes.
@@ -119,4 +127,7 @@ public enum DrainEvent: Sendable {
     case libraryAway
     /// Watching: the library folder is back; a full walk follows.
     case libraryBack
+    /// The run conditions now hold work back (why: uploads; analyses too on battery), or no
+    /// longer do (nil). Large uploads in flight were cancelled, their jobs left to resume.
+    case conditions(held: String?)
 }

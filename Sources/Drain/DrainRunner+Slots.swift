@@ -49,7 +49,14 @@ extension DrainRunner {
         case .success(nil): return .noWork(.upload)
         case .success(let (claimedJob, claimedAsset)?): (job, asset) = (claimedJob, claimedAsset)
         }
-        let outcome = await JobPerformer(store: store, uploader: uploader).perform(job)
+        let performer = JobPerformer(store: store, uploader: uploader)
+        // Cancelled by the monitor when the run conditions turn against it: the job goes back to
+        // pending (`deferred`), resumable from the server's offset.
+        let outcome = if let conditions = options.conditions {
+            await conditions.transfer(size: Int64(asset?.size ?? 0)) { await performer.perform(job) }
+        } else {
+            await performer.perform(job)
+        }
         // A connection lost because the destination went away (a restart, a crash) is the
         // destination's fault, not the photo's: asked now, over the network, before settling.
         var destinationAway = false
@@ -76,7 +83,7 @@ extension DrainRunner {
                 job = waiting
             } else {
                 guard let asset = try store.claimForUpload(limit: 1, includeUnanalysable: options.uploadUnanalysable,
-                                                           maxSize: options.maxUploadSize).first else { return .success(nil) }
+                                                           maxSize: maxUploadSize).first else { return .success(nil) }
                 _ = try store.createJob(for: asset, destination: options.destination.identity.key, inflightLimit: .max)
                 guard let created = try store.claimJobsToPerform(limit: 1).first else { return .success(nil) }
                 job = created

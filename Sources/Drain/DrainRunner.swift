@@ -52,6 +52,13 @@ public final class DrainRunner: Sendable {
         self.uploader = options.destination
     }
 
+    /// The largest file an upload may start with now: the run conditions' (a metered network's
+    /// limit), else the options'. Nil: any size.
+    var maxUploadSize: Int64? {
+        guard let monitor = options.conditions else { return options.maxUploadSize }
+        return monitor.course.maxUploadSize
+    }
+
     /// The photos this run left unanalysed for memory (read after `run`).
     public var memoryDeferrals: MemoryDeferrals { deferrals.withLock { $0 } }
 
@@ -121,6 +128,7 @@ public final class DrainRunner: Sendable {
         return await withTaskGroup(of: SlotResult.self) { group -> DrainOutcome in
             var outcome: DrainOutcome?
             while !Task.isCancelled && outcome == nil {
+                if let monitor = options.conditions, let event = schedule.conditions(monitor.course, at: .now) { events(event) }
                 if let watcher {
                     for event in schedule.watched(watcher.takeChanges(), limitReached: watcher.limitReached, now: .now) { events(event) }
                 }
@@ -143,7 +151,7 @@ public final class DrainRunner: Sendable {
                     do throws(StoreError) {
                         return .success(DrainSchedule.Work(vision: try store.unanalyzedCount(),
                                                            upload: try store.uploadableCount(includeUnanalysable: options.uploadUnanalysable,
-                                                                                             maxSize: options.maxUploadSize)))
+                                                                                             maxSize: self.maxUploadSize)))
                     } catch {
                         return .failure(error)
                     }

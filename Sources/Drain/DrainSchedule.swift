@@ -83,6 +83,9 @@ struct DrainSchedule {
     /// Watching: the library cannot be watched whole (why), so the rescans find the rest.
     private(set) var watchLimited: String?
     private var announcedIdle = false
+    /// The run conditions as last checked (`RunConditionMonitor`), and since when they hold work back.
+    private(set) var course: RunConditions.Course = .go(maxUploadSize: nil)
+    private(set) var heldSince: Instant?
 
     /// `serverWaitUntil`: a `Retry-After` an earlier run left for this destination.
     /// `watchLimited`: why the watcher does not see every folder (or could not start).
@@ -203,6 +206,19 @@ struct DrainSchedule {
         return false
     }
 
+    // MARK: Run conditions
+
+    /// The conditions as checked now. Returns the event to report when they began or stopped
+    /// holding work back; cleared, work is asked for again.
+    mutating func conditions(_ now: RunConditions.Course, at instant: Instant) -> DrainEvent? {
+        let before = course
+        course = now
+        guard before.reason != now.reason else { return nil }
+        heldSince = now.reason == nil ? nil : heldSince ?? instant
+        if now.reason == nil { workMayHaveChanged() }
+        return .conditions(held: now.reason)
+    }
+
     // MARK: Slots
 
     func uploadsPaused(now: Instant, date: Date) -> Bool {
@@ -215,8 +231,9 @@ struct DrainSchedule {
     mutating func slotToStart(work: Work, now: Instant, date: Date) -> Start? {
         guard running.count < options.slots else { return nil }
         let plan = planSlots(budget: options.slots, online: online,
-                             hasVisionWork: !libraryAway && visionAvailable && work.vision > 0,
-                             hasUploadWork: !libraryAway && uploadAvailable && !uploadsPaused(now: now, date: date) && work.upload > 0,
+                             hasVisionWork: !libraryAway && course.startsAnalyses && visionAvailable && work.vision > 0,
+                             hasUploadWork: !libraryAway && course.startsUploads && uploadAvailable && !uploadsPaused(now: now, date: date)
+                                 && work.upload > 0,
                              bias: options.bias)
         let analysisRunning = running.filter { $0 == .analysis }.count
         let aloneRunning = running.contains(.analysisAlone)
@@ -325,6 +342,12 @@ struct DrainSchedule {
             // Photos are held by another runner or deferred for memory: nothing to do here.
             return .finish(.finished)
         }
+        if let reason = course.reason, let since = heldSince {
+            // What is left waits for the conditions: as long as the destination would be waited for.
+            if now - since >= options.offlineGiveUp { return .finish(.waiting(reason: reason)) }
+            workMayHaveChanged()
+            return .wait(.milliseconds(200))
+        }
         if !online, let since = offlineSince, now - since >= options.offlineGiveUp {
             return .finish(.offline(message: "\(options.destination.endpoint) has been unreachable for \(options.offlineGiveUp.components.seconds) s (--offline-timeout)"))
         }
@@ -353,6 +376,8 @@ struct DrainSchedule {
             }
             if !online { wake(by: nextProbe) }
             if uploadsPausedUntil > now { wake(by: uploadsPausedUntil) }
+            // Held by the run conditions: look again soon, as the monitor may have cleared them.
+            if course.reason != nil { wake(by: now + .seconds(1)) }
             // Held by another runner, deferred for memory: try again in a while.
             wake(by: now + (rescanEvery ?? .seconds(10)))
         }

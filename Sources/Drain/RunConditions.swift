@@ -54,6 +54,49 @@ public struct RunConditions: Sendable, Equatable {
         }
         return .go(maxUploadSize: metered ? meteredFileLimit : nil, notes: notes)
     }
+
+    /// A transfer in flight of a file up to this size may finish when the conditions turn against
+    /// uploads; a larger one is cancelled (its job stays resumable from the server's offset).
+    public static let smallTransfer: Int64 = 4 << 20
+
+    /// What a runner that is already running does about the conditions now: the decision again,
+    /// with what it means for the work in flight (`RunConditionMonitor` asks every few seconds).
+    public enum Course: Sendable, Equatable {
+        /// Start uploads of files up to `maxUploadSize` (nil: any size); one in flight of a larger
+        /// file is cancelled (the metered file limit).
+        case go(maxUploadSize: Int64?)
+        /// Start no upload, and no analysis unless `analyses`; uploads in flight of files larger
+        /// than `smallTransfer` are cancelled, smaller ones may finish.
+        case wait(reason: String, analyses: Bool)
+
+        public var startsUploads: Bool { if case .go = self { true } else { false } }
+        public var startsAnalyses: Bool {
+            switch self {
+            case .go: true
+            case .wait(_, let analyses): analyses
+            }
+        }
+        public var maxUploadSize: Int64? { if case .go(let size) = self { size } else { nil } }
+        public var reason: String? { if case .wait(let reason, _) = self { reason } else { nil } }
+
+        /// Whether an upload in flight of a file of `size` bytes is cancelled now.
+        public func cancels(uploadOfSize size: Int64) -> Bool {
+            switch self {
+            case .go(let limit): limit.map { size > $0 } ?? false
+            case .wait: size > RunConditions.smallTransfer
+            }
+        }
+    }
+
+    /// The course for a runner that uploads, from the same readings as `decide`: on battery with
+    /// `--on-battery defer` everything waits (analysis too, as `analyze` would); on a metered
+    /// network with `--network unmetered` only uploads do.
+    public func course(power: PowerProbe.Source, network: NetworkProbe.Finding) -> Course {
+        switch decide(power: power, network: network, uploads: true) {
+        case .go(let maxUploadSize, _): .go(maxUploadSize: maxUploadSize)
+        case .wait(let reason): .wait(reason: reason, analyses: !(battery == .defer && power == .battery))
+        }
+    }
 }
 
 /// Whether the machine runs on mains power or on battery, from `/sys/class/power_supply`: on

@@ -19,6 +19,10 @@ enum AgentCommand: Command {
         offset. A job whose destination does not answer (not even a reachability check) is put
         back, uncharged, and the agent waits before the next job: 1 s, doubling up to 30 s while the
         destination stays away. SIGTERM cancels uploads in flight (they stay resumable) and exits 0.
+        With --network unmetered or --on-battery defer it checks the conditions every 3 s: while
+        they hold (a metered network, battery) it takes no job, and cancels uploads in flight of
+        files over 4 MiB (resumed from the server's offset later; smaller ones finish); it goes on
+        when they clear.
         Run it as a service; --exit-when-idle makes it stop on its own.
 
         The agent never reads the library: `wake`, run from a timer, finds new photos, analyses
@@ -43,6 +47,12 @@ enum AgentCommand: Command {
         let job: Int64
         let outcome: String
         var message: String?
+    }
+
+    /// The run conditions began or stopped holding uploads back.
+    struct ConditionsLine: Encodable {
+        let conditions: String
+        let message: String
     }
 
     /// The destination a job names (its `DestinationIdentity`, as wake or drain recorded it), built
@@ -83,7 +93,11 @@ enum AgentCommand: Command {
         // The .sqlite file alone holds everything once the command ends, whatever way it ends.
         defer { store.checkpoint() }
         try RunConditionOptions.applyPriority(arguments)
-        if case .wait = try RunConditionOptions.decide(arguments, store: store, uploads: true) { return .workRemains }
+        // A service: conditions that hold uploads back are waited for, at the start as later
+        // (checked every few seconds; `status` shows the wait), never an exit.
+        options.conditions = try RunConditionOptions.monitor(arguments)
+        options.conditions?.start()
+        defer { options.conditions?.stop() }
         let runner = AgentRunner(store: store, options: options)
         signals.attach { signal in runner.stop(reason: SignalWatcher.name(signal)) }
         let json = arguments.flag("json")
@@ -102,6 +116,12 @@ enum AgentCommand: Command {
                 tally.withLock { $0.dropped += 1 }
                 let line = Line(job: job, outcome: "dropped", message: message)
                 if json { console.json(line) } else { console.err("job \(job): \(line.outcome) \(line.message ?? "")") }
+                return
+            case .conditions(let held):
+                let message = held.map { "waiting: \($0); no job is taken, large uploads in flight go back to resume later" }
+                    ?? "the run conditions allow uploads again"
+                if json { console.json(ConditionsLine(conditions: held == nil ? "clear" : "wait", message: message)) } else { console.err("photodrain agent: \(message)") }
+                if let held { try? store.recordDeferral(held) }
                 return
             case .destinationAway(let job, let message, let pause):
                 let seconds = Double(pause.components.seconds) + Double(pause.components.attoseconds) / 1e18

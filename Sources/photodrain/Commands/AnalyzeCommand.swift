@@ -16,13 +16,15 @@ enum AnalyzeCommand: Command {
         analyses photos --slots at a time and banks each verdict in the store the moment it
         exists: a kill costs only the analyses in flight, and a rerun continues. An undecodable
         photo gets a terminal verdict with its error. Several runners may share one store.
+        While it works, analyze scans DIR again every --rescan-interval seconds, and once more
+        before finishing (as drain does), so photos added meanwhile are analysed in this run.
         SIGINT/SIGTERM stop it within a second with exit 75; so does --expire-after seconds
         without a banked verdict.
 
         """ + LibraryOptions.scanDiscussion + "\n" + LibraryOptions.filterDiscussion,
         options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun, LibraryOptions.rescan, LibraryOptions.includeHidden,
                   .option("slots", "N", "Concurrent analyses.", default: "2"),
-                  .option("page-size", "N", "Photos claimed from the store at a time.", default: "40"),
+                  .option("page-size", "N", "Photos claimed from the store at a time.", default: "40"), LibraryOptions.rescanInterval,
                   .option("expire-after", "SECONDS", "Stop (exit 75) when no verdict is banked for this long.", default: "30")]
             + RunConditionOptions.analysing + AnalysisOptions.all + [.flag("json", "JSON lines: one per verdict, then a summary.")],
         positionals: (1, 1),
@@ -67,6 +69,7 @@ enum AnalyzeCommand: Command {
         options.slots = try arguments.int("slots", default: 2, range: 1...64)
         options.pageSize = try arguments.int("page-size", default: 40, range: 1...10_000)
         options.expireAfter = .seconds(try arguments.double("expire-after", default: 30, range: 0.1...86_400))
+        options.rescanInterval = try LibraryOptions.rescanInterval(arguments)
         if arguments.flag("dry-run") {
             let store = try LibraryOptions.open(arguments, dryRun: true)
             DryRunOutput.print(try store.dryRun(includeUnanalysable: false), command: spec.name, upload: false, json: arguments.flag("json"))

@@ -77,8 +77,8 @@ enum DemoCommand: Command {
                 if !report.changes.added.isEmpty { console.out("scanned again: \(report.changes.added.count) new files") }
             case .retryAfter(let path, let until):
                 console.out("  receiver asked to wait: \(path) again at \(isoTimestamp(until.timeIntervalSince1970) ?? "?")")
-            case .watching, .changed, .libraryAway, .libraryBack:
-                break  // the demo does not watch
+            case .watching, .changed, .libraryAway, .libraryBack, .conditions:
+                break  // the demo does not watch, nor ask for run conditions
             }
         }
         let seconds = (clock.now - start).seconds

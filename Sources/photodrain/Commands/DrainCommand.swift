@@ -107,8 +107,7 @@ enum DrainCommand: Command {
         options.retryPolicy = RetryPolicy(maxAttempts: try arguments.int("max-attempts", default: 5, range: 1...1000))
         options.offlineGiveUp = .seconds(try arguments.double("offline-timeout", default: 120, range: 0...86_400))
         options.uploadUnanalysable = arguments.flag("upload-unanalysable")
-        let rescanInterval = try arguments.double("rescan-interval", default: 10, range: 0...86_400)
-        options.rescanInterval = rescanInterval > 0 ? .seconds(rescanInterval) : nil
+        options.rescanInterval = try LibraryOptions.rescanInterval(arguments)
         options.fullScan = arguments.flag("rescan")
         options.retryAfterLimit = .seconds(try arguments.double("retry-after-limit", default: 60, range: 0...86_400))
         options.watch = arguments.flag("watch")
@@ -130,6 +129,10 @@ enum DrainCommand: Command {
         case .wait: return .workRemains
         case .go(let maxUploadSize, _): options.maxUploadSize = maxUploadSize
         }
+        // Checked again every few seconds while the drain runs.
+        options.conditions = try RunConditionOptions.monitor(arguments)
+        options.conditions?.start()
+        defer { options.conditions?.stop() }
         if arguments.flag("retry-failed") {
             let count = try store.resetFailures()
             Console.shared.err("\(count) failed photo\(count == 1 ? "" : "s") will be tried again")
@@ -137,7 +140,7 @@ enum DrainCommand: Command {
         let json = arguments.flag("json")
         let console = Console.shared
         let endpoint = options.destination.endpoint, offlineSeconds = Int(options.offlineGiveUp.components.seconds)
-        let watching = options.watch, safetyNet = rescanInterval > 0 ? rescanInterval : 10
+        let watching = options.watch, safetyNet = options.rescanInterval.map { Double($0.components.seconds) } ?? 10
         let runner = DrainRunner(store: store, analyzer: pipeline, options: options, memory: memory)
         signals.attach { signal in runner.stop(signal: signal) }
 
@@ -222,6 +225,13 @@ enum DrainCommand: Command {
             case .libraryBack:
                 line = EventLine(event: "library-back", message: store.root)
                 if !json { console.err("\(store.root) is back; reading it in full") }
+            case .conditions(let held):
+                line = EventLine(event: held == nil ? "conditions-clear" : "conditions-wait", message: held)
+                if let held { try? store.recordDeferral(held) }
+                if !json {
+                    console.err(held.map { "waiting: \($0); no upload starts (large ones in flight go back, to resume later)" }
+                        ?? "the run conditions allow uploads again")
+                }
             }
             if json, let line { console.json(line) }
         }
@@ -278,6 +288,9 @@ enum DrainCommand: Command {
             let wait = StatusCommand.formatDuration(max(0, until.timeIntervalSinceNow).rounded(.up))
             console.err("photodrain drain: the destination asked to wait until \(isoTimestamp(until.timeIntervalSince1970) ?? "?") (\(wait)), longer than --retry-after-limit; run again then. No photo was charged an attempt for the wait.")
             return .workRemains
+        case .waiting(let reason):
+            console.err("photodrain drain: what is left waited \(offlineSeconds) s (--offline-timeout) for the run conditions (\(reason)); nothing was charged. Run again later (exit 75).")
+            return .workRemains
         case .stillChanging(let paths):
             let shown = paths.prefix(3).joined(separator: ", ") + (paths.count > 3 ? " and \(paths.count - 3) more" : "")
             console.err("photodrain drain: \(paths.count == 1 ? "a file was" : "\(paths.count) files were") still being written after \(Int(options.settleLimit.milliseconds / 1000)) s (\(shown)); run again once \(paths.count == 1 ? "it is" : "they are") complete.")
@@ -294,6 +307,7 @@ enum DrainCommand: Command {
         case .refused(let message): "refused by the destination: \(message)"
         case .retryLater(let until): "retry after \(isoTimestamp(until.timeIntervalSince1970) ?? "?")"
         case .stillChanging(let paths): "\(paths.count) file\(paths.count == 1 ? "" : "s") still being written"
+        case .waiting(let reason): "waiting: \(reason)"
         }
     }
 }

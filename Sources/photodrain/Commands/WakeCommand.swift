@@ -32,7 +32,7 @@ enum WakeCommand: Command {
                   .option("page-size", "N", "Photos analysed at most in one pass (claimed at a time with --feed-agent).", default: "40"),
                   .option("slots", "N", "Analyses at once, each within its share of the memory headroom.", default: "1"),
                   .option("max-attempts", "N", "Counted failures before a photo is failed.", default: "5"),
-                  .option("runtime-limit", "SECONDS", "Stop (exit 75) after this long."),
+                  .option("runtime-limit", "SECONDS", "Stop (exit 75) after this long. A run the conditions hold back (--network, --on-battery) waits this long for them to clear before it exits 75."),
                   .flag("feed-agent", "With --runtime-limit: while an agent runs, keep its queue full until the limit (acknowledge what it finished, create jobs in their place, analyse further pages) instead of one pass. What the installed service runs."),
                   .flag("upload-unanalysable", "Create upload jobs for files that are not photos PhotoDrain analyses (videos, raws, documents) too, sent as they are with their 'unanalysable' verdict.")]
             + RunConditionOptions.uploading + AnalysisOptions.all + [.flag("json", "Print the report as one JSON object.")],
@@ -95,7 +95,13 @@ enum WakeCommand: Command {
         defer { store.checkpoint() }
         _ = try TransferOptions.useDestination(identity, url: destination, store: store, arguments: arguments)
         try RunConditionOptions.applyPriority(arguments)
-        switch try RunConditionOptions.decide(arguments, store: store, uploads: true) {
+        var decision = try RunConditionOptions.decide(arguments, store: store, uploads: true)
+        if case .wait = decision, let limit = options.runtimeLimit {
+            // A bounded run waits out its runtime limit for the conditions to clear: its unit
+            // starts it again 2 s after a 75, which must not become a start every 2 s on battery.
+            decision = await RunConditionOptions.waitToClear(arguments, upTo: limit, signals: signals)
+        }
+        switch decision {
         case .wait: return .workRemains
         case .go(let maxUploadSize, _): options.maxUploadSize = maxUploadSize
         }

@@ -2,12 +2,13 @@ import AssetStore
 import CProcess
 import Drain
 import Foundation
+import SystemSupport
 
 /// The run-condition options of the runners (`--network`, `--on-battery`, `--metered-file-limit`,
 /// `--priority`) and what they decide before a run starts.
 enum RunConditionOptions {
-    static let network = OptionSpec.option("network", "any|unmetered", "Upload on any network, or only on one that is not metered (NetworkManager's flag, else the default route's device; unknown counts as unmetered and says so).", default: "any")
-    static let onBattery = OptionSpec.option("on-battery", "allow|defer", "On battery power, run anyway or wait (exit 75, nothing charged).", default: "allow")
+    static let network = OptionSpec.option("network", "any|unmetered", "Upload on any network, or only on one that is not metered (NetworkManager's flag, else the default route's device; unknown counts as unmetered and says so). Checked again every 3 s while agent and drain run: no upload starts on a metered network, and those of files over 4 MiB in flight go back to resume later.", default: "any")
+    static let onBattery = OptionSpec.option("on-battery", "allow|defer", "On battery power, run anyway or wait (exit 75, nothing charged; agent and drain, already running, pause until mains power is back).", default: "allow")
     static let meteredFileLimit = OptionSpec.option("metered-file-limit", "SIZE", "On a metered network, files larger than this (e.g. 20M) wait for an unmetered one.")
     static let priority = OptionSpec.option("priority", "normal|idle", "CPU and I/O priority: idle never makes the person at the machine wait.", default: "idle under systemd (a timer or a service), else normal")
     /// For runners that upload.
@@ -37,21 +38,11 @@ enum RunConditionOptions {
     }
 
     /// Checks the conditions before a run: the decision, with what was assumed said on standard
-    /// error. A wait is recorded in the store (`status` shows it). The probes read the system,
-    /// or what `PHOTODRAIN_POWER_SUPPLY_DIR` and `PHOTODRAIN_NETWORK_METERED` (yes, no) say, which
-    /// tests set.
+    /// error. A wait is recorded in the store (`status` shows it).
     static func decide(_ arguments: ParsedArguments, store: AssetStore, uploads: Bool) throws -> RunConditions.Decision {
         let conditions = try conditions(arguments)
-        let environment = ProcessInfo.processInfo.environment
-        let power = PowerProbe(directory: environment["PHOTODRAIN_POWER_SUPPLY_DIR"] ?? "/sys/class/power_supply").read()
-        let network: NetworkProbe.Finding
-        switch environment["PHOTODRAIN_NETWORK_METERED"] {
-        case "yes": network = .init(cost: .metered, how: "PHOTODRAIN_NETWORK_METERED=yes")
-        case "no": network = .init(cost: .unmetered, how: "PHOTODRAIN_NETWORK_METERED=no")
-        default: network = uploads && (conditions.network == .unmetered || conditions.meteredFileLimit != nil)
-            ? NetworkProbe().read() : .init(cost: .unmetered, how: "not asked")
-        }
-        let decision = conditions.decide(power: power, network: network, uploads: uploads)
+        let now = readings(conditions, uploads: uploads)
+        let decision = conditions.decide(power: now.power, network: now.network, uploads: uploads)
         switch decision {
         case .go(_, let notes):
             for note in notes { Console.shared.err("photodrain \(arguments.command): \(note)") }
@@ -60,6 +51,55 @@ enum RunConditionOptions {
             Console.shared.err("photodrain \(arguments.command): waiting: \(reason); nothing was charged. Run again later (exit 75).")
         }
         return decision
+    }
+
+    /// After a wait, checks again every second for up to `limit` (a bounded run's runtime limit)
+    /// or until a signal: the decision once the conditions clear, else the wait.
+    static func waitToClear(_ arguments: ParsedArguments, upTo limit: Duration, signals: EarlySignals) async -> RunConditions.Decision {
+        guard let conditions = try? conditions(arguments) else { return .wait(reason: "bad options") }
+        let stopped = OneShotLatch<Int32>()
+        signals.attach { stopped.complete($0) }
+        let deadline = ContinuousClock.now + limit
+        var decision = RunConditions.Decision.wait(reason: "")
+        while ContinuousClock.now < deadline && !stopped.isCompleted {
+            try? await Task.sleep(for: min(.seconds(1), deadline - .now))
+            let now = await onOwnThreadUntilDone("photodrain-conditions") { readings(conditions, uploads: true) }
+            decision = conditions.decide(power: now.power, network: now.network, uploads: true)
+            if case .go = decision {
+                Console.shared.err("photodrain \(arguments.command): the run conditions allow it now; going on")
+                return decision
+            }
+        }
+        return decision
+    }
+
+    /// The monitor that re-checks the conditions while an uploading runner runs (`agent`,
+    /// `drain`); nil when the options ask for none (any network, allowed on battery).
+    static func monitor(_ arguments: ParsedArguments) throws(UsageError) -> RunConditionMonitor? {
+        let conditions = try conditions(arguments)
+        guard conditions.network == .unmetered || conditions.battery == .defer || conditions.meteredFileLimit != nil else { return nil }
+        return RunConditionMonitor(conditions: conditions) { readings(conditions, uploads: true) }
+    }
+
+    /// What the probes say now: the system, or what `PHOTODRAIN_POWER_SUPPLY_DIR` (a folder laid
+    /// out as /sys/class/power_supply) and `PHOTODRAIN_NETWORK_METERED` (yes, no, or the path of a
+    /// file saying yes or no, read at every check) say, which tests set. The network is asked only
+    /// when the conditions care about it.
+    static func readings(_ conditions: RunConditions, uploads: Bool) -> RunConditionMonitor.Readings {
+        let environment = ProcessInfo.processInfo.environment
+        let power = PowerProbe(directory: environment["PHOTODRAIN_POWER_SUPPLY_DIR"] ?? "/sys/class/power_supply").read()
+        var hint = environment["PHOTODRAIN_NETWORK_METERED"]
+        if let path = hint, path.hasPrefix("/") {
+            hint = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let network: NetworkProbe.Finding
+        switch hint {
+        case "yes": network = .init(cost: .metered, how: "PHOTODRAIN_NETWORK_METERED=yes")
+        case "no": network = .init(cost: .unmetered, how: "PHOTODRAIN_NETWORK_METERED=no")
+        default: network = uploads && (conditions.network == .unmetered || conditions.meteredFileLimit != nil)
+            ? NetworkProbe().read() : .init(cost: .unmetered, how: "not asked")
+        }
+        return .init(power: power, network: network)
     }
 
     /// Lowers this process to idle CPU and I/O priority when `--priority idle`, or by default when
