@@ -33,6 +33,16 @@ extension AssetStore {
 
     /// Every row the filter lets through, by path; optionally only those in `state`.
     public func assets(in state: AssetRecord.State? = nil) throws(StoreError) -> [AssetRecord] {
+        var rows: [AssetRecord] = []
+        try forEachAsset(in: state) { rows.append($0) }
+        return rows
+    }
+
+    /// Hands `body` every row the filter lets through, by path (optionally only those in
+    /// `state`), one at a time as it is read: what a command that prints the whole library uses,
+    /// so its memory does not grow with the library. The store is held meanwhile: `body` must not
+    /// call back into it.
+    public func forEachAsset(in state: AssetRecord.State? = nil, _ body: (AssetRecord) throws(StoreError) -> Void) throws(StoreError) {
         let condition: String
         switch state {
         case nil: condition = "1"
@@ -42,9 +52,10 @@ extension AssetStore {
         case .uploadedUnverified: condition = "uploaded_at IS NOT NULL AND failed = 0 AND upload_proof = 'unverified'"
         case .failed: condition = "failed != 0"
         }
-        return try withDatabase { (db) throws(StoreError) in
-            try db.query("SELECT \(AssetRecord.columns) FROM assets WHERE \(condition) AND \(filter.sql("path")) ORDER BY path")
-                .map(AssetRecord.init(row:))
+        try withDatabase { (db) throws(StoreError) in
+            try db.forEach("SELECT \(AssetRecord.columns) FROM assets WHERE \(condition) AND \(filter.sql("path")) ORDER BY path") { (row) throws(StoreError) in
+                try body(AssetRecord(row: row))
+            }
         }
     }
 

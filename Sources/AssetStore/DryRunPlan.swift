@@ -35,11 +35,18 @@ extension AssetStore {
     /// `includeUnanalysable` says whether files with an `unanalysable` verdict would be uploaded.
     public func dryRun(includeUnanalysable: Bool) throws(StoreError) -> DryRunPlan {
         let (files, problems) = try FileTree.walk(root: root, excluding: ownFiles, includeHidden: try includesHidden())
-        let rows = try withDatabase { (db) throws(StoreError) in
-            try db.query("SELECT \(AssetRecord.columns) FROM assets").map(AssetRecord.init(row:))
+        // What the plan needs of each row, streamed: not the whole record (its verdict JSON alone
+        // is most of a large library's rows).
+        typealias Row = (size: Int, mtimeNanoseconds: Int64, analysed: Bool, uploaded: Bool, failed: Bool, isUnanalysable: Bool)
+        var known: [String: Row] = [:]
+        try withDatabase { (db) throws(StoreError) in
+            try db.forEach("""
+                SELECT path, size, mtime_ns, analyzed_at IS NOT NULL, uploaded_at IS NOT NULL, failed, label = ? FROM assets
+                """, [.text(AssetRecord.unanalysableLabel)]) { r in
+                known[r[0].string ?? ""] = (r[1].int ?? 0, Int64(r[2].int ?? 0), (r[3].int ?? 0) != 0, (r[4].int ?? 0) != 0,
+                                            (r[5].int ?? 0) != 0, (r[6].int ?? 0) != 0)
+            }
         }
-        var known: [String: AssetRecord] = [:]
-        for row in rows { known[row.path] = row }
         var plan = DryRunPlan(skipped: problems.filter { filter.matches($0.path) })
         var waiting: [DryRunPlan.Entry] = []
         var afterAnalysis: [DryRunPlan.Entry] = []
@@ -48,10 +55,10 @@ extension AssetStore {
             if let row = known[file.path] {
                 if row.size != file.size || row.mtimeNanoseconds != file.mtimeNanoseconds {
                     reason = "changed since it was scanned"
-                } else if row.analyzedAt == nil {
+                } else if !row.analysed {
                     reason = "not analysed yet"
                 } else {
-                    guard row.uploadedAt == nil, !row.failed else { continue }
+                    guard !row.uploaded, !row.failed else { continue }
                     if row.isUnanalysable && !includeUnanalysable {
                         plan.heldBack.append(DryRunPlan.Entry(path: file.path, reason: "unanalysable: not a photo PhotoDrain analyses"))
                     } else {

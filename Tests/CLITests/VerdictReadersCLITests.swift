@@ -46,6 +46,14 @@ import Testing
 
         let csv = try CLI.run(["verdicts", ws.library, "--store", ws.store, "--format", "csv"])
         #expect(csv.lines.contains { $0.hasPrefix("2021/IMG_0001.JPG,analyzed,faces,1,0.9877,") }, "\(csv.stdout)")
+
+        // The analysis time in UTC, to the second, as ISO 8601 writes it (printed by hand, without
+        // a formatter per row).
+        let analysed = try #require(try AssetStore(root: ws.library, path: ws.store).asset(path: "broken.jpg")?.analyzedAt)
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        let expected = formatter.string(from: Date(timeIntervalSince1970: analysed))
+        #expect(broken.contains(#""analyzed_at":"\#(expected)""#), "\(broken) vs \(expected)")
     }
 
     @Test func statusNamesAnOldUndecodablePhotosError() throws {

@@ -96,18 +96,24 @@ enum VerdictsCommand: Command {
             throw UsageError("--format wants jsonl or csv, not '\(format)'", command: spec.name)
         }
         let store = try LibraryOptions.open(arguments, readOnly: true)
-        let rows = try store.assets()
         if format == "csv" { Console.shared.out(csvColumns.joined(separator: ",")) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        for row in rows {
+        // A line per row as it is read: the whole library is never held.
+        var encodingError: (any Error)?
+        try store.forEachAsset { (row) throws(StoreError) in
             let line = Line(row)
             if format == "csv" {
                 Console.shared.out(line.csvFields.joined(separator: ","))
-            } else {
-                Console.shared.out(String(decoding: try encoder.encode(line), as: UTF8.self))
+            } else if encodingError == nil {
+                do {
+                    Console.shared.out(String(decoding: try encoder.encode(line), as: UTF8.self))
+                } catch {
+                    encodingError = error
+                }
             }
         }
+        if let encodingError { throw encodingError }
         return .success
     }
 
