@@ -138,19 +138,9 @@ enum FreeSpaceCommand: Command {
                 console.err("photodrain free-space: emptied the trash of \(purged.count) file(s) older than \(trashDays) days")
             }
         }
-        var settings = try TransferOptions.settings(arguments)
-        let url: String
-        if let given = arguments.string("to") {
-            url = given
-        } else if let active = try store.activeDestination() {
-            let parts = DestinationIdentity.parts(of: active)
-            url = parts.url
-            settings.s3Endpoint = settings.s3Endpoint ?? parts.s3Endpoint
-            settings.s3Region = settings.s3Region ?? parts.s3Region
-        } else {
+        guard let (destination, url) = try TransferOptions.recordedDestination(try store.activeDestination(), arguments, command: spec.name) else {
             throw UsageError("this library has no uploads recorded yet, so nothing is proven safe anywhere: drain it first", command: spec.name)
         }
-        let destination = try TransferOptions.destination(for: url, settings: settings, command: spec.name)
         let identity = destination.identity.key
         // As verify: marks a store kept under the URL's former form are this destination's.
         try store.adoptDestination(identity, formerly: url)

@@ -133,17 +133,11 @@ enum RestoreCommand: Command {
 
     /// The destination a removal was proven at (its store key), or `--to` when given.
     static func destination(for key: String, _ arguments: ParsedArguments) throws -> any UploadDestination {
-        var settings = try TransferOptions.settings(arguments)
-        let url: String
-        if let given = arguments.string("to") {
-            url = given
-        } else {
-            let parts = DestinationIdentity.parts(of: key)
-            url = parts.url
-            settings.s3Endpoint = settings.s3Endpoint ?? parts.s3Endpoint
-            settings.s3Region = settings.s3Region ?? parts.s3Region
+        // Never nil: the key is given.
+        guard let (destination, _) = try TransferOptions.recordedDestination(key, arguments, command: spec.name) else {
+            throw UsageError("no destination for \(key)", command: spec.name)
         }
-        return try TransferOptions.destination(for: url, settings: settings, command: spec.name)
+        return destination
     }
 
     /// A PATH argument as the store names it: relative to the library's top. An absolute path

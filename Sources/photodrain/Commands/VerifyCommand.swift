@@ -68,21 +68,9 @@ enum VerifyCommand: Command {
         let store = try LibraryOptions.open(arguments)
         // The .sqlite file alone holds everything once the command ends, whatever way it ends.
         defer { store.checkpoint() }
-        var settings = try TransferOptions.settings(arguments)
-        let url: String
-        if let given = arguments.string("to") {
-            url = given
-        } else if let active = try store.activeDestination() {
-            // The destination as the store names it: its URL, and for S3 the endpoint (or AWS
-            // region) the uploads went to, where the options name none.
-            let parts = DestinationIdentity.parts(of: active)
-            url = parts.url
-            settings.s3Endpoint = settings.s3Endpoint ?? parts.s3Endpoint
-            settings.s3Region = settings.s3Region ?? parts.s3Region
-        } else {
+        guard let (destination, url) = try TransferOptions.recordedDestination(try store.activeDestination(), arguments, command: spec.name) else {
             throw UsageError("this library has no uploads recorded yet; pass --to URL to name a destination", command: spec.name)
         }
-        let destination = try TransferOptions.destination(for: url, settings: settings, command: spec.name)
         // The marks are kept against where the bytes went (an S3 bucket with its endpoint).
         let identity = destination.identity.key
         try store.adoptDestination(identity, formerly: url)

@@ -161,6 +161,26 @@ enum TransferOptions {
         return use
     }
 
+    /// The destination a command that checks or fetches what was uploaded talks to (`verify`,
+    /// `free-space`, `restore`): `--to` when given, else the destination as the store named it
+    /// (`recorded`: its URL, and for S3 the endpoint or AWS region the uploads went to, where the
+    /// options name none). Nil when neither exists. Returns the URL it was built from too.
+    static func recordedDestination(_ recorded: String?, _ arguments: ParsedArguments, command: String) throws -> (destination: any UploadDestination, url: String)? {
+        var settings = try settings(arguments)
+        let url: String
+        if let given = arguments.string("to") {
+            url = given
+        } else if let recorded {
+            let parts = DestinationIdentity.parts(of: recorded)
+            url = parts.url
+            settings.s3Endpoint = settings.s3Endpoint ?? parts.s3Endpoint
+            settings.s3Region = settings.s3Region ?? parts.s3Region
+        } else {
+            return nil
+        }
+        return (try destination(for: url, settings: settings, command: command), url)
+    }
+
     /// The destination for a URL (`--to`, or a job's destination in the agent). Usage error when it
     /// is malformed, an S3 bucket without credentials, or given S3 options without being `s3://`.
     static func destination(for url: String, settings: UploadDestinations.Settings, command: String) throws(UsageError) -> any UploadDestination {
