@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import SystemSupport
 import UploadProtocol
@@ -113,7 +116,7 @@ struct S3Space: Sendable {
     /// `length` bytes of them). The digest is computed from the
     /// bytes (or the object read back), so what the receiver answers is what the bucket holds. Then
     /// dedupe by key and content, the sidecar, the digest index, as `UploadStore.complete` does.
-    func complete(_ record: S3UploadRecord, bytes: [UInt8]?, length: Int64, now: Date) throws(ReceiverError) -> Completion {
+    func complete(_ record: S3UploadRecord, bytes: [UInt8]?, length: Int64, now: Date, pause: Double = 0) throws(ReceiverError) -> Completion {
         let objectKey = key(Self.objectKey(record.reservedObjectID))
         // An earlier attempt may have finished this upload's object (and sidecar) already.
         if let existing = try object(record.reservedObjectID) { return .stored(existing) }
@@ -158,6 +161,7 @@ struct S3Space: Sendable {
             if let existing = try self.object(object.id) { return .stored(existing) }
             throw ReceiverError(code: .io, message: "the sidecar of \(object.id) was written and is gone")
         }
+        if pause > 0 { usleep(UInt32(pause * 1_000_000)) }
         if let indexKey, try !claim(indexKey, for: object.id, sha256Hex: digestHex) {
             // Another upload of the same key and content won the index while this one was stored:
             // the first object stands and this one goes, sidecar first (never bytes without one).

@@ -162,6 +162,10 @@ enum ServeCommand: Command {
             }
         }
         if let store { configuration.s3Store = try Self.s3Store(store, arguments) }
+        // Test-only and undocumented: makes two instances' completions of one content overlap.
+        if let text = ProcessInfo.processInfo.environment["PHOTODRAIN_SERVE_S3_INDEX_PAUSE"], let seconds = Double(text), seconds > 0 {
+            configuration.s3IndexPause = min(seconds, 10)
+        }
         // Test-only and undocumented: the reliability matrix's stand-in for a full disk where it cannot
         // mount a small filesystem. Every body write after this many bytes fails as ENOSPC would.
         if let text = ProcessInfo.processInfo.environment["PHOTODRAIN_SERVE_DISK_FULL_AFTER"], let bytes = Int64(text), bytes >= 0 {
