@@ -213,9 +213,9 @@ final class S3ServeInstance {
     /// `http://127.0.0.1:PORT`.
     let url: String
 
-    init(store: String, moto: MotoServer, environment extra: [String: String] = [:]) throws {
+    init(store: String, moto: MotoServer, arguments: [String] = [], environment extra: [String: String] = [:]) throws {
         process.executableURL = S3CLITests.binary
-        process.arguments = ["serve", "--store", store, "--s3-endpoint", "http://127.0.0.1:\(moto.port)", "--port", "0"]
+        process.arguments = ["serve", "--store", store, "--s3-endpoint", "http://127.0.0.1:\(moto.port)", "--port", "0"] + arguments
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("AWS_") }
         environment["HOME"] = "/nonexistent"
         environment.merge(S3CLITests.environment(moto)) { $1 }

@@ -77,10 +77,14 @@ final class S3Bucket: Sendable {
         return .written(etag: response.headers["etag"] ?? "")
     }
 
-    /// Deletes `key` (gone already is fine).
-    func delete(_ key: String) throws(ReceiverError) {
-        let response = try send("DELETE", key)
+    /// Deletes `key` (gone already is fine); with `ifMatch`, only that version of it (false when
+    /// the object changed meanwhile and was left).
+    @discardableResult
+    func delete(_ key: String, ifMatch etag: String? = nil) throws(ReceiverError) -> Bool {
+        let response = try send("DELETE", key, headers: etag.map { [("if-match", $0)] } ?? [])
+        if response.status == 412 { return false }
         guard (200...299).contains(response.status) || response.status == 404 else { throw failure(response, "DeleteObject \(key)") }
+        return true
     }
 
     /// The SHA-256 and size of the object at `key`, hashed as it downloads; nil when it is gone.
@@ -128,6 +132,39 @@ final class S3Bucket: Sendable {
     }
 
     // MARK: Multipart uploads
+
+    /// The multipart uploads in progress under `prefix` (relative keys), with when each began.
+    func multipartUploads(_ prefix: String) throws(ReceiverError) -> [(key: String, uploadID: String, initiated: Date?)] {
+        var found: [(key: String, uploadID: String, initiated: Date?)] = []
+        var markers: (key: String, uploadID: String)?
+        let dates = ISO8601DateFormatter()
+        dates.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let plainDates = ISO8601DateFormatter()
+        repeat {
+            var query: [(name: String, value: String)] = [("uploads", ""), ("prefix", root + prefix)]
+            if let markers { query += [("key-marker", markers.key), ("upload-id-marker", markers.uploadID)] }
+            var response = try send("GET", nil, query: query)
+            if response.status == 403, S3XML.value("Code", in: response.body) == "SignatureDoesNotMatch" {
+                query.removeAll { $0.name == "prefix" }  // moto, as in `list`
+                response = try send("GET", nil, query: query)
+            }
+            guard response.status == 200 else { throw failure(response, "ListMultipartUploads \(prefix)") }
+            let text = Substring(String(decoding: response.body, as: UTF8.self))
+            for upload in S3XML.elements("Upload", in: text) {
+                guard let key = S3XML.value("Key", in: upload), key.hasPrefix(root + prefix),
+                      let id = S3XML.value("UploadId", in: upload) else { continue }
+                let initiated = S3XML.value("Initiated", in: upload).flatMap { dates.date(from: $0) ?? plainDates.date(from: $0) }
+                found.append((String(key.dropFirst(root.count)), id, initiated))
+            }
+            if S3XML.value("IsTruncated", in: text) == "true", let key = S3XML.value("NextKeyMarker", in: text),
+               let id = S3XML.value("NextUploadIdMarker", in: text) {
+                markers = (key, id)
+            } else {
+                markers = nil
+            }
+        } while markers != nil
+        return found
+    }
 
     /// CreateMultipartUpload for `key`; its upload id.
     func createMultipartUpload(_ key: String) throws(ReceiverError) -> String {

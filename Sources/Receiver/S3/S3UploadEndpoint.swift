@@ -284,7 +284,7 @@ struct S3UploadEndpoint: Sendable {
     /// An upload's record unless unknown or expired (an expired one is removed).
     private func live(_ id: String, space: S3Space) throws(ReceiverError) -> (record: S3UploadRecord, etag: String)? {
         guard let found = try space.record(id) else { return nil }
-        if !found.record.complete, configuration.now().timeIntervalSince(found.record.updatedAt) > configuration.partialTTL {
+        if configuration.now().timeIntervalSince(found.record.updatedAt) > configuration.partialTTL {
             try space.removeUpload(found.record)
             return nil
         }

@@ -36,8 +36,9 @@ enum ServeCommand: Command {
         parts of 5 MiB (a shorter remainder is kept as an object of its own until the next PATCH),
         HEAD answers the offset the bucket holds, and two instances racing on one upload or one
         content are kept apart by conditional writes (If-Match, If-None-Match): one wins, the other
-        answers 409, or with the first object for a duplicate. Not yet on a bucket: --layout path,
-        the scrub, quotas, the expiry sweep (a lifecycle rule aborts abandoned multipart uploads),
+        answers 409, or with the first object for a duplicate. The expiry sweep removes abandoned
+        uploads from the bucket and aborts multipart uploads no upload names once --partial-ttl
+        has passed. Not yet on a bucket: --layout path, the scrub, quotas,
         GET /objects/ID/content (501), and the accounts and tokens (accounts.json stays in --dir).
 
         Layout (--layout): 'id' (the default) stores each object as objects/<id>; 'path' stores it
