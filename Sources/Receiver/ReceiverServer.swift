@@ -144,7 +144,7 @@ public final class ReceiverServer: Sendable {
                 threads.leave()
             }
         }
-        configuration.log("receiver listening on \(configuration.host):\(port), storing in \(configuration.directory)")
+        configuration.log("receiver listening on \(configuration.host):\(port), storing in \(configuration.s3Store?.destination ?? configuration.directory)")
         return port
     }
 

@@ -138,6 +138,35 @@ import Testing
         #expect(try await Self.stored(try #require(ids[0]), in: bucket) == file.bytes)
     }
 
+    /// The real client (`photodrain upload`, with its proof of receipt) through one instance and
+    /// then the other: each photo is stored once, byte-identical, and the second run's uploads
+    /// are answered with the first run's objects.
+    @Test func clientUploadsThroughEitherInstance() async throws {
+        let moto = try await MotoServer.shared()
+        let bucket = try await moto.makeBucket()
+        let store = "s3://\(bucket.configuration.bucket)/client"
+        let instances = [try S3ServeInstance(store: store, moto: moto), try S3ServeInstance(store: store, moto: moto)]
+        let big = try TestFile(size: 7_500_000, seed: 356, name: "VID_0001.mov")
+        let small = try TestFile(size: 40_000, seed: 357, name: "IMG_0002.jpg")
+        defer { big.remove(); small.remove() }
+
+        var runs: [S3CLITests.Output] = []
+        for instance in instances {
+            let run = try await S3CLITests.run(["upload", big.path, small.path, "--to", instance.url + "/uploads"], aws: [:])
+            #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+            runs.append(run)
+        }
+        let listed = try #require(try JSONSerialization.jsonObject(with: Data(Self.curl(["-s", instances[0].url + "/objects"]).utf8)) as? [[String: Any]])
+        #expect(listed.count == 2, "\(listed)")
+        for file in [big, small] {
+            let sha = try FileDigest.sha256Hex(path: file.path)
+            let object = try #require(listed.first { $0["sha256"] as? String == sha })
+            #expect(try await Self.stored(try #require(object["id"] as? String), in: bucket) == file.bytes)
+            // Both runs name the one object.
+            #expect(runs.allSatisfy { $0.stdout.contains("uploaded as \(object["id"] as? String ?? "?")") }, "\(runs.map(\.stdout))")
+        }
+    }
+
     // MARK: Helpers
 
     /// Creates an empty upload of unknown length; its id.

@@ -180,6 +180,7 @@ enum ServeCommand: Command {
         // Block a thread of our own, never the cooperative pool.
         await onOwnThreadUntilDone("photodrain-serve") { _ = try? server.run() }
         watcher.cancel()
+        if store != nil && arguments.string("dir") == nil { try? FileManager.default.removeItem(atPath: directory) }
         return .success
     }
 
