@@ -41,7 +41,7 @@ final class RequestHandler: Sendable {
 
     init(configuration: ReceiverConfiguration, spaces: AccountSpaces, access: AccessControl) {
         self.configuration = configuration
-        bucket = configuration.s3Store.map(S3Bucket.init(configuration:))
+        bucket = configuration.s3Store.map { S3Bucket(configuration: $0, largestRead: configuration.s3PartSize) }
         s3Uploads = S3UploadEndpoint(configuration: configuration, partSize: configuration.s3PartSize)
         self.spaces = spaces
         self.access = access

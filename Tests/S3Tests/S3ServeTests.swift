@@ -138,6 +138,32 @@ import Testing
         #expect(try await Self.stored(try #require(ids[0]), in: bucket) == file.bytes)
     }
 
+    /// An upload under a part's size is one PutObject: no multipart upload, no tail left, and
+    /// every instance answers its whole length as its offset once complete.
+    @Test func smallUploadIsOnePutAndAnswersItsLength() async throws {
+        let moto = try await MotoServer.shared()
+        let bucket = try await moto.makeBucket()
+        let store = "s3://\(bucket.configuration.bucket)/small"
+        let instances = [try S3ServeInstance(store: store, moto: moto), try S3ServeInstance(store: store, moto: moto)]
+        let file = try TestFile(size: 300_000, seed: 358)
+        defer { file.remove() }
+
+        let id = try Self.create(on: instances[0])
+        let half = file.path + ".half"
+        try Data(file.bytes[..<100_000]).write(to: URL(fileURLWithPath: half))
+        let first = try Self.curl(["-s", "-i", "-X", "PATCH", "-H", "Expect:", "--data-binary", "@" + half, "-H", "Upload-Offset: 0",
+                              "-H", "Upload-Complete: ?0"] + Self.partial + Self.version + [instances[1].url + "/uploads/\(id)"])
+        #expect(first.hasPrefix("HTTP/1.1 204"), "\(first)")
+        let objectID = try Self.finish(id, from: 100_000, file: file, on: instances[0])
+        #expect(try await Self.stored(objectID, in: bucket) == file.bytes)
+        for instance in instances {
+            let head = try Self.curl(["-s", "-I"] + Self.version + [instance.url + "/uploads/\(id)"]).lowercased()
+            #expect(head.contains("upload-offset: 300000\r\n") && head.contains("upload-complete: ?1"), "\(head)")
+        }
+        #expect(try await S3CLITests.keys(bucket, prefix: "small/uploads/") == ["small/uploads/\(id).json"], "no tail left")
+        #expect(try await S3ServeSweepTests.multipartUploads(bucket).isEmpty)
+    }
+
     /// The real client (`photodrain upload`, with its proof of receipt) through one instance and
     /// then the other: each photo is stored once, byte-identical, and the second run's uploads
     /// are answered with the first run's objects.

@@ -35,10 +35,11 @@ final class S3Bucket: Sendable {
     /// `s3://BUCKET/PREFIX` as given.
     var destination: String { uploader.configuration.destination }
 
-    init(configuration: S3Configuration) {
+    /// `largestRead`: the most bytes one GET reads whole (tails are under a part's size).
+    init(configuration: S3Configuration, largestRead: Int = Int(S3Configuration.minimumPartSize)) {
         var configuration = configuration
-        // Tails (under a part's size) and records are read whole; objects are hashed as they stream.
-        configuration.http.maxBodyBytes = max(configuration.http.maxBodyBytes, Int(S3Configuration.minimumPartSize) + (1 << 20))
+        // Tails and records are read whole; objects are hashed as they stream.
+        configuration.http.maxBodyBytes = max(configuration.http.maxBodyBytes, largestRead + (1 << 20))
         uploader = S3Uploader(configuration: configuration)
         root = configuration.prefix.isEmpty ? "" : configuration.prefix + "/"
     }

@@ -212,7 +212,7 @@ struct S3UploadEndpoint: Sendable {
         if location != nil { status = 201 }
         // Lost only to a request that took the upload over after every byte was committed; it
         // completes to this same object (the reserved id's sidecar stands, or the first copy's).
-        _ = try writer.commitCompletion(objectID: object.id, now: configuration.now())
+        _ = try writer.commitCompletion(objectID: object.id, length: object.size, now: configuration.now())
         exchange.notes.append("object=\(object.id)")
         var response = HTTPResponse(status: status)
         if let location { response.add("Location", location) }
@@ -247,7 +247,8 @@ struct S3UploadEndpoint: Sendable {
             }
             let version = UploadEndpoint.interopVersion(of: head) ?? record.interopVersion
             var response = HTTPResponse(status: 204)
-            response.add("Upload-Offset", String(record.offset))
+            // A finished upload's bytes are its object's (a small one never had parts).
+            response.add("Upload-Offset", String(record.complete ? record.length ?? record.offset : record.offset))
             let completion = ResumableUpload.completionHeader(complete: record.complete, interopVersion: version)
             response.add(completion.name, completion.value)
             if let length = record.length { response.add("Upload-Length", String(length)) }

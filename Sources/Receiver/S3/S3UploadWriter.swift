@@ -123,13 +123,15 @@ final class S3UploadWriter {
         return record.multipartID == nil ? buffer : nil
     }
 
-    /// Writes the record as complete with its object (the tail, now inside the object, goes).
-    func commitCompletion(objectID: String, now: Date) throws(ReceiverError) -> Bool {
+    /// Writes the record as complete with its object of `length` bytes (the tail, now inside the
+    /// object, goes).
+    func commitCompletion(objectID: String, length: Int64, now: Date) throws(ReceiverError) -> Bool {
         var next = record
         let old = next.tail
         next.complete = true
         next.objectID = objectID
-        next.length = next.offset
+        next.length = length
+        next.tail = nil
         next.updatedAt = now
         guard try commit(next) else { return false }
         if let old { try? space.bucket.delete(space.key(old.key)) }
