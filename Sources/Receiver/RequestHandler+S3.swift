@@ -1,10 +1,9 @@
+import Foundation
 import SystemSupport
 import UploadProtocol
 
 /// The routes of a receiver on a bucket (`serve --store s3://…`): the same paths, scopes and
 /// answers as on a directory, each request read from and written to the account's `S3Space`.
-/// `GET /objects/<id>/content` is not served from a bucket yet (501): the bytes are in the
-/// bucket, readable with S3's own GetObject.
 extension RequestHandler {
     func routeS3(_ exchange: Exchange, parts: [String], space: S3Space) -> Exchange.Outcome {
         let head = exchange.head
@@ -75,10 +74,34 @@ extension RequestHandler {
             }
         case ("GET", "objects", 3) where parts[2] == "content":
             guard principal.scope.allows(.read) else { return forbidden(exchange, principal, needs: .read) }
-            return exchange.respond(.text(501, "this receiver keeps objects in \(space.bucket.destination); read them there"))
+            return content(exchange, id: parts[1], space: space)
         default:
             return exchange.respond(.text(404, "not found"))
         }
+    }
+
+    /// `GET /objects/<id>/content`: the object's bytes, streamed from the bucket as they arrive.
+    /// The head is sent first; a bucket that fails midway leaves the body short and the
+    /// connection closed, which a client takes as a failed download.
+    private func content(_ exchange: Exchange, id: String, space: S3Space) -> Exchange.Outcome {
+        let object: StoredObject
+        do throws(ReceiverError) {
+            guard let found = try space.object(id) else { return exchange.respond(.text(404, "no such object")) }
+            object = found
+        } catch {
+            return exchange.fail(error)
+        }
+        if exchange.bodyRemaining > 0 { return exchange.respond(.text(400, "GET carries no body")) }
+        let keepAlive = exchange.head.keepAlive
+        let response = HTTPResponse(status: 200, headers: [("Content-Type", "application/octet-stream")])
+        guard exchange.connection.sendStreamedHead(response, length: object.size, close: !keepAlive) else {
+            return Exchange.Outcome(status: 200, keepAlive: false)
+        }
+        let socket = SocketSink(descriptor: exchange.connection.descriptor)
+        let sent = try? space.bucket.stream(space.key(S3Space.objectKey(object.id))) { bytes in socket.send(bytes) }
+        let whole = sent == object.size && !socket.failed
+        if !whole { exchange.notes.append("content cut short") }
+        return Exchange.Outcome(status: 200, keepAlive: whole && keepAlive)
     }
 
     /// An object as answered to a device token: with its account named (as on a directory).
@@ -87,5 +110,28 @@ extension RequestHandler {
         var shown = object
         shown.account = space.account
         return shown
+    }
+}
+
+/// A client's socket written from libcurl's thread while an object streams from the bucket;
+/// after one failed send it takes nothing more.
+private final class SocketSink: @unchecked Sendable {
+    let descriptor: Int32
+    private let lock = NSLock()
+    private var broken = false
+
+    init(descriptor: Int32) { self.descriptor = descriptor }
+
+    var failed: Bool { lock.lock(); defer { lock.unlock() }; return broken }
+
+    func send(_ bytes: UnsafeRawBufferPointer) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !broken else { return }
+        do throws(ReceiverError) {
+            try Syscalls.sendAll(descriptor, bytes)
+        } catch {
+            broken = true
+        }
     }
 }

@@ -165,8 +165,8 @@ import Testing
     }
 
     /// The real client (`photodrain upload`, with its proof of receipt) through one instance and
-    /// then the other: each photo is stored once, byte-identical, and the second run's uploads
-    /// are answered with the first run's objects.
+    /// then the other: each photo is stored once, byte-identical, the second run's uploads are
+    /// answered with the first run's objects, and either instance serves the bytes.
     @Test func clientUploadsThroughEitherInstance() async throws {
         let moto = try await MotoServer.shared()
         let bucket = try await moto.makeBucket()
@@ -188,6 +188,9 @@ import Testing
             let sha = try FileDigest.sha256Hex(path: file.path)
             let object = try #require(listed.first { $0["sha256"] as? String == sha })
             #expect(try await Self.stored(try #require(object["id"] as? String), in: bucket) == file.bytes)
+            // Either instance serves its bytes, streamed from the bucket.
+            let content = try Self.download(instances[1].url + "/objects/\(object["id"] as? String ?? "?")/content")
+            #expect(content == Data(file.bytes))
             // Both runs name the one object.
             #expect(runs.allSatisfy { $0.stdout.contains("uploaded as \(object["id"] as? String ?? "?")") }, "\(runs.map(\.stdout))")
         }
@@ -251,6 +254,14 @@ import Testing
         process.standardOutput = Pipe()
         try process.run()
         return process
+    }
+
+    /// The body of a GET (curl fails, and this gives nothing, on a body cut short).
+    static func download(_ url: String) throws -> Data {
+        let process = try curlProcess(["-s", "-f", url])
+        let data = (process.standardOutput as? Pipe)?.fileHandleForReading.readDataToEndOfFile() ?? Data()
+        process.waitUntilExit()
+        return process.terminationStatus == 0 ? data : Data()
     }
 
     static func curl(_ arguments: [String]) throws -> String {

@@ -108,6 +108,29 @@ final class S3Bucket: Sendable {
         return result
     }
 
+    /// Streams the object at `key` into `sink` as it downloads (on libcurl's thread); the bytes
+    /// sent, or nil when there is no such key.
+    func stream(_ key: String, into sink: @escaping @Sendable (UnsafeRawBufferPointer) -> Void) throws(ReceiverError) -> Int64? {
+        var request: HTTPRequest
+        do throws(TransferError) {
+            request = try uploader.signedRequest("GET", key: root + key, query: [], headers: [], body: .none, payloadHash: nil,
+                                                 mayResendPartialBody: true)
+        } catch {
+            throw ReceiverError(code: .io, message: "cannot sign a request: \(error)")
+        }
+        let counted = Counter()
+        request.responseBodyObserver = { bytes in
+            counted.add(bytes.count)
+            sink(bytes)
+        }
+        let sent = request
+        let uploader = uploader
+        let response = try wait { () async throws(TransferError) -> Transfer.HTTPResponse in try await uploader.send(request: sent) }
+        if response.status == 404 { return nil }
+        guard response.status == 200 else { throw failure(response, "GetObject \(key)") }
+        return counted.total
+    }
+
     /// Keys (relative to the prefix) under `prefix`, in S3's order.
     func list(_ prefix: String) throws(ReceiverError) -> [String] {
         var keys: [String] = []
@@ -245,6 +268,14 @@ final class S3Bucket: Sendable {
     private final class Outcome<T: Sendable>: @unchecked Sendable {
         var result: Result<T, TransferError>?
         let done = DispatchSemaphore(value: 0)
+    }
+
+    /// Bytes counted on libcurl's thread.
+    private final class Counter: @unchecked Sendable {
+        private let lock = NSLock()
+        private var count: Int64 = 0
+        func add(_ n: Int) { lock.lock(); count += Int64(n); lock.unlock() }
+        var total: Int64 { lock.lock(); defer { lock.unlock() }; return count }
     }
 
     /// A SHA-256 fed from libcurl's thread while a download streams.

@@ -38,8 +38,8 @@ enum ServeCommand: Command {
         content are kept apart by conditional writes (If-Match, If-None-Match): one wins, the other
         answers 409, or with the first object for a duplicate. The expiry sweep removes abandoned
         uploads from the bucket and aborts multipart uploads no upload names once --partial-ttl
-        has passed. Not yet on a bucket: --layout path, the scrub, quotas,
-        GET /objects/ID/content (501), and the accounts and tokens (accounts.json stays in --dir).
+        has passed. Not yet on a bucket: --layout path, the scrub, quotas, and the accounts and
+        tokens (accounts.json stays in --dir).
 
         Layout (--layout): 'id' (the default) stores each object as objects/<id>; 'path' stores it
         as files/<library path> from its X-Photo-Path, so the directory mirrors the library. '..'
