@@ -47,3 +47,21 @@ import Testing
         return S3XML.elements("Upload", in: text).compactMap { S3XML.value("UploadId", in: $0) }
     }
 }
+
+/// What `serve --store` refuses before it starts.
+@Suite struct S3ServeUsageTests {
+    /// The account book is not in the bucket yet: editing it needs `--dir`; the S3 options need
+    /// `--store`; a store that is no bucket URL is refused.
+    @Test func refusesWhatABucketStoreCannotDo() async throws {
+        let aws = ["AWS_ACCESS_KEY_ID": "AKIAEXAMPLE", "AWS_SECRET_ACCESS_KEY": "example-secret-key"]
+        let tokens = try await S3CLITests.run(["serve", "--store", "s3://photos/receiver", "tokens", "list"], aws: aws)
+        #expect(tokens.status == 64)
+        #expect(tokens.stderr.contains("give --dir"), "\(tokens.stderr)")
+        let endpoint = try await S3CLITests.run(["serve", "--dir", "/nonexistent/x", "--s3-endpoint", "http://127.0.0.1:9"], aws: aws)
+        #expect(endpoint.status == 64)
+        #expect(endpoint.stderr.contains("go with --store"), "\(endpoint.stderr)")
+        let directory = try await S3CLITests.run(["serve", "--store", "/srv/photos"], aws: aws)
+        #expect(directory.status == 64)
+        #expect(directory.stderr.contains("--store wants s3://BUCKET/PREFIX"), "\(directory.stderr)")
+    }
+}

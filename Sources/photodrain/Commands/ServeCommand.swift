@@ -118,7 +118,12 @@ enum ServeCommand: Command {
         guard let directory = arguments.string("dir") ?? store.map({ _ in Self.scratchDirectory() }) else {
             throw UsageError("--dir DIR (or --store s3://BUCKET/PREFIX) is required", command: spec.name)
         }
-        if !arguments.positionals.isEmpty { return try runAccounts(arguments, directory: directory) }
+        if !arguments.positionals.isEmpty {
+            guard arguments.string("dir") != nil else {
+                throw UsageError("accounts and tokens live in --dir DIR (accounts.json), not yet in the bucket: give --dir", command: spec.name)
+            }
+            return try runAccounts(arguments, directory: directory)
+        }
         if store == nil && (arguments.string("s3-endpoint") != nil || arguments.string("s3-region") != nil) {
             throw UsageError("--s3-endpoint and --s3-region go with --store s3://BUCKET/PREFIX", command: spec.name)
         }
