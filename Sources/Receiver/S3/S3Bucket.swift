@@ -62,6 +62,16 @@ final class S3Bucket: Sendable {
         return true
     }
 
+    /// The size of the object at `key` (HeadObject), or nil when there is none.
+    func size(of key: String) throws(ReceiverError) -> Int64? {
+        let response = try send("HEAD", key)
+        if response.status == 404 { return nil }
+        guard response.status == 200, let length = response.headers["content-length"].flatMap({ Int64($0) }) else {
+            throw failure(response, "HeadObject \(key)")
+        }
+        return length
+    }
+
     /// Writes `bytes` under `key` if `condition` holds.
     func put(_ key: String, _ bytes: [UInt8], condition: Condition = .none) throws(ReceiverError) -> Written {
         var headers: [(name: String, value: String)] = []

@@ -116,7 +116,9 @@ struct S3Space: Sendable {
     /// `length` bytes of them). The digest is computed from the
     /// bytes (or the object read back), so what the receiver answers is what the bucket holds. Then
     /// dedupe by key and content, the sidecar, the digest index, as `UploadStore.complete` does.
-    func complete(_ record: S3UploadRecord, bytes: [UInt8]?, length: Int64, now: Date, pause: Double = 0) throws(ReceiverError) -> Completion {
+    /// `known`: the SHA-256 the completing request computed from every byte (no read-back then).
+    func complete(_ record: S3UploadRecord, bytes: [UInt8]?, length: Int64, sha256 known: [UInt8]? = nil, now: Date,
+                  pause: Double = 0) throws(ReceiverError) -> Completion {
         let objectKey = key(Self.objectKey(record.reservedObjectID))
         // An earlier attempt may have finished this upload's object (and sidecar) already.
         if let existing = try object(record.reservedObjectID) { return .stored(existing) }
@@ -124,10 +126,16 @@ struct S3Space: Sendable {
         let size: Int64
         if let multipartID = record.multipartID {
             try bucket.completeMultipartUpload(objectKey, uploadID: multipartID, parts: record.parts.map { ($0.number, $0.etag) })
-            guard let hashed = try bucket.sha256(of: objectKey) else {
-                throw ReceiverError(code: .io, message: "the completed object \(record.reservedObjectID) is not in the bucket")
+            if let known, let stored = try bucket.size(of: objectKey) {
+                // Every byte passed through the completing request (hashed as it arrived).
+                (digest, size) = (known, stored)
+            } else {
+                // Bytes from several requests (or instances): the object is read back and hashed.
+                guard let hashed = try bucket.sha256(of: objectKey) else {
+                    throw ReceiverError(code: .io, message: "the completed object \(record.reservedObjectID) is not in the bucket")
+                }
+                (digest, size) = hashed
             }
-            (digest, size) = hashed
             if let tail = record.tail { try? bucket.delete(key(tail.key)) }
         } else {
             let whole = bytes ?? []

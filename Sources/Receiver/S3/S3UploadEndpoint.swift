@@ -192,7 +192,8 @@ struct S3UploadEndpoint: Sendable {
     private func finish(_ exchange: Exchange, writer: S3UploadWriter, bytes: [UInt8]?, version: Int, location: String?,
                         plain: Bool) throws(ReceiverError) -> Exchange.Reply {
         let record = writer.record
-        let completion = try writer.space.complete(record, bytes: bytes, length: writer.received, now: configuration.now(),
+        let completion = try writer.space.complete(record, bytes: bytes, length: writer.received, sha256: writer.finishDigest(),
+                                                   now: configuration.now(),
                                                    pause: configuration.s3IndexPause)
         let object: StoredObject
         var status: Int

@@ -24,6 +24,10 @@ final class S3UploadWriter {
     private var tailWrites = 0
     /// Set once a commit lost to another writer.
     private(set) var superseded = false
+    /// The SHA-256 of every byte so far, while this request has seen them all (it began at offset
+    /// 0): completion then needs no read-back. Each part went with its payload's SHA-256 signed
+    /// (`x-amz-content-sha256`), which S3 checks, so these are the bytes the bucket holds.
+    private var hasher: SHA256?
 
     /// What a claim came to.
     enum Claim {
@@ -56,6 +60,7 @@ final class S3UploadWriter {
         writer.record.writer = writer.token
         guard let written = try space.write(writer.record, over: etag) else { return .lost }
         writer.etag = written
+        if record.offset == 0 { writer.hasher = try? SHA256() }
         if let tail = record.tail {
             guard let bytes = try space.bucket.get(space.key(tail.key))?.bytes, bytes.count == tail.size else {
                 throw ReceiverError(code: .corruptMetadata, message: "the tail of upload \(record.id) is missing or cut short")
@@ -71,6 +76,7 @@ final class S3UploadWriter {
     /// Takes a piece of the body; uploads and commits every whole part it completes. False once
     /// superseded.
     func take(_ bytes: UnsafeRawBufferPointer, now: Date) throws(ReceiverError) -> Bool {
+        do { try hasher?.update(bytes) } catch { hasher = nil }
         buffer.append(contentsOf: bytes)
         while buffer.count >= partSize {
             guard try commitPart(Array(buffer[0..<partSize]), now: now) else { return false }
@@ -121,6 +127,13 @@ final class S3UploadWriter {
         next.updatedAt = now
         _ = try commit(next)
         return record.multipartID == nil ? buffer : nil
+    }
+
+    /// The whole upload's SHA-256 when this request received every byte of it, else nil. Call it
+    /// once, when the body is complete.
+    func finishDigest() -> [UInt8]? {
+        defer { hasher = nil }
+        return try? hasher?.finish()
     }
 
     /// Writes the record as complete with its object of `length` bytes (the tail, now inside the
