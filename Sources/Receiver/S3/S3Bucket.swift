@@ -54,6 +54,22 @@ final class S3Bucket: Sendable {
         return (response.body, response.headers["etag"] ?? "")
     }
 
+    /// What a conditional read found.
+    enum Read: Sendable {
+        case unchanged
+        case missing
+        case changed([UInt8], etag: String)
+    }
+
+    /// The object at `key` unless it is still the version `etag` names (`If-None-Match`: a `304`).
+    func getIfChanged(_ key: String, etag: String?) throws(ReceiverError) -> Read {
+        let response = try send("GET", key, headers: etag.map { [("if-none-match", $0)] } ?? [])
+        if response.status == 304 { return .unchanged }
+        if response.status == 404 { return .missing }
+        guard response.status == 200 else { throw failure(response, "GetObject \(key)") }
+        return .changed(response.body, etag: response.headers["etag"] ?? "")
+    }
+
     /// Whether the key holds an object.
     func exists(_ key: String) throws(ReceiverError) -> Bool {
         let response = try send("HEAD", key)

@@ -38,8 +38,10 @@ enum ServeCommand: Command {
         content are kept apart by conditional writes (If-Match, If-None-Match): one wins, the other
         answers 409, or with the first object for a duplicate. The expiry sweep removes abandoned
         uploads from the bucket and aborts multipart uploads no upload names once --partial-ttl
-        has passed. Not yet on a bucket: --layout path, the scrub, quotas, and the accounts and
-        tokens (accounts.json stays in --dir).
+        has passed. The account book is the bucket's too (PREFIX/accounts.json): 'serve --store URL
+        accounts|tokens ...' edits it there, refused if another edit came first, and every
+        instance reads it again within two seconds; --dir is not taken with --store. Not yet on a
+        bucket: --layout path, the scrub, quotas (not enforced), and tokens' last use.
 
         Layout (--layout): 'id' (the default) stores each object as objects/<id>; 'path' stores it
         as files/<library path> from its X-Photo-Path, so the directory mirrors the library. '..'
@@ -118,11 +120,12 @@ enum ServeCommand: Command {
         guard let directory = arguments.string("dir") ?? store.map({ _ in Self.scratchDirectory() }) else {
             throw UsageError("--dir DIR (or --store s3://BUCKET/PREFIX) is required", command: spec.name)
         }
+        if store != nil && arguments.string("dir") != nil {
+            throw UsageError("--store keeps everything in the bucket (the account book too): give --store or --dir, not both", command: spec.name)
+        }
         if !arguments.positionals.isEmpty {
-            guard arguments.string("dir") != nil else {
-                throw UsageError("accounts and tokens live in --dir DIR (accounts.json), not yet in the bucket: give --dir", command: spec.name)
-            }
-            return try runAccounts(arguments, directory: directory)
+            guard let store else { return try runAccounts(arguments, directory: directory) }
+            return try runBucketAccounts(arguments, store: store, scratch: directory)
         }
         if store == nil && (arguments.string("s3-endpoint") != nil || arguments.string("s3-region") != nil) {
             throw UsageError("--s3-endpoint and --s3-region go with --store s3://BUCKET/PREFIX", command: spec.name)
@@ -185,7 +188,7 @@ enum ServeCommand: Command {
         // Block a thread of our own, never the cooperative pool.
         await onOwnThreadUntilDone("photodrain-serve") { _ = try? server.run() }
         watcher.cancel()
-        if store != nil && arguments.string("dir") == nil { try? FileManager.default.removeItem(atPath: directory) }
+        if store != nil { try? FileManager.default.removeItem(atPath: directory) }
         return .success
     }
 
@@ -207,7 +210,24 @@ enum ServeCommand: Command {
         }
     }
 
-    /// With `--store` and no `--dir`: a directory of this process's own for what the receiver keeps
+    /// `serve --store … accounts|tokens …`: the same edits on the bucket's book, written back
+    /// only if no other edit came first (then it says so and exits 1: run it again).
+    static func runBucketAccounts(_ arguments: ParsedArguments, store: String, scratch: String) throws -> ExitCode {
+        let configuration = try s3Store(store, arguments)
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        var status = ExitCode.success
+        let outcome = try S3AccountBook.edit(in: configuration, scratch: scratch) {
+            status = try runAccounts(arguments, directory: scratch, shownRoot: store)
+        }
+        if case .conflict = outcome {
+            Console.shared.err("photodrain serve: the bucket's account book changed during this edit; nothing was written: run it again")
+            return .failure
+        }
+        return status
+    }
+
+    /// With `--store`: a directory of this process's own for what the receiver keeps
     /// beside the bucket (its empty directory store for requests that never reach the bucket).
     static func scratchDirectory() -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("photodrain-serve-\(ProcessInfo.processInfo.processIdentifier)").path
