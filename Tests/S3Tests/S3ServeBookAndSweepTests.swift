@@ -118,4 +118,29 @@ import Testing
             #expect(status == "401")
         }
     }
+
+    /// An account's quota is weighed against what its objects hold in the bucket, whichever
+    /// instance stored them: the upload that would pass it gets 507 before its bytes are taken.
+    @Test func quotaIsWeighedAgainstTheBucket() async throws {
+        let moto = try await MotoServer.shared()
+        let bucket = try await moto.makeBucket()
+        let store = "s3://\(bucket.configuration.bucket)/quota"
+        let tool = ["--store", store, "--s3-endpoint", "http://127.0.0.1:\(moto.port)"]
+        let aws = S3CLITests.environment(moto)
+        #expect(try await S3CLITests.run(["serve"] + tool + ["accounts", "add", "bob", "--quota", "100000"], aws: aws).status == 0)
+        let made = try await S3CLITests.run(["serve"] + tool + ["tokens", "add", "bob", "laptop"], aws: aws)
+        let bearer = ["-H", "Authorization: Bearer \(made.stdout.trimmingCharacters(in: .whitespacesAndNewlines))"]
+        let instances = [try S3ServeInstance(store: store, moto: moto), try S3ServeInstance(store: store, moto: moto)]
+        let files = [try TestFile(size: 60_000, seed: 360), try TestFile(size: 60_000, seed: 361)]
+        defer { files.forEach { $0.remove() } }
+        var statuses: [String] = []
+        for (file, instance) in zip(files, instances) {
+            statuses.append(try S3ServeTests.curl(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H", "Expect:",
+                                                   "--data-binary", "@" + file.path, "-H", "Upload-Complete: ?1"]
+                                                  + bearer + S3ServeTests.version + [instance.url + "/uploads"]))
+        }
+        #expect(statuses == ["201", "507"])
+        let objects = try await S3CLITests.keys(bucket, prefix: "quota/accounts/bob/objects/").filter { !$0.hasSuffix(".json") }
+        #expect(objects.count == 1)
+    }
 }

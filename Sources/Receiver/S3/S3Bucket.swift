@@ -159,7 +159,12 @@ final class S3Bucket: Sendable {
 
     /// Keys (relative to the prefix) under `prefix`, in S3's order.
     func list(_ prefix: String) throws(ReceiverError) -> [String] {
-        var keys: [String] = []
+        try listSized(prefix).map(\.key)
+    }
+
+    /// Keys (relative to the prefix) under `prefix` with their sizes, in S3's order.
+    func listSized(_ prefix: String) throws(ReceiverError) -> [(key: String, size: Int64)] {
+        var keys: [(key: String, size: Int64)] = []
         var token: String?
         repeat {
             var query: [(name: String, value: String)] = [("list-type", "2"), ("prefix", root + prefix)]
@@ -174,7 +179,9 @@ final class S3Bucket: Sendable {
             guard response.status == 200 else { throw failure(response, "ListObjectsV2 \(prefix)") }
             let text = Substring(String(decoding: response.body, as: UTF8.self))
             for contents in S3XML.elements("Contents", in: text) {
-                if let key = S3XML.value("Key", in: contents), key.hasPrefix(root + prefix) { keys.append(String(key.dropFirst(root.count))) }
+                if let key = S3XML.value("Key", in: contents), key.hasPrefix(root + prefix) {
+                    keys.append((String(key.dropFirst(root.count)), S3XML.value("Size", in: contents).flatMap { Int64($0) } ?? 0))
+                }
             }
             token = S3XML.value("IsTruncated", in: text) == "true" ? S3XML.value("NextContinuationToken", in: text) : nil
         } while token != nil

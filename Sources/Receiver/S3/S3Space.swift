@@ -104,6 +104,14 @@ struct S3Space: Sendable {
         return found.sorted { ($0.storedAt, $0.id) < ($1.storedAt, $1.id) }
     }
 
+    /// The bytes of every object stored in this space (by a listing of `objects/`: each object's
+    /// bytes, not its sidecar): what an account's quota is weighed against.
+    func storedBytes() throws(ReceiverError) -> Int64 {
+        try bucket.listSized(key("objects/")).reduce(0) { total, entry in
+            entry.key.hasSuffix(".json") ? total : total + entry.size
+        }
+    }
+
     /// An index entry: the object that holds a key's (or a digest's) content.
     struct Pointer: Codable, Sendable {
         var objectID: String

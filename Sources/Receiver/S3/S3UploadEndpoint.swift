@@ -53,6 +53,7 @@ struct S3UploadEndpoint: Sendable {
             return .response(problem(400, type: ResumableUpload.inconsistentLengthProblem,
                                      title: "Upload-Length does not match the content", version: version ?? 3))
         }
+        if let refusal = quotaRefusal(exchange, space: space, length: max(uploadLength ?? 0, contentLength)) { return refusal }
         let now = configuration.now()
         let record = S3UploadRecord(id: UploadStore.newID(), interopVersion: version ?? 0,
                                     length: complete ? contentLength : uploadLength, metadata: metadata, createdAt: now,
@@ -135,6 +136,7 @@ struct S3UploadEndpoint: Sendable {
                                      title: "the upload would not end at Upload-Length", version: version))
         }
         if complete && record.length == nil { record.length = end }
+        if let refusal = quotaRefusal(exchange, space: space, length: max(announcedLength ?? record.length ?? 0, end)) { return refusal }
         record.metadata.merge(UploadEndpoint.metadata(of: head).successValue ?? ObjectMetadata())
         let writer: S3UploadWriter
         do throws(ReceiverError) {
@@ -282,6 +284,24 @@ struct S3UploadEndpoint: Sendable {
     }
 
     // MARK: Shared
+
+    /// The `507` of `UploadEndpoint.quotaRefusal` for an account with a quota, weighed against the
+    /// bytes its objects hold in the bucket now (a listing, made only for accounts with a quota).
+    private func quotaRefusal(_ exchange: Exchange, space: S3Space, length: Int64) -> Exchange.Reply? {
+        guard let quota = exchange.quota else { return nil }
+        let used: Int64
+        do throws(ReceiverError) {
+            used = try space.storedBytes()
+        } catch {
+            return .failure(error)
+        }
+        guard used > quota - length || length > quota else { return nil }
+        exchange.notes.append("over-quota")
+        return .response(.problem(507, type: ResumableUpload.quotaExceededProblem, title: "the account's quota would be exceeded",
+                                  detail: "account \(exchange.principal.account) holds \(used) bytes of its \(quota)-byte quota; "
+                                      + "an upload of \(length) bytes does not fit",
+                                  numbers: ["quota": quota, "used": used, "upload-length": length]))
+    }
 
     /// An upload's record unless unknown or expired (an expired one is removed).
     private func live(_ id: String, space: S3Space) throws(ReceiverError) -> (record: S3UploadRecord, etag: String)? {

@@ -40,8 +40,9 @@ enum ServeCommand: Command {
         uploads from the bucket and aborts multipart uploads no upload names once --partial-ttl
         has passed. The account book is the bucket's too (PREFIX/accounts.json): 'serve --store URL
         accounts|tokens ...' edits it there, refused if another edit came first, and every
-        instance reads it again within two seconds; --dir is not taken with --store. Not yet on a
-        bucket: --layout path, the scrub, quotas (not enforced), and tokens' last use.
+        instance reads it again within two seconds; --dir is not taken with --store. An account's
+        quota is weighed against a listing of its objects in the bucket. Not yet on a bucket:
+        --layout path, the scrub, and tokens' last use.
 
         Layout (--layout): 'id' (the default) stores each object as objects/<id>; 'path' stores it
         as files/<library path> from its X-Photo-Path, so the directory mirrors the library. '..'
