@@ -148,7 +148,8 @@ public final class ReceiverServer: Sendable {
                 threads.leave()
             }
         }
-        if configuration.scrubBytesPerSecond > 0 {
+        // On a bucket there is nothing on disk to scrub (the bucket's own checks stand for it).
+        if configuration.scrubBytesPerSecond > 0 && configuration.s3Store == nil {
             threads.enter()
             Thread.detachNewThread { [self] in
                 scrubber.run(until: wake.0)
