@@ -153,6 +153,9 @@ enum ServeCommand: Command {
             throw UsageError("--layout wants id or path, not '\(layout)'", command: spec.name)
         }
         configuration.layout = objectLayout
+        if store != nil && objectLayout == .path {
+            throw UsageError("--layout path is not available with --store yet: objects go to PREFIX/objects/ID", command: spec.name)
+        }
         configuration.checkpointInterval = try arguments.double("checkpoint-interval", default: 5, range: 0...86_400)
         configuration.uploadsPerToken = try arguments.int("uploads-per-token", default: 8, range: 1...10_000)
         configuration.failedAuthLimit = try arguments.int("failed-auth-limit", default: 20, range: 1...1_000_000)
