@@ -85,7 +85,7 @@ let package = Package(
         .target(name: "AssetStore", dependencies: ["CSQLite", "UploadProtocol"], swiftSettings: swiftSettings),
         .target(name: "UploadProtocol", dependencies: ["SystemSupport"], swiftSettings: swiftSettings),
         .target(name: "Transfer", dependencies: ["CCurl", "SystemSupport", "UploadProtocol"], swiftSettings: swiftSettings),
-        .target(name: "Receiver", dependencies: ["UploadProtocol", "SystemSupport"], swiftSettings: swiftSettings),
+        .target(name: "Receiver", dependencies: ["UploadProtocol", "SystemSupport", "Transfer"], swiftSettings: swiftSettings),
         .target(
             name: "Drain",
             dependencies: ["FaceAnalysis", "PhotoAnalysis", "AssetStore", "Transfer", "UploadProtocol", "SystemSupport"],

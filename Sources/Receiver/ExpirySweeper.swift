@@ -36,10 +36,14 @@ final class ExpirySweeper: Sendable {
     /// Per account, the last id the previous pass read; none to start from the first.
     private let cursor = Mutex<[String: String]>([:])
 
+    /// With `serve --store s3://…`: the bucket's sweep, run with every pass.
+    private let bucketSweep: S3Sweep?
+
     init(spaces: AccountSpaces, registry: TransferRegistry, configuration: ReceiverConfiguration) {
         self.spaces = spaces
         self.registry = registry
         self.configuration = configuration
+        bucketSweep = configuration.s3Store.map { S3Sweep(bucket: S3Bucket(configuration: $0), partialTTL: configuration.partialTTL) }
     }
 
     /// Seconds between rounds: `sweepInterval`, and never longer than the partial TTL.
@@ -58,6 +62,15 @@ final class ExpirySweeper: Sendable {
             }
             let pass = sweep()
             if pass.removed > 0 { configuration.log("expired \(pass.removed) partial upload(s)") }
+            if let bucketSweep {
+                let bucketPass = bucketSweep.pass(now: configuration.now())
+                if bucketPass.removed > 0 || bucketPass.aborted > 0 {
+                    configuration.log("expired \(bucketPass.removed) partial upload(s) in the bucket, aborted \(bucketPass.aborted) abandoned multipart upload(s)")
+                }
+                if let failure = bucketPass.firstFailure {
+                    configuration.log("expiry sweep of the bucket: \(bucketPass.failed) failure(s): \(failure)")
+                }
+            }
             if let failure = pass.firstFailure {
                 configuration.log("expiry sweep: \(pass.failed) upload(s) could not be removed or settled: \(failure)")
             }

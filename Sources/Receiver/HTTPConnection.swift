@@ -184,6 +184,15 @@ final class HTTPConnection {
         }
     }
 
+    /// Sends a response head announcing `length` bytes that the caller then sends itself (with
+    /// `Syscalls.sendAll` on `descriptor`); false when the peer is gone.
+    func sendStreamedHead(_ response: HTTPResponse, length: Int64, close: Bool) -> Bool {
+        var head = response
+        head.body = []
+        head.streamedLength = length
+        return send(head, close: close, headOnly: true)
+    }
+
     /// Marks the connection as carrying an authorised request, which the server must finish:
     /// it is not evicted to make room until it waits for its next head.
     func holdAuthorisedRequest() {

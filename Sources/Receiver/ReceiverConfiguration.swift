@@ -1,4 +1,5 @@
 import Foundation
+import Transfer
 import UploadProtocol
 
 /// Everything `photodrain serve` can set, with defaults suited to a LAN receiver.
@@ -80,6 +81,16 @@ public struct ReceiverConfiguration: Sendable {
     /// The seconds over which `failedAuthLimit` failures are forgiven: the count decays by
     /// `failedAuthLimit` per `failedAuthWindow` (20 per 60 s: one every 3 s).
     public var failedAuthWindow: Double = 60
+    /// With `serve --store s3://BUCKET/PREFIX`: the bucket that holds every upload, object, sidecar
+    /// and index (see `S3Space`), so any number of instances serve one store; nil keeps everything
+    /// in `directory` (the default).
+    public var s3Store: S3Configuration?
+    /// The size of each multipart part an S3 store writes (S3's 5 MiB minimum by default).
+    public var s3PartSize: Int = Int(S3Configuration.minimumPartSize)
+    /// Test-only: seconds an S3 store's completion waits between writing a new object's sidecar
+    /// and claiming its dedupe index entry, so a test can make two instances' completions of one
+    /// content overlap there (`PHOTODRAIN_SERVE_S3_INDEX_PAUSE`). 0 in production.
+    public var s3IndexPause: Double = 0
     /// Faults to inject on purpose (cut connections, a full disk), for tests of clients against
     /// this receiver; nil in production.
     public var faultInjection: FaultInjection?

@@ -100,12 +100,16 @@ public final class ReceiverServer: Sendable {
         let scrubber: ObjectScrubber
         let store: UploadStore
         let spaces: AccountSpaces
+        let mirror: S3AccountBookMirror?
         do {
             port = try Syscalls.boundPort(listener)
             store = try UploadStore(directory: configuration.directory, partialTTL: configuration.partialTTL,
                                     bootID: UploadStore.bootID(at: configuration.bootIDPath), syncMode: configuration.syncMode, layout: configuration.layout,
                                     log: configuration.log)
             let registry = TransferRegistry()
+            // On a bucket the account book is the bucket's, mirrored into the directory.
+            mirror = configuration.s3Store.map { S3AccountBookMirror(bucket: S3Bucket(configuration: $0), directory: store.root) }
+            try mirror?.sync()
             let access = try AccessControl(directory: store.root, legacyToken: configuration.effectiveToken,
                                            log: configuration.log, now: configuration.now)
             spaces = try AccountSpaces(defaultStore: store, configuration: configuration, registry: registry)
@@ -137,14 +141,22 @@ public final class ReceiverServer: Sendable {
             sweeper.run(until: wake.0)
             threads.leave()
         }
-        if configuration.scrubBytesPerSecond > 0 {
+        if let mirror {
+            threads.enter()
+            Thread.detachNewThread { [self] in
+                mirror.run(until: wake.0, log: configuration.log)
+                threads.leave()
+            }
+        }
+        // On a bucket there is nothing on disk to scrub (the bucket's own checks stand for it).
+        if configuration.scrubBytesPerSecond > 0 && configuration.s3Store == nil {
             threads.enter()
             Thread.detachNewThread { [self] in
                 scrubber.run(until: wake.0)
                 threads.leave()
             }
         }
-        configuration.log("receiver listening on \(configuration.host):\(port), storing in \(configuration.directory)")
+        configuration.log("receiver listening on \(configuration.host):\(port), storing in \(configuration.s3Store?.destination ?? configuration.directory)")
         return port
     }
 

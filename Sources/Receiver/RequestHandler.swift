@@ -34,9 +34,15 @@ final class RequestHandler: Sendable {
     private let failedAuth: FailedAuthLimiter
     /// Upload requests in progress per device token id (`ReceiverConfiguration.uploadsPerToken`).
     private let uploadsInProgress = Mutex<[String: Int]>([:])
+    /// With `serve --store s3://…`: the bucket every upload and object route goes to
+    /// (`RequestHandler+S3.swift`) instead of the account's directory store.
+    let bucket: S3Bucket?
+    let s3Uploads: S3UploadEndpoint
 
     init(configuration: ReceiverConfiguration, spaces: AccountSpaces, access: AccessControl) {
         self.configuration = configuration
+        bucket = configuration.s3Store.map { S3Bucket(configuration: $0, largestRead: configuration.s3PartSize) }
+        s3Uploads = S3UploadEndpoint(configuration: configuration, partSize: configuration.s3PartSize)
         self.spaces = spaces
         self.access = access
         failedAuth = FailedAuthLimiter(limit: configuration.failedAuthLimit, window: configuration.failedAuthWindow,
@@ -102,6 +108,7 @@ final class RequestHandler: Sendable {
         exchange.connection.holdAuthorisedRequest()
         exchange.principal = principal
         exchange.quota = access.quota(for: principal.account)
+        if let bucket { return routeS3(exchange, parts: parts, space: S3Space(bucket: bucket, account: principal.account)) }
         let space: AccountSpaces.Space
         do throws(ReceiverError) {
             space = try spaces.space(for: principal.account)
@@ -164,7 +171,7 @@ final class RequestHandler: Sendable {
     /// The `403` for a request outside the token's scope: an RFC 9457 problem whose `detail`
     /// names the scope needed (clients show it), and `WWW-Authenticate` as RFC 6750 says. Asked
     /// before anything about the request's id or digest is looked up, so it tells nothing of them.
-    private func forbidden(_ exchange: Exchange, _ principal: Principal, needs scope: TokenScope) -> Exchange.Outcome {
+    func forbidden(_ exchange: Exchange, _ principal: Principal, needs scope: TokenScope) -> Exchange.Outcome {
         exchange.notes.append("forbidden needs=\(scope.rawValue)")
         let holder = principal.device.map { "device \($0) of account \(principal.account)" } ?? "account \(principal.account)"
         let detail = "this request needs a token with the \(scope.rawValue) scope; the token of \(holder) has the \(principal.scope.rawValue) scope"
@@ -175,7 +182,7 @@ final class RequestHandler: Sendable {
 
     /// Counts an upload request of a device token in, unless the token has
     /// `uploadsPerToken` in progress already. Always true for a principal without a device token.
-    private func beginUpload(_ principal: Principal) -> Bool {
+    func beginUpload(_ principal: Principal) -> Bool {
         guard let id = principal.tokenID else { return true }
         return uploadsInProgress.withLock { counts in
             guard counts[id, default: 0] < configuration.uploadsPerToken else { return false }
@@ -184,7 +191,7 @@ final class RequestHandler: Sendable {
         }
     }
 
-    private func endUpload(_ principal: Principal) {
+    func endUpload(_ principal: Principal) {
         guard let id = principal.tokenID else { return }
         uploadsInProgress.withLock { counts in
             counts[id, default: 1] -= 1
@@ -193,7 +200,7 @@ final class RequestHandler: Sendable {
     }
 
     /// The `429` for a device token with `uploadsPerToken` upload requests in progress.
-    private func tooManyUploads(_ exchange: Exchange) -> Exchange.Outcome {
+    func tooManyUploads(_ exchange: Exchange) -> Exchange.Outcome {
         exchange.notes.append("too-many-uploads")
         let limit = configuration.uploadsPerToken
         return exchange.respond(.problem(429, type: ResumableUpload.tooManyUploadsProblem, title: "too many uploads in progress for this token",
@@ -266,7 +273,7 @@ final class RequestHandler: Sendable {
         return Exchange.Outcome(status: 200, keepAlive: sent && exchange.head.keepAlive)
     }
 
-    private func json(_ value: some Encodable) -> HTTPResponse {
+    func json(_ value: some Encodable) -> HTTPResponse {
         HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")],
                      body: UploadStore.json(value))
     }

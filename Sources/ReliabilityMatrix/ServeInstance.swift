@@ -13,8 +13,13 @@ final class ServeInstance {
     /// Laid over the environment of every later start.
     var environment: [String: String]
 
-    init(tool: Tool, directory: String, extra: [String] = [], environment: [String: String] = [:]) throws {
+    /// What names the store: `--dir DIRECTORY`, or `--store s3://…` and its endpoint.
+    private let storeArguments: [String]
+
+    init(tool: Tool, directory: String, extra: [String] = [], environment: [String: String] = [:],
+         storeArguments: [String]? = nil) throws {
         self.tool = tool
+        self.storeArguments = storeArguments ?? ["--dir", directory]
         self.environment = environment
         self.directory = directory
         self.extra = extra
@@ -28,7 +33,7 @@ final class ServeInstance {
     /// Starts the server and waits until it answers.
     func start() throws {
         starts += 1
-        let child = try tool.start(["serve", "--dir", directory, "--port", String(port)] + extra, name: "serve", environment: environment)
+        let child = try tool.start(["serve"] + storeArguments + ["--port", String(port)] + extra, name: "serve", environment: environment)
         self.child = child
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {

@@ -61,6 +61,7 @@ do {
         ("bit flipped on the receiver's disk", IntegrityScenarios.bitFlip),
         ("memory-capped wake", ResourceScenarios.memoryCappedWake),
         ("byte-flipping proxy in front of S3", S3Scenarios.byteFlippingProxy),
+        ("three serve --store instances, one SIGKILLed at random", FleetScenarios.killedInstances),
         ("SIGKILL free-space and restore", FreeSpaceScenarios.killed),
     ]
     let started = Date()

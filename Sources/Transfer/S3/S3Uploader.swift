@@ -93,8 +93,15 @@ public final class S3Uploader: UploadDestination {
         return try await client.send(request)
     }
 
-    /// The signed `HTTPRequest` for `send`.
-    func signedRequest(_ method: String, key: String?, query: [(name: String, value: String)],
+    /// Sends a request made by `signedRequest` (after setting what `send` cannot, such as a
+    /// `responseBodyObserver`) and returns S3's answer, whatever its status.
+    public func send(request: HTTPRequest) async throws(TransferError) -> HTTPResponse {
+        try await client.send(request)
+    }
+
+    /// The signed `HTTPRequest` for `send` (public for callers that stream a body, e.g. the
+    /// receiver hashing an object as it downloads).
+    public func signedRequest(_ method: String, key: String?, query: [(name: String, value: String)],
                        headers: [(name: String, value: String)], body: HTTPRequest.Body, payloadHash: String?,
                        mayResendPartialBody: Bool, date: Date = Date()) throws(TransferError) -> HTTPRequest {
         let target = configuration.target(key: key, query: query)

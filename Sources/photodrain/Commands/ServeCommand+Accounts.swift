@@ -7,7 +7,8 @@ import SystemSupport
 /// picks every change up within a second or two.
 extension ServeCommand {
     /// Runs the accounts or tokens action the positionals name.
-    static func runAccounts(_ arguments: ParsedArguments, directory: String) throws -> ExitCode {
+    /// `shownRoot`: where the objects are, as printed (the directory, or `s3://BUCKET/PREFIX`).
+    static func runAccounts(_ arguments: ParsedArguments, directory: String, shownRoot: String? = nil) throws -> ExitCode {
         let words = arguments.positionals
         if arguments.string("scope") != nil && !(words.count >= 2 && words[0] == "tokens" && words[1] == "add") {
             throw UsageError("--scope goes with `serve tokens add ACCOUNT DEVICE`", command: spec.name)
@@ -24,7 +25,7 @@ extension ServeCommand {
                     try book.addAccount(name, now: Date())
                     if let quota { try book.setQuota(name, bytes: quota, now: Date()) }
                 }
-                Console.shared.out("added account \(name): its objects go to \(space(of: name, in: directory))"
+                Console.shared.out("added account \(name): its objects go to \(space(of: name, in: shownRoot ?? directory))"
                                    + (quota.map { ", at most \($0) bytes" } ?? ""))
             case ("accounts", "quota", 4):
                 let (name, text) = (words[2], words[3])
@@ -48,7 +49,7 @@ extension ServeCommand {
                 for name in book.accountNames {
                     let count = book.tokens.filter { $0.account == name }.count
                     let quota = book.quota(of: name).map(String.init) ?? "none"
-                    Console.shared.out(pad([name, String(count), quota, space(of: name, in: directory)]).joined())
+                    Console.shared.out(pad([name, String(count), quota, space(of: name, in: shownRoot ?? directory)]).joined())
                 }
             case ("tokens", "add", 4):
                 let scopeText = arguments.string("scope") ?? TokenScope.upload.rawValue

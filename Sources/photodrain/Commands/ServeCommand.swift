@@ -3,6 +3,7 @@ import Foundation
 import Drain
 import Receiver
 import SystemSupport
+import Transfer
 
 /// `photodrain serve --dir DIR`: the reference receiving server.
 enum ServeCommand: Command {
@@ -27,6 +28,21 @@ enum ServeCommand: Command {
         then resume from the lower offset. With 'always' every reported offset is fsynced first
         and survives a machine crash too, at the cost of a few fsyncs per request. Finished objects
         are fsynced before they are acknowledged in both modes.
+
+        On a bucket (--store s3://BUCKET/PREFIX, with --s3-endpoint, --s3-region and the
+        credentials 'upload' takes): uploads, objects, sidecars and the dedupe indexes live in the
+        bucket and nothing in the instance, so any number of instances behind a load balancer
+        serve one store and any of them answers any request. A PATCH's bytes become multipart
+        parts of 5 MiB (a shorter remainder is kept as an object of its own until the next PATCH),
+        HEAD answers the offset the bucket holds, and two instances racing on one upload or one
+        content are kept apart by conditional writes (If-Match, If-None-Match): one wins, the other
+        answers 409, or with the first object for a duplicate. The expiry sweep removes abandoned
+        uploads from the bucket and aborts multipart uploads no upload names once --partial-ttl
+        has passed. The account book is the bucket's too (PREFIX/accounts.json): 'serve --store URL
+        accounts|tokens ...' edits it there, refused if another edit came first, and every
+        instance reads it again within two seconds; --dir is not taken with --store. An account's
+        quota is weighed against a listing of its objects in the bucket. Not yet on a bucket:
+        --layout path, the scrub, and tokens' last use.
 
         Layout (--layout): 'id' (the default) stores each object as objects/<id>; 'path' stores it
         as files/<library path> from its X-Photo-Path, so the directory mirrors the library. '..'
@@ -69,6 +85,9 @@ enum ServeCommand: Command {
         """,
         options: [
             .option("dir", "DIR", "Where objects and upload state are stored (created if missing)."),
+            .option("store", "s3://BUCKET/PREFIX", "Keep uploads, objects, sidecars and indexes in this bucket instead of --dir, so several instances serve one store (see above)."),
+            .option("s3-endpoint", "URL", "With --store: an S3-compatible endpoint http(s)://host[:port] (path-style); default AWS."),
+            .option("s3-region", "REGION", "With --store: the signing region (default $AWS_REGION, else us-east-1)."),
             .option("host", "ADDR", "Address to listen on.", default: "127.0.0.1"),
             .option("port", "N", "Port to listen on (0: any free port).", default: "8080"),
             .option("token-file", "PATH", "Require 'Authorization: Bearer <token>' with the token in this file."),
@@ -98,10 +117,20 @@ enum ServeCommand: Command {
     )
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
-        guard let directory = arguments.string("dir") else {
-            throw UsageError("--dir DIR is required", command: spec.name)
+        let store = arguments.string("store")
+        guard let directory = arguments.string("dir") ?? store.map({ _ in Self.scratchDirectory() }) else {
+            throw UsageError("--dir DIR (or --store s3://BUCKET/PREFIX) is required", command: spec.name)
         }
-        if !arguments.positionals.isEmpty { return try runAccounts(arguments, directory: directory) }
+        if store != nil && arguments.string("dir") != nil {
+            throw UsageError("--store keeps everything in the bucket (the account book too): give --store or --dir, not both", command: spec.name)
+        }
+        if !arguments.positionals.isEmpty {
+            guard let store else { return try runAccounts(arguments, directory: directory) }
+            return try runBucketAccounts(arguments, store: store, scratch: directory)
+        }
+        if store == nil && (arguments.string("s3-endpoint") != nil || arguments.string("s3-region") != nil) {
+            throw UsageError("--s3-endpoint and --s3-region go with --store s3://BUCKET/PREFIX", command: spec.name)
+        }
         if arguments.string("scope") != nil {
             throw UsageError("--scope goes with `serve tokens add ACCOUNT DEVICE`", command: spec.name)
         }
@@ -124,6 +153,9 @@ enum ServeCommand: Command {
             throw UsageError("--layout wants id or path, not '\(layout)'", command: spec.name)
         }
         configuration.layout = objectLayout
+        if store != nil && objectLayout == .path {
+            throw UsageError("--layout path is not available with --store yet: objects go to PREFIX/objects/ID", command: spec.name)
+        }
         configuration.checkpointInterval = try arguments.double("checkpoint-interval", default: 5, range: 0...86_400)
         configuration.uploadsPerToken = try arguments.int("uploads-per-token", default: 8, range: 1...10_000)
         configuration.failedAuthLimit = try arguments.int("failed-auth-limit", default: 20, range: 1...1_000_000)
@@ -142,6 +174,11 @@ enum ServeCommand: Command {
                 throw UsageError(error.message, command: spec.name)
             }
         }
+        if let store { configuration.s3Store = try Self.s3Store(store, arguments) }
+        // Test-only and undocumented: makes two instances' completions of one content overlap.
+        if let text = ProcessInfo.processInfo.environment["PHOTODRAIN_SERVE_S3_INDEX_PAUSE"], let seconds = Double(text), seconds > 0 {
+            configuration.s3IndexPause = min(seconds, 10)
+        }
         // Test-only and undocumented: the reliability matrix's stand-in for a full disk where it cannot
         // mount a small filesystem. Every body write after this many bytes fails as ENOSPC would.
         if let text = ProcessInfo.processInfo.environment["PHOTODRAIN_SERVE_DISK_FULL_AFTER"], let bytes = Int64(text), bytes >= 0 {
@@ -150,11 +187,53 @@ enum ServeCommand: Command {
         let server = ReceiverServer(configuration: configuration)
         let port = try server.start()
         let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
-        Console.shared.out("photodrain serve: uploads at http://\(host):\(port)/uploads, objects in \(directory)")
+        Console.shared.out("photodrain serve: uploads at http://\(host):\(port)/uploads, objects in \(store ?? directory)")
         let watcher = SignalWatcher { _ in server.stop() }
         // Block a thread of our own, never the cooperative pool.
         await onOwnThreadUntilDone("photodrain-serve") { _ = try? server.run() }
         watcher.cancel()
+        if store != nil { try? FileManager.default.removeItem(atPath: directory) }
         return .success
+    }
+
+    /// The bucket of `--store`, with `--s3-endpoint`, `--s3-region` and the credentials the
+    /// client takes (the environment, then `~/.aws/credentials`). Usage error when unusable.
+    static func s3Store(_ url: String, _ arguments: ParsedArguments) throws(UsageError) -> S3Configuration {
+        guard UploadDestinations.isS3(url) else {
+            throw UsageError("--store wants s3://BUCKET/PREFIX, not '\(url)' (a directory goes in --dir)", command: spec.name)
+        }
+        let settings = UploadDestinations.Settings(s3Endpoint: arguments.string("s3-endpoint"), s3Region: arguments.string("s3-region"))
+        do {
+            let credentials = try S3Credentials.resolve(environment: settings.environment, home: settings.home)
+            let configuration = try S3Configuration(destination: url, endpoint: settings.s3Endpoint, region: settings.resolvedRegion,
+                                                    credentials: credentials)
+            try configuration.validate()
+            return configuration
+        } catch {
+            throw UsageError("--store: \(error.message)", command: spec.name)
+        }
+    }
+
+    /// `serve --store … accounts|tokens …`: the same edits on the bucket's book, written back
+    /// only if no other edit came first (then it says so and exits 1: run it again).
+    static func runBucketAccounts(_ arguments: ParsedArguments, store: String, scratch: String) throws -> ExitCode {
+        let configuration = try s3Store(store, arguments)
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        var status = ExitCode.success
+        let outcome = try S3AccountBook.edit(in: configuration, scratch: scratch) {
+            status = try runAccounts(arguments, directory: scratch, shownRoot: store)
+        }
+        if case .conflict = outcome {
+            Console.shared.err("photodrain serve: the bucket's account book changed during this edit; nothing was written: run it again")
+            return .failure
+        }
+        return status
+    }
+
+    /// With `--store`: a directory of this process's own for what the receiver keeps
+    /// beside the bucket (its empty directory store for requests that never reach the bucket).
+    static func scratchDirectory() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("photodrain-serve-\(ProcessInfo.processInfo.processIdentifier)").path
     }
 }
