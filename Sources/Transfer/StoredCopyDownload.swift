@@ -51,6 +51,19 @@ final class DownloadFile: @unchecked Sendable {
     }
 
     /// Closes the file without syncing (the caller removes it).
+    /// Sends `request` with its response body written into this file as it arrives; the file is
+    /// abandoned when the request fails.
+    func receive(_ request: HTTPRequest, client: HTTPClient) async throws(TransferError) -> HTTPResponse {
+        var request = request
+        request.responseBodyObserver = { bytes in self.observe(bytes) }
+        do throws(TransferError) {
+            return try await client.send(request)
+        } catch {
+            abandon()
+            throw error
+        }
+    }
+
     func abandon() {
         lock.withLock {
             if let fd { closeFile(fd) }
@@ -87,15 +100,8 @@ extension ResumableUploader {
                 throw TransferError(.unverifiedReceipt, "the object id \(id) cannot be asked for")
             }
             let file = try DownloadFile(path: path)
-            var request = HTTPRequest(method: "GET", url: objectURL + "/content", headers: baseHeaders(interopVersion: configuration.interopVersion))
-            request.responseBodyObserver = { bytes in file.observe(bytes) }
-            let response: HTTPResponse
-            do throws(TransferError) {
-                response = try await client.send(request)
-            } catch {
-                file.abandon()
-                throw error
-            }
+            let request = HTTPRequest(method: "GET", url: objectURL + "/content", headers: baseHeaders(interopVersion: configuration.interopVersion))
+            let response = try await file.receive(request, client: client)
             switch response.status {
             case 200:
                 return try file.finish(expected: sha256Hex, size: size, serverID: id, what: "object \(id)")
@@ -124,15 +130,8 @@ extension S3Uploader {
             key = configuration.objectKey(for: UploadMetadata(filename: filename, sha256Hex: sha256Hex, verdictJSON: "{}"))
         }
         let file = try DownloadFile(path: path)
-        var request = try signedRequest("GET", key: key, query: [], headers: [], body: .none, payloadHash: nil, mayResendPartialBody: true)
-        request.responseBodyObserver = { bytes in file.observe(bytes) }
-        let response: HTTPResponse
-        do throws(TransferError) {
-            response = try await client.send(request)
-        } catch {
-            file.abandon()
-            throw error
-        }
+        let request = try signedRequest("GET", key: key, query: [], headers: [], body: .none, payloadHash: nil, mayResendPartialBody: true)
+        let response = try await file.receive(request, client: client)
         switch response.status {
         case 200:
             return try file.finish(expected: sha256Hex, size: size, serverID: serverID, what: "s3 object \(key)")
