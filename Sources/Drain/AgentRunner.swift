@@ -100,16 +100,15 @@ public final class AgentRunner: Sendable {
         let store = self.store
         await withTaskGroup(of: (jobID: Int64, outcome: PerformOutcome, away: String?).self) { group in
             var running = 0
-            // While a destination is away: no new job before `pausedUntil`; the pause doubles.
-            var pausedUntil: ContinuousClock.Instant?
-            var pause = options.probeInterval
+            // While the destination is away no new job starts; the pause doubles (`AwayBackoff`).
+            var away = AwayBackoff(first: options.probeInterval, ceiling: options.maxProbeInterval)
             var held: String?
             loop: while !stopFlag.isCompleted && !Task.isCancelled {
                 if let course = options.conditions?.course, course.reason != held {
                     held = course.reason
                     events(.conditions(held: held))
                 }
-                if running < options.slots && held == nil && pausedUntil.map({ ContinuousClock.now >= $0 }) ?? true {
+                if running < options.slots && held == nil && away.isDue(now: .now) {
                     // The store is asked on a thread of its own, never on the cooperative pool.
                     let limit = options.slots - running
                     // A job for another place than the library's destination is dropped here,
@@ -180,25 +179,24 @@ public final class AgentRunner: Sendable {
                     continue
                 }
                 // One in for each one out. A stop cancels this task, which cancels the uploads.
-                if let (jobID, outcome, away) = await group.next() {
+                if let (jobID, outcome, awayMessage) = await group.next() {
                     running -= 1
                     idleSince = .now
                     if case .storeFailed(let error) = outcome {
                         storeError = error
                         break
                     }
-                    if let away {
-                        pausedUntil = .now + pause
-                        events(.destinationAway(jobID: jobID, message: away, pause: pause))
-                        pause = min(pause * 2, options.maxProbeInterval)
+                    if let awayMessage {
+                        let pause = away.failed(now: .now)
+                        events(.destinationAway(jobID: jobID, message: awayMessage, pause: pause))
                     } else if case .finished = outcome {
                         finished += 1
-                        if case .finished(.succeeded) = outcome { pause = options.probeInterval }
+                        if case .finished(.succeeded) = outcome { away.answered() }
                     }
                 }
             }
             group.cancelAll()
-            for await (_, outcome, away) in group where away == nil {
+            for await (_, outcome, awayMessage) in group where awayMessage == nil {
                 if case .finished = outcome { finished += 1 }
             }
         }

@@ -58,8 +58,7 @@ struct DrainSchedule {
     // Connectivity: offline, the destination is probed, less and less often.
     private(set) var online = true
     private(set) var offlineSince: Instant?
-    private(set) var nextProbe: Instant
-    private(set) var probeInterval: Duration
+    private(set) var probes: AwayBackoff
     // Upload failures in a row pause uploads, doubling; a server's Retry-After holds them too.
     private(set) var failuresInARow = 0
     private(set) var uploadsPausedUntil: Instant
@@ -93,8 +92,7 @@ struct DrainSchedule {
         self.options = options
         self.serverWaitUntil = serverWaitUntil
         self.watchLimited = watchLimited
-        nextProbe = now
-        probeInterval = options.probeInterval
+        probes = AwayBackoff(first: options.probeInterval, ceiling: options.maxProbeInterval)
         uploadsPausedUntil = now
         nextBatch = now
         // Where the watcher does not see everything, the rescans must.
@@ -190,19 +188,18 @@ struct DrainSchedule {
 
     // MARK: Connectivity
 
-    func probeDue(now: Instant) -> Bool { !online && now >= nextProbe }
+    func probeDue(now: Instant) -> Bool { !online && probes.isDue(now: now) }
 
     /// The answer of a reachability probe. True when the destination is back.
     mutating func probed(reachable: Bool, now: Instant) -> Bool {
         if reachable {
             online = true
             offlineSince = nil
-            probeInterval = options.probeInterval
+            probes.answered()
             uploadAvailable = true
             return true
         }
-        probeInterval = min(probeInterval * 2, options.maxProbeInterval)
-        nextProbe = now + probeInterval
+        probes.failed(now: now)
         return false
     }
 
@@ -281,7 +278,7 @@ struct DrainSchedule {
             guard online else { return .carryOn }
             online = false
             offlineSince = now
-            nextProbe = now + probeInterval
+            probes.failed(now: now)
             return .wentOffline(message: message)
         case .refused(let message):
             finished(.upload)
@@ -374,7 +371,7 @@ struct DrainSchedule {
                 if until <= date { serverWaitUntil = nil }
                 wake(by: now + .milliseconds(max(0, Int64(until.timeIntervalSince(date) * 1000))))
             }
-            if !online { wake(by: nextProbe) }
+            if !online, let next = probes.until { wake(by: next) }
             if uploadsPausedUntil > now { wake(by: uploadsPausedUntil) }
             // Held by the run conditions: look again soon, as the monitor may have cleared them.
             if course.reason != nil { wake(by: now + .seconds(1)) }

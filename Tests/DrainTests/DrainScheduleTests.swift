@@ -4,231 +4,371 @@ import Testing
 import Transfer
 @testable import Drain
 
-/// The drain loop's decisions, without a store, a network or a clock: each test drives a
-/// `DrainSchedule` through instants it chooses.
+/// The drain loop's decisions, without a store, a network or a clock, as truth tables: each row
+/// is an instant (time since the start, on the monotonic clock and the wall clock alike), what
+/// happens to the schedule then, and what it must answer. A failing row names its table and
+/// number; the rows run in order on one schedule, so a table is also the story of a run.
 @Suite struct DrainScheduleTests {
     static let endpoint = "http://receiver.test/uploads"
-    let t0 = ContinuousClock.now
+    static let t0 = ContinuousClock.now
+    static let d0 = Date(timeIntervalSince1970: 1_800_000_000)
 
-    func options(_ change: (inout DrainOptions) -> Void = { _ in }) -> DrainOptions {
-        var options = DrainOptions(destination: UnavailableDestination(endpoint: Self.endpoint,
-                                                                       error: TransferError(.notFound, "not used")))
-        change(&options)
-        return options
+    /// What happens at a row's instant.
+    enum Event {
+        /// `slotToStart` with this much work in the store.
+        case start(vision: Int, upload: Int)
+        /// A slot finished this way (`record`).
+        case record(DrainRunner.SlotResult)
+        /// Nothing runs (`whenIdle`).
+        case idle(vision: Int, upload: Int)
+        /// A reachability probe answered (`probed`).
+        case probe(reachable: Bool)
+        /// Is a probe due (`probeDue`)?
+        case probeDue
+        /// Is a scan due (`scanDue`)?
+        case scanDue(watcher: Bool)
+        /// The last look found this (`lastScan`).
+        case lastScan(newWork: Bool, settling: [String])
+        /// The watcher saw these folders change (`watched`).
+        case watched(folders: [String])
+        /// The watcher lost the library (`watched`).
+        case libraryWentAway
+        /// The watcher hit its limit (`watched`).
+        case watchLimitReached
+        /// When the watching loop wakes (`watchWake`).
+        case wake(vision: Int, upload: Int)
     }
 
-    func schedule(_ change: (inout DrainOptions) -> Void = { _ in }, serverWait: Date? = nil) -> DrainSchedule {
-        DrainSchedule(options: options(change), serverWaitUntil: serverWait, watchLimited: nil, now: t0)
+    /// What the schedule answers.
+    enum Answer: Equatable {
+        case start(DrainSchedule.Start?)
+        case recorded(DrainSchedule.Recorded)
+        case idle(DrainSchedule.Idle)
+        case yes, no
+        case scan(DrainSchedule.Scan?)
+        case lastScan(DrainSchedule.Idle?)
+        /// The number of events `watched` reports.
+        case said(Int)
+        /// `watchWake`'s instant, as time since the start, or nil.
+        case wakeAt(Duration?)
+    }
+
+    struct Row {
+        var at: Duration
+        var event: Event
+        var answer: Answer
+        init(_ at: Duration, _ event: Event, _ answer: Answer) {
+            self.at = at
+            self.event = event
+            self.answer = answer
+        }
+    }
+
+    static func schedule(_ change: (inout DrainOptions) -> Void = { _ in }, serverWait: Date? = nil) -> DrainSchedule {
+        var options = DrainOptions(destination: UnavailableDestination(endpoint: endpoint,
+                                                                       error: TransferError(.notFound, "not used")))
+        change(&options)
+        return DrainSchedule(options: options, serverWaitUntil: serverWait, watchLimited: nil, now: t0)
+    }
+
+    /// Plays `rows` on `schedule` in order; each answer is checked against its row.
+    static func play(_ name: String, _ schedule: inout DrainSchedule, _ rows: [Row],
+                     sourceLocation: SourceLocation = #_sourceLocation) {
+        for (number, row) in rows.enumerated() {
+            let now = t0 + row.at
+            let date = d0.addingTimeInterval(Double(row.at.components.seconds) + Double(row.at.components.attoseconds) / 1e18)
+            let got: Answer
+            switch row.event {
+            case .start(let vision, let upload):
+                got = .start(schedule.slotToStart(work: .init(vision: vision, upload: upload), now: now, date: date))
+            case .record(let result):
+                got = .recorded(schedule.record(result, now: now))
+            case .idle(let vision, let upload):
+                got = .idle(schedule.whenIdle(work: .init(vision: vision, upload: upload), now: now, date: date))
+            case .probe(let reachable):
+                got = schedule.probed(reachable: reachable, now: now) ? .yes : .no
+            case .probeDue:
+                got = schedule.probeDue(now: now) ? .yes : .no
+            case .scanDue(let watcher):
+                got = .scan(schedule.scanDue(now: now, hasWatcher: watcher))
+            case .lastScan(let newWork, let settling):
+                got = .lastScan(schedule.lastScan(newWork: newWork, settling: settling, now: now))
+            case .watched(let folders):
+                var changes = LibraryChanges()
+                changes.folders = Set(folders.map { Array($0.utf8) })
+                got = .said(schedule.watched(changes, limitReached: nil, now: now).count)
+            case .libraryWentAway:
+                var changes = LibraryChanges()
+                changes.wentAway = true
+                got = .said(schedule.watched(changes, limitReached: nil, now: now).count)
+            case .watchLimitReached:
+                got = .said(schedule.watched(LibraryChanges(), limitReached: "the watch limit (8192 folders) was reached", now: now).count)
+            case .wake(let vision, let upload):
+                let wake = schedule.watchWake(work: .init(vision: vision, upload: upload), hasWatcher: true, now: now, date: date)
+                got = .wakeAt(wake.at.map { $0 - t0 })
+            }
+            #expect(got == row.answer, "\(name), row \(number + 1): \(row.event) at \(row.at)", sourceLocation: sourceLocation)
+        }
     }
 
     /// A photo's row as the store would hand it out (only its identity matters here).
-    func asset(_ id: Int64) throws -> AssetRecord {
+    static func asset(_ id: Int64) throws -> AssetRecord {
         let json = #"{"id":\#(id),"path":"p\#(id).jpg","size":1,"mtimeNanoseconds":0,"generation":0,"discoveredAt":0,"attempts":0,"failed":false}"#
         return try JSONDecoder().decode(AssetRecord.self, from: Data(json.utf8))
     }
 
-    @Test func uploadFirstFillsEverySlotWithUploadsThenStops() {
-        var s = schedule()
-        let work = DrainSchedule.Work(vision: 5, upload: 5)
-        let got1 = s.slotToStart(work: work, now: t0, date: Date())
-        #expect(got1 == .upload)
-        let got2 = s.slotToStart(work: work, now: t0, date: Date())
-        #expect(got2 == .upload)
-        let got3 = s.slotToStart(work: work, now: t0, date: Date())
-        #expect(got3 == .upload)
-        let got4 = s.slotToStart(work: work, now: t0, date: Date())
-        #expect(got4 == nil)
-        #expect(s.running == [.upload, .upload, .upload])
+    static func folders(_ names: String...) -> Set<[UInt8]> { Set(names.map { Array($0.utf8) }) }
+
+    @Test func slotsAreFilledUploadFirst() {
+        var s = Self.schedule()
+        Self.play("upload first", &s, [
+            Row(.zero, .start(vision: 5, upload: 5), .start(.upload)),
+            Row(.zero, .start(vision: 5, upload: 5), .start(.upload)),
+            Row(.zero, .start(vision: 5, upload: 5), .start(.upload)),
+            Row(.zero, .start(vision: 5, upload: 5), .start(nil)),        // three slots, all taken
+            Row(.zero, .record(.worked(.upload)), .recorded(.carryOn)),
+            Row(.zero, .start(vision: 5, upload: 0), .start(.analysis)),  // no uploads left: analysis
+        ])
+        #expect(s.running == [.upload, .upload, .analysis])
     }
 
-    @Test func offlineItSaysSoOnceAndAnalysesMeanwhile() {
-        var s = schedule { $0.slots = 1 }
-        let work = DrainSchedule.Work(vision: 2, upload: 2)
-        let got5 = s.slotToStart(work: work, now: t0, date: Date())
-        #expect(got5 == .upload)
-        let got6 = s.record(.offline("connection refused"), now: t0)
-        #expect(got6 == .wentOffline(message: "connection refused"))
-        let got7 = s.slotToStart(work: work, now: t0, date: Date())
-        #expect(got7 == .analysis)
-        let got8 = s.record(.offline("again"), now: t0)
-        #expect(got8 == .carryOn)
-        let got9 = s.slotToStart(work: DrainSchedule.Work(vision: 0, upload: 2), now: t0, date: Date())
-        #expect(got9 == nil)
-    }
-
-    @Test func probesBackOffDoublingToTheCeilingAndResetWhenBack() {
-        var s = schedule { $0.probeInterval = .seconds(1); $0.maxProbeInterval = .seconds(4) }
-        _ = s.slotToStart(work: DrainSchedule.Work(vision: 0, upload: 1), now: t0, date: Date())
-        _ = s.record(.offline("down"), now: t0)
-        #expect(!s.probeDue(now: t0))
-        #expect(s.probeDue(now: t0 + .seconds(1)))
-        var intervals: [Duration] = []
-        for _ in 0..<4 {
-            let got10 = s.probed(reachable: false, now: t0)
-            #expect(!got10)
-            intervals.append(s.probeInterval)
-        }
-        #expect(intervals == [.seconds(2), .seconds(4), .seconds(4), .seconds(4)])
-        let got11 = s.probed(reachable: true, now: t0)
-        #expect(got11)
-        #expect(s.online && s.probeInterval == .seconds(1) && !s.probeDue(now: t0 + .seconds(60)))
+    @Test func offlineItSaysSoOnceAnalysesMeanwhileAndProbesLessAndLessOften() {
+        var s = Self.schedule { $0.slots = 2; $0.probeInterval = .seconds(1); $0.maxProbeInterval = .seconds(4) }
+        Self.play("offline", &s, [
+            Row(.zero, .start(vision: 2, upload: 2), .start(.upload)),
+            Row(.zero, .start(vision: 2, upload: 2), .start(.upload)),
+            Row(.zero, .record(.offline("connection refused")), .recorded(.wentOffline(message: "connection refused"))),
+            Row(.zero, .record(.offline("again")), .recorded(.carryOn)),   // said once
+            Row(.zero, .start(vision: 2, upload: 2), .start(.analysis)),   // uploads wait, analysis goes on
+            Row(.zero, .start(vision: 0, upload: 2), .start(nil)),
+            // The probes: 1, 2, 4, 4 s apart (first wait 1 s, doubling, ceiling 4 s).
+            Row(.milliseconds(999), .probeDue, .no),
+            Row(.seconds(1), .probeDue, .yes),
+            Row(.seconds(1), .probe(reachable: false), .no),
+            Row(.seconds(2), .probeDue, .no),
+            Row(.seconds(3), .probeDue, .yes),
+            Row(.seconds(3), .probe(reachable: false), .no),
+            Row(.seconds(7), .probeDue, .yes),
+            Row(.seconds(7), .probe(reachable: false), .no),
+            Row(.milliseconds(10_999), .probeDue, .no),
+            Row(.seconds(11), .probe(reachable: false), .no),
+            Row(.milliseconds(14_999), .probeDue, .no),
+            Row(.seconds(15), .probeDue, .yes),
+            // Back: uploads again, no probing, and the next outage starts from 1 s.
+            Row(.seconds(15), .probe(reachable: true), .yes),
+            Row(.seconds(15), .record(.worked(.analysis)), .recorded(.carryOn)),
+            Row(.seconds(60), .probeDue, .no),
+            Row(.seconds(60), .start(vision: 0, upload: 2), .start(.upload)),
+            Row(.seconds(60), .record(.offline("down")), .recorded(.wentOffline(message: "down"))),
+            Row(.milliseconds(60_999), .probeDue, .no),
+            Row(.seconds(61), .probeDue, .yes),
+        ])
     }
 
     @Test func countedFailuresInARowPauseUploadsLongerAndASuccessEndsTheStreak() {
-        var s = schedule { $0.slots = 1; $0.retryBackoff = .seconds(1); $0.maxRetryBackoff = .seconds(30) }
-        let work = DrainSchedule.Work(vision: 0, upload: 3)
-        let got12 = s.slotToStart(work: work, now: t0, date: Date())
-        #expect(got12 == .upload)
-        _ = s.record(.uploadCharged, now: t0)
-        let got13 = s.slotToStart(work: work, now: t0 + .milliseconds(999), date: Date())
-        #expect(got13 == nil)
-        let got14 = s.slotToStart(work: work, now: t0 + .seconds(1), date: Date())
-        #expect(got14 == .upload)
-        _ = s.record(.uploadCharged, now: t0 + .seconds(1))
-        #expect(s.uploadsPausedUntil == t0 + .seconds(3))
-        let got15 = s.slotToStart(work: work, now: t0 + .seconds(3), date: Date())
-        #expect(got15 == .upload)
-        _ = s.record(.worked(.upload), now: t0 + .seconds(3))
-        #expect(s.failuresInARow == 0)
+        var s = Self.schedule { $0.slots = 1; $0.retryBackoff = .seconds(1); $0.maxRetryBackoff = .seconds(30) }
+        Self.play("failures in a row", &s, [
+            Row(.zero, .start(vision: 0, upload: 3), .start(.upload)),
+            Row(.zero, .record(.uploadCharged), .recorded(.carryOn)),             // pause 1 s
+            Row(.milliseconds(999), .start(vision: 0, upload: 3), .start(nil)),
+            Row(.seconds(1), .start(vision: 0, upload: 3), .start(.upload)),
+            Row(.seconds(1), .record(.uploadCharged), .recorded(.carryOn)),       // pause 2 s
+            Row(.milliseconds(2_999), .start(vision: 0, upload: 3), .start(nil)),
+            Row(.seconds(3), .start(vision: 0, upload: 3), .start(.upload)),
+            Row(.seconds(3), .record(.worked(.upload)), .recorded(.carryOn)),     // streak over
+            Row(.seconds(3), .start(vision: 0, upload: 3), .start(.upload)),
+            Row(.seconds(3), .record(.uploadCharged), .recorded(.carryOn)),       // pause 1 s again
+            Row(.milliseconds(3_999), .start(vision: 0, upload: 3), .start(nil)),
+            Row(.seconds(4), .start(vision: 0, upload: 3), .start(.upload)),
+        ])
+        #expect(s.failuresInARow == 1)
     }
 
     @Test func backoffDoublesFromItsBaseUpToItsCeiling() {
-        let pauses = (0...7).map { DrainSchedule.backoff(after: $0, base: .seconds(1), ceiling: .seconds(30)) }
-        #expect(pauses == [.zero, .seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(16), .seconds(30), .seconds(30)])
+        let table: [(failures: Int, pause: Duration)] = [
+            (0, .zero), (1, .seconds(1)), (2, .seconds(2)), (3, .seconds(4)), (4, .seconds(8)),
+            (5, .seconds(16)), (6, .seconds(30)), (7, .seconds(30)), (1000, .seconds(30)),
+        ]
+        for (failures, pause) in table {
+            #expect(DrainSchedule.backoff(after: failures, base: .seconds(1), ceiling: .seconds(30)) == pause,
+                    "after \(failures) failures")
+        }
     }
 
     @Test func aPhotoTooBigForASlotIsAnalysedAloneOnceTheOthersAreDone() throws {
-        var s = schedule()
-        let work = DrainSchedule.Work(vision: 5, upload: 0)
-        let got16 = s.slotToStart(work: work, now: t0, date: Date())
-        #expect(got16 == .analysis)
-        let got17 = s.slotToStart(work: work, now: t0, date: Date())
-        #expect(got17 == .analysis)
-        let big = try asset(7)
-        let got18 = s.record(.needsAlone(big), now: t0)
-        #expect(got18 == .carryOn)
-        // One analysis still runs: nothing starts, neither the big photo nor another analysis.
-        let got19 = s.slotToStart(work: work, now: t0, date: Date())
-        #expect(got19 == nil)
-        _ = s.record(.worked(.analysis), now: t0)
-        let got20 = s.slotToStart(work: work, now: t0, date: Date())
-        #expect(got20 == .alone(big))
-        // Nothing analyses beside it.
-        let got21 = s.slotToStart(work: work, now: t0, date: Date())
-        #expect(got21 == nil)
-        _ = s.record(.worked(.analysisAlone), now: t0)
-        let got22 = s.slotToStart(work: work, now: t0, date: Date())
-        #expect(got22 == .analysis)
+        var s = Self.schedule()
+        let big = try Self.asset(7)
+        Self.play("alone", &s, [
+            Row(.zero, .start(vision: 5, upload: 0), .start(.analysis)),
+            Row(.zero, .start(vision: 5, upload: 0), .start(.analysis)),
+            Row(.zero, .record(.needsAlone(big)), .recorded(.carryOn)),
+            Row(.zero, .start(vision: 5, upload: 0), .start(nil)),          // one analysis still runs
+            Row(.zero, .record(.worked(.analysis)), .recorded(.carryOn)),
+            Row(.zero, .start(vision: 5, upload: 0), .start(.alone(big))),
+            Row(.zero, .start(vision: 5, upload: 0), .start(nil)),          // nothing analyses beside it
+            Row(.zero, .record(.worked(.analysisAlone)), .recorded(.carryOn)),
+            Row(.zero, .start(vision: 5, upload: 0), .start(.analysis)),
+        ])
     }
 
     @Test func aRefusalOrAStoreFailureEndsTheRun() {
-        var s = schedule()
-        _ = s.slotToStart(work: DrainSchedule.Work(vision: 0, upload: 1), now: t0, date: Date())
-        let got23 = s.record(.refused("unauthorized: 401"), now: t0)
-        #expect(got23 == .end(.refused(message: "unauthorized: 401")))
-        let got24 = s.record(.storeFailed("disk I/O error"), now: t0)
-        #expect(got24 == .end(.failed(message: "disk I/O error")))
+        let table: [(DrainRunner.SlotResult, DrainSchedule.Recorded)] = [
+            (.refused("unauthorized: 401"), .end(.refused(message: "unauthorized: 401"))),
+            (.storeFailed("disk I/O error"), .end(.failed(message: "disk I/O error"))),
+        ]
+        for (result, recorded) in table {
+            var s = Self.schedule()
+            Self.play("\(result)", &s, [
+                Row(.zero, .start(vision: 0, upload: 1), .start(.upload)),
+                Row(.zero, .record(result), .recorded(recorded)),
+            ])
+        }
     }
 
     @Test func aServersShortRetryAfterIsWaitedOutAndALongOneEndsTheRun() {
-        let now = Date()
-        var short = schedule({ $0.retryAfterLimit = .seconds(60) }, serverWait: now.addingTimeInterval(5))
-        let uploads = DrainSchedule.Work(vision: 0, upload: 1)
-        let got25 = short.slotToStart(work: uploads, now: t0, date: now)
-        #expect(got25 == nil)
-        let got26 = short.whenIdle(work: uploads, now: t0, date: now)
-        #expect(got26 == .wait(.milliseconds(200)))
-        let got27 = short.slotToStart(work: uploads, now: t0, date: now.addingTimeInterval(6))
-        #expect(got27 == .upload)
-
-        let until = now.addingTimeInterval(3600)
-        var long = schedule({ $0.retryAfterLimit = .seconds(60) }, serverWait: until)
-        let got28 = long.whenIdle(work: uploads, now: t0, date: now)
-        #expect(got28 == .finish(.retryLater(until: until)))
+        var short = Self.schedule({ $0.retryAfterLimit = .seconds(60) }, serverWait: Self.d0.addingTimeInterval(5))
+        Self.play("short Retry-After", &short, [
+            Row(.zero, .start(vision: 0, upload: 1), .start(nil)),
+            Row(.zero, .idle(vision: 0, upload: 1), .idle(.wait(.milliseconds(200)))),
+            Row(.seconds(6), .start(vision: 0, upload: 1), .start(.upload)),
+        ])
+        let until = Self.d0.addingTimeInterval(3600)
+        var long = Self.schedule({ $0.retryAfterLimit = .seconds(60) }, serverWait: until)
+        Self.play("long Retry-After", &long, [
+            Row(.zero, .idle(vision: 0, upload: 1), .idle(.finish(.retryLater(until: until)))),
+        ])
+        var answered = Self.schedule { $0.slots = 1; $0.retryAfterLimit = .seconds(60) }
+        Self.play("Retry-After in an answer", &answered, [
+            Row(.zero, .start(vision: 1, upload: 1), .start(.upload)),
+            Row(.zero, .record(.retryAfter(Self.d0.addingTimeInterval(10))), .recorded(.carryOn)),
+            Row(.zero, .start(vision: 1, upload: 1), .start(.analysis)),   // analysis meanwhile
+            Row(.zero, .record(.worked(.analysis)), .recorded(.carryOn)),
+            Row(.seconds(9), .start(vision: 0, upload: 1), .start(nil)),
+            Row(.seconds(10), .start(vision: 0, upload: 1), .start(.upload)),
+        ])
     }
 
     @Test func offlineWithOnlyUploadsLeftItGivesUpAfterTheOfflineTimeout() {
-        var s = schedule { $0.slots = 1; $0.offlineGiveUp = .seconds(120) }
-        let uploads = DrainSchedule.Work(vision: 0, upload: 4)
-        _ = s.slotToStart(work: uploads, now: t0, date: Date())
-        _ = s.record(.offline("down"), now: t0)
-        let got29 = s.whenIdle(work: uploads, now: t0 + .seconds(119), date: Date())
-        #expect(got29 == .wait(.milliseconds(200)))
-        let got30 = s.whenIdle(work: uploads, now: t0 + .seconds(120), date: Date())
-        #expect(got30
-            == .finish(.offline(message: "\(Self.endpoint) has been unreachable for 120 s (--offline-timeout)")))
+        var s = Self.schedule { $0.slots = 1; $0.offlineGiveUp = .seconds(120) }
+        Self.play("offline timeout", &s, [
+            Row(.zero, .start(vision: 0, upload: 4), .start(.upload)),
+            Row(.zero, .record(.offline("down")), .recorded(.wentOffline(message: "down"))),
+            Row(.seconds(119), .idle(vision: 0, upload: 4), .idle(.wait(.milliseconds(200)))),
+            Row(.seconds(120), .idle(vision: 0, upload: 4),
+                .idle(.finish(.offline(message: "\(Self.endpoint) has been unreachable for 120 s (--offline-timeout)")))),
+        ])
     }
 
     @Test func photosHeldByAnotherRunnerEndTheRunOnceNothingElseIsLeft() {
-        var s = schedule { $0.slots = 1 }
-        let held = DrainSchedule.Work(vision: 3, upload: 0)
-        let got31 = s.slotToStart(work: held, now: t0, date: Date())
-        #expect(got31 == .analysis)
-        _ = s.record(.noWork(.analysis), now: t0)
-        let got32 = s.whenIdle(work: held, now: t0, date: Date())
-        #expect(got32 == .finish(.finished))
+        var s = Self.schedule { $0.slots = 1 }
+        Self.play("held elsewhere", &s, [
+            Row(.zero, .start(vision: 3, upload: 0), .start(.analysis)),
+            Row(.zero, .record(.noWork(.analysis)), .recorded(.carryOn)),
+            Row(.zero, .idle(vision: 3, upload: 0), .idle(.finish(.finished))),
+        ])
     }
 
     @Test func filesStillBeingWrittenAreWaitedForUpToTheSettleLimit() {
-        var s = schedule { $0.quietPeriod = .seconds(2); $0.settleLimit = .seconds(60) }
+        var s = Self.schedule { $0.quietPeriod = .seconds(2); $0.settleLimit = .seconds(60) }
         #expect(!s.finishesWithoutLooking)
-        let got33 = s.lastScan(newWork: false, settling: ["a.jpg"], now: t0)
-        #expect(got33 == .wait(.milliseconds(500)))
-        let got34 = s.lastScan(newWork: false, settling: ["a.jpg"], now: t0 + .seconds(59))
-        #expect(got34 == .wait(.milliseconds(500)))
-        let got35 = s.lastScan(newWork: false, settling: ["a.jpg"], now: t0 + .seconds(60))
-        #expect(got35 == .finish(.stillChanging(paths: ["a.jpg"])))
-        let got36 = s.lastScan(newWork: true, settling: [], now: t0 + .seconds(61))
-        #expect(got36 == nil)
-        let got37 = s.lastScan(newWork: false, settling: [], now: t0 + .seconds(62))
-        #expect(got37 == .finish(.finished))
-        #expect(schedule { $0.rescanInterval = nil }.finishesWithoutLooking)
+        #expect(Self.schedule { $0.rescanInterval = nil }.finishesWithoutLooking)
+        Self.play("settling", &s, [
+            Row(.zero, .lastScan(newWork: false, settling: ["a.jpg"]), .lastScan(.wait(.milliseconds(500)))),
+            Row(.seconds(59), .lastScan(newWork: false, settling: ["a.jpg"]), .lastScan(.wait(.milliseconds(500)))),
+            Row(.seconds(60), .lastScan(newWork: false, settling: ["a.jpg"]), .lastScan(.finish(.stillChanging(paths: ["a.jpg"])))),
+            Row(.seconds(61), .lastScan(newWork: true, settling: []), .lastScan(nil)),
+            Row(.seconds(62), .lastScan(newWork: false, settling: []), .lastScan(.finish(.finished))),
+        ])
     }
 
-    @Test func rescansComeEveryIntervalAndWatchedChangesInBatches() {
-        var s = schedule { $0.rescanInterval = .seconds(10) }
-        let got38 = s.scanDue(now: t0 + .seconds(9), hasWatcher: false)
-        #expect(got38 == nil)
-        let got39 = s.scanDue(now: t0 + .seconds(10), hasWatcher: false)
-        #expect(got39 == DrainSchedule.Scan())
-        let got40 = s.scanDue(now: t0 + .seconds(11), hasWatcher: false)
-        #expect(got40 == nil)
+    @Test func rescansComeEveryInterval() {
+        var s = Self.schedule { $0.rescanInterval = .seconds(10) }
+        Self.play("rescans", &s, [
+            Row(.seconds(9), .scanDue(watcher: false), .scan(nil)),
+            Row(.seconds(10), .scanDue(watcher: false), .scan(DrainSchedule.Scan())),
+            Row(.seconds(11), .scanDue(watcher: false), .scan(nil)),
+            Row(.seconds(19), .scanDue(watcher: false), .scan(nil)),
+            Row(.seconds(20), .scanDue(watcher: false), .scan(DrainSchedule.Scan())),
+        ])
+    }
 
-        var w = schedule { $0.watch = true; $0.rescanInterval = nil; $0.watchBatchDelay = .milliseconds(500) }
-        var changes = LibraryChanges()
-        changes.folders = [Array("2024".utf8)]
-        let got41 = w.watched(changes, limitReached: nil, now: t0)
-        #expect(got41.isEmpty)
-        let got42 = w.scanDue(now: t0, hasWatcher: true)
-        #expect(got42 == DrainSchedule.Scan(folders: [Array("2024".utf8)], full: false, batch: 1))
-        changes.folders = [Array("2025".utf8)]
-        _ = w.watched(changes, limitReached: nil, now: t0)
-        let got43 = w.scanDue(now: t0 + .milliseconds(499), hasWatcher: true)
-        #expect(got43 == nil)
-        let got44 = w.scanDue(now: t0 + .milliseconds(500), hasWatcher: true)
-        #expect(got44?.batch == 1)
+    @Test func watchedChangesAreScannedInBatches() {
+        var w = Self.schedule { $0.watch = true; $0.rescanInterval = nil; $0.watchBatchDelay = .milliseconds(500) }
+        Self.play("watched batches", &w, [
+            Row(.zero, .watched(folders: ["2024"]), .said(0)),
+            Row(.zero, .scanDue(watcher: true), .scan(DrainSchedule.Scan(folders: Self.folders("2024"), full: false, batch: 1))),
+            Row(.zero, .watched(folders: ["2025"]), .said(0)),
+            Row(.milliseconds(499), .scanDue(watcher: true), .scan(nil)),
+            Row(.milliseconds(500), .scanDue(watcher: true), .scan(DrainSchedule.Scan(folders: Self.folders("2025"), full: false, batch: 1))),
+            Row(.milliseconds(600), .watched(folders: ["a", "b"]), .said(0)),
+            Row(.seconds(1), .scanDue(watcher: true), .scan(DrainSchedule.Scan(folders: Self.folders("a", "b"), full: false, batch: 2))),
+            Row(.seconds(3600), .scanDue(watcher: true), .scan(nil)),      // no rescans while watching whole
+        ])
     }
 
     @Test func watchingALibraryThatGoesAwayIsSaidOnceAndNotScanned() {
-        var s = schedule { $0.watch = true; $0.rescanInterval = .seconds(10) }
-        var away = LibraryChanges()
-        away.wentAway = true
-        let said = s.watched(away, limitReached: nil, now: t0)
-        #expect(said.count == 1 && s.libraryAway)
-        let got45 = s.scanDue(now: t0 + .seconds(60), hasWatcher: true)
-        #expect(got45 == nil)
-        let got46 = s.slotToStart(work: DrainSchedule.Work(vision: 3, upload: 3), now: t0, date: Date())
-        #expect(got46 == nil)
-        let got47 = s.watchWake(work: DrainSchedule.Work(vision: 3, upload: 3), hasWatcher: true, now: t0, date: Date())
-        #expect(got47.at == nil)
+        var s = Self.schedule { $0.watch = true; $0.rescanInterval = .seconds(10) }
+        Self.play("library away", &s, [
+            Row(.zero, .libraryWentAway, .said(1)),
+            Row(.seconds(1), .libraryWentAway, .said(0)),                  // said once
+            Row(.seconds(60), .scanDue(watcher: true), .scan(nil)),
+            Row(.seconds(60), .start(vision: 3, upload: 3), .start(nil)),
+            Row(.seconds(60), .wake(vision: 3, upload: 3), .wakeAt(nil)),
+        ])
+        #expect(s.libraryAway)
     }
 
     @Test func aWatchLimitTurnsTheRescansOn() {
-        var s = schedule { $0.watch = true; $0.rescanInterval = nil }
-        let got48 = s.scanDue(now: t0 + .seconds(3600), hasWatcher: true)
-        #expect(got48 == nil)
-        _ = s.watched(LibraryChanges(), limitReached: "the watch limit (8192 folders) was reached", now: t0)
-        let got49 = s.scanDue(now: t0 + .seconds(10), hasWatcher: true)
-        #expect(got49 == DrainSchedule.Scan())
+        var s = Self.schedule { $0.watch = true; $0.rescanInterval = nil }
+        Self.play("watch limit", &s, [
+            Row(.seconds(3600), .scanDue(watcher: true), .scan(nil)),
+            Row(.zero, .watchLimitReached, .said(0)),           // no event: the rescans take over
+            Row(.seconds(9), .scanDue(watcher: true), .scan(nil)),
+            Row(.seconds(10), .scanDue(watcher: true), .scan(DrainSchedule.Scan())),
+        ])
+    }
+}
+
+/// The agent's and the drain loop's rhythm while a destination is away (`AwayBackoff`), as a table.
+@Suite struct AwayBackoffTests {
+    enum Event { case failed, answered, due }
+    enum Answer: Equatable { case wait(Duration), ok, due(Bool) }
+
+    @Test func waitsDoubleToTheCeilingAndStartOverWhenTheDestinationAnswers() {
+        let t0 = ContinuousClock.now
+        var backoff = AwayBackoff(first: .seconds(1), ceiling: .seconds(30))
+        let table: [(at: Duration, event: Event, answer: Answer)] = [
+            (.zero, .due, .due(true)),                      // nothing away yet
+            (.zero, .failed, .wait(.seconds(1))),
+            (.milliseconds(999), .due, .due(false)),
+            (.seconds(1), .due, .due(true)),
+            (.seconds(1), .failed, .wait(.seconds(2))),
+            (.seconds(3), .failed, .wait(.seconds(4))),
+            (.seconds(7), .failed, .wait(.seconds(8))),
+            (.seconds(15), .failed, .wait(.seconds(16))),
+            (.seconds(31), .failed, .wait(.seconds(30))),   // the ceiling
+            (.seconds(61), .failed, .wait(.seconds(30))),
+            (.seconds(90), .due, .due(false)),
+            (.seconds(91), .due, .due(true)),
+            (.seconds(91), .answered, .ok),
+            (.seconds(91), .due, .due(true)),
+            (.seconds(100), .failed, .wait(.seconds(1))),   // a new outage starts from the first wait
+            (.milliseconds(100_500), .due, .due(false)),
+        ]
+        for (number, row) in table.enumerated() {
+            let now = t0 + row.at
+            let got: Answer = switch row.event {
+            case .failed: .wait(backoff.failed(now: now))
+            case .answered: { backoff.answered(); return .ok }()
+            case .due: .due(backoff.isDue(now: now))
+            }
+            #expect(got == row.answer, "row \(number + 1): \(row.event) at \(row.at)")
+        }
+    }
+
+    @Test func aCeilingBelowTheFirstWaitIsTheFirstWait() {
+        var backoff = AwayBackoff(first: .seconds(5), ceiling: .seconds(1))
+        let now = ContinuousClock.now
+        #expect([backoff.failed(now: now), backoff.failed(now: now)] == [.seconds(5), .seconds(5)])
     }
 }
