@@ -82,39 +82,38 @@ public struct AssetRecord: Sendable, Equatable, Codable {
         return .discovered
     }
 
-    static let columns = """
-        id, path, size, mtime_ns, generation, sha256, format, width, height, verdict, label, face_count, \
-        score, analysis_error, discovered_at, analyzed_at, last_attempt_at, uploaded_at, attempts, \
-        last_error, server_id, failed, raw_path, upload_proof, companion_of, capture_date
-        """
+    /// The SELECT list `init(row:)` reads, made from `AssetColumn` (never written out by hand).
+    static let columns = AssetColumn.selectList
 
-    init(row r: [SQLValue]) {
-        id = Int64(r[0].int ?? 0)
-        path = r[1].string ?? ""
-        size = r[2].int ?? 0
-        mtimeNanoseconds = Int64(r[3].int ?? 0)
-        generation = r[4].int ?? 0
-        sha256 = r[5].string
-        format = r[6].string
-        width = r[7].int
-        height = r[8].int
-        verdictJSON = r[9].string
-        label = r[10].string
-        faceCount = r[11].int
-        score = r[12].double
-        analysisError = r[13].string
-        discoveredAt = r[14].double ?? 0
-        analyzedAt = r[15].double
-        lastAttemptAt = r[16].double
-        uploadedAt = r[17].double
-        attempts = r[18].int ?? 0
-        lastError = r[19].string
-        serverID = r[20].string
-        failed = (r[21].int ?? 0) != 0
-        rawPath = r.count > 22 ? r[22].string.flatMap(Hex.bytes(fromHex:)) : nil
-        uploadProof = r.count > 23 ? r[23].string.flatMap(ReceiptProof.init(rawValue:)) : nil
-        companionOf = r.count > 24 ? r[24].string : nil
-        bankedCaptureDate = r.count > 25 ? r[25].string : nil
+    /// A row selected with `columns` first (further values after them are the query's own).
+    init(row values: [SQLValue]) {
+        let r = AssetColumn.Row(values)
+        id = Int64(r[.id].int ?? 0)
+        path = r[.path].string ?? ""
+        size = r[.size].int ?? 0
+        mtimeNanoseconds = Int64(r[.mtime].int ?? 0)
+        generation = r[.generation].int ?? 0
+        sha256 = r[.sha256].string
+        format = r[.format].string
+        width = r[.width].int
+        height = r[.height].int
+        verdictJSON = r[.verdict].string
+        label = r[.label].string
+        faceCount = r[.faceCount].int
+        score = r[.score].double
+        analysisError = r[.analysisError].string
+        discoveredAt = r[.discoveredAt].double ?? 0
+        analyzedAt = r[.analyzedAt].double
+        lastAttemptAt = r[.lastAttemptAt].double
+        uploadedAt = r[.uploadedAt].double
+        attempts = r[.attempts].int ?? 0
+        lastError = r[.lastError].string
+        serverID = r[.serverID].string
+        failed = (r[.failed].int ?? 0) != 0
+        rawPath = r[.rawPath].string.flatMap(Hex.bytes(fromHex:))
+        uploadProof = r[.uploadProof].string.flatMap(ReceiptProof.init(rawValue:))
+        companionOf = r[.companionOf].string
+        bankedCaptureDate = r[.captureDate].string
     }
 
 }

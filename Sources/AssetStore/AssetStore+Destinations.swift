@@ -178,15 +178,14 @@ extension AssetStore {
     public func uploadedAssets(to destination: String) throws(StoreError) -> [(asset: AssetRecord, serverID: String?, proof: String)] {
         let key = Self.destinationKey(destination)
         return try withDatabase { (db) throws(StoreError) in
-            let columns = AssetRecord.columns.split(separator: ",").map { "a." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }
-                .joined(separator: ", ")
+            let columns = AssetColumn.selectList(qualifiedBy: "a")
             return try db.query("""
                 SELECT \(columns), u.server_id, u.proof FROM uploads u
                 JOIN assets a ON a.id = u.asset_id AND a.generation = u.generation
                 WHERE u.destination = ? AND \(filter.sql("a.path")) ORDER BY a.path
                 """, [.text(key)]).map { row in
-                let count = row.count
-                return (AssetRecord(row: Array(row[0..<(count - 2)])), row[count - 2].string, row[count - 1].string ?? "legacy")
+                let extra = AssetColumn.allCases.count
+                return (AssetRecord(row: row), row[extra].string, row[extra + 1].string ?? "legacy")
             }
         }
     }

@@ -60,7 +60,7 @@ extension AssetStore {
                 // Only the rows of folders this scan read are compared with what it found; the
                 // others are counted as they stream by, so an incremental scan of a large library
                 // holds the rows of its changed folders, not of the whole library.
-                var known: [String: (id: Int64, size: Int, mtime: Int64, stamp: FileStamp?, sha256: String?)] = [:]
+                var known: [String: ScanDiff.Known] = [:]
                 var standing = 0
                 try db.forEach("SELECT id, path, size, mtime_ns, ctime_ns, inode, device, sha256 FROM assets") { row in
                     let path = row[1].string ?? ""
@@ -68,81 +68,12 @@ extension AssetStore {
                         standing += 1
                         return
                     }
-                    known[path] = (Int64(row[0].int ?? 0), row[2].int ?? 0, Int64(row[3].int ?? 0),
-                                   FileStamp(ctime: row[4], inode: row[5], device: row[6]), row[7].string)
+                    known[path] = ScanDiff.Known(id: Int64(row[0].int ?? 0), size: row[2].int ?? 0, mtimeNanoseconds: Int64(row[3].int ?? 0),
+                                                 stamp: FileStamp(ctime: row[4], inode: row[5], device: row[6]), sha256: row[7].string)
                 }
-                let start = try Self.currentSequence(db)
-                var changes = ChangeSet(token: ChangeToken(sequence: start))
-                let insert = try db.prepare("""
-                    INSERT INTO assets(path, size, mtime_ns, discovered_at, raw_path, ctime_ns, inode, device) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                    """)
-                let record = try db.prepare("INSERT INTO changes(path, kind, at) VALUES (?, ?, ?)")
-                let restamp = try db.prepare("UPDATE assets SET ctime_ns = ?, inode = ?, device = ? WHERE id = ?")
-                var settling: [String] = [], settlingNew = 0
-                // Folders holding a file whose stamp changed that this scan could not hash.
-                var unhashed: Set<String> = []
-                for file in files {
-                    if let row = known.removeValue(forKey: file.path) {
-                        if row.size == file.size && row.mtime == file.mtimeNanoseconds {
-                            // Same size and time: the same bytes unless the stamp says otherwise.
-                            if let stamp = row.stamp, stamp == file.stamp { continue }
-                            let sameBytes: Bool?
-                            if row.stamp == nil {
-                                sameBytes = true    // a row from before stamps were kept: recorded, not hashed
-                            } else if let banked = row.sha256 {
-                                switch digests[file.path] {
-                                case .digest(let digest)?: sameBytes = digest == banked
-                                case .unreadable?: sameBytes = false
-                                case nil: sameBytes = nil
-                                }
-                            } else {
-                                sameBytes = false   // no digest banked to compare with: it is new work anyway
-                            }
-                            if sameBytes == nil {
-                                unhashed.insert(FolderRecord.parent(of: file.path))
-                                continue
-                            }
-                            if sameBytes == true {
-                                try restamp.bind(file.stamp.values + [.integer(row.id)])
-                                while try restamp.step() {}
-                                continue
-                            }
-                        }
-                        if stillChanging(file) {
-                            settling.append(file.path)
-                            continue
-                        }
-                        try db.run("""
-                            UPDATE assets SET size = ?, mtime_ns = ?, ctime_ns = ?, inode = ?, device = ?, generation = generation + 1, sha256 = NULL,
-                              format = NULL, width = NULL, height = NULL, capture_date = NULL, verdict = NULL, label = NULL,
-                              face_count = NULL, score = NULL, analysis_error = NULL, analyzed_at = NULL,
-                              last_attempt_at = NULL, uploaded_at = NULL, attempts = 0, last_error = NULL,
-                              server_id = NULL, upload_proof = NULL, failed = 0, lease_owner = NULL, lease_until = NULL
-                            WHERE id = ?
-                            """, [.integer(Int64(file.size)), .integer(file.mtimeNanoseconds)] + file.stamp.values + [.integer(row.id)])
-                        changes.modified.append(file.path)
-                        try record.bind([.text(file.path), .text("modified"), .real(now)])
-                    } else {
-                        if stillChanging(file) {
-                            settling.append(file.path)
-                            settlingNew += 1
-                            continue
-                        }
-                        try insert.bind([.text(file.path), .integer(Int64(file.size)), .integer(file.mtimeNanoseconds), .real(now),
-                                         file.rawPath.map { .text(Hex.string($0)) } ?? .null] + file.stamp.values)
-                        while try insert.step() {}
-                        changes.added.append(file.path)
-                        try record.bind([.text(file.path), .text("added"), .real(now)])
-                    }
-                    while try record.step() {}
-                }
-                // Rows in folders this scan did not read stand; the rest that it did not find are gone.
-                for (path, row) in known.sorted(by: { $0.key < $1.key }) {
-                    try db.run("DELETE FROM assets WHERE id = ?", [.integer(row.id)])
-                    changes.removed.append(path)
-                    try record.bind([.text(path), .text("removed"), .real(now)])
-                    while try record.step() {}
-                }
+                let diff = ScanDiff.between(known: &known, files: files, digests: digests, stillChanging: stillChanging)
+                var changes = try Self.apply(diff, db, now: now)
+                let settling = diff.settling
                 try db.run("DELETE FROM scan_problems")
                 for problem in problems {
                     try db.run("INSERT OR REPLACE INTO scan_problems(path, message, seen_at) VALUES (?, ?, ?)",
@@ -161,17 +92,61 @@ extension AssetStore {
                 // the table replaces it, so the old copy is dropped rather than left to go stale.
                 try db.run("DELETE FROM meta WHERE key = 'scan_skipped'")
                 changes.token = ChangeToken(sequence: end)
-                try FolderRecord.save(walk, started: started, untrusted: Set(settling.map(FolderRecord.parent(of:))).union(unhashed), db)
+                try FolderRecord.save(walk, started: started, untrusted: Set(settling.map(FolderRecord.parent(of:))).union(diff.unhashed), db)
                 var state: [(String, String)] = [("folder_token", changes.token.description), ("last_scan_at", String(started))]
                 if folders == nil { state.append(("last_full_walk_at", String(started))) }
                 for (key, value) in state {
                     try db.run("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", [.text(key), .text(value)])
                 }
-                return ScanReport(changes: changes, photoCount: files.count - settlingNew + standing, problems: problems, directoriesRead: walk.directoriesRead,
+                return ScanReport(changes: changes, photoCount: files.count - diff.settlingNew + standing, problems: problems, directoriesRead: walk.directoriesRead,
                                   directoriesUnchanged: walk.directories.count - walk.directoriesRead, fullWalk: folders == nil,
                                   settling: settling)
             }
         }
+    }
+
+    /// The last step of a scan: writes `diff` into the rows, recording each change in the history.
+    /// A modified file's row starts a new version (`Schema.resetForNewVersion`).
+    private static func apply(_ diff: ScanDiff, _ db: Database, now: Double) throws(StoreError) -> ChangeSet {
+        var changes = ChangeSet(token: ChangeToken(sequence: try currentSequence(db)))
+        let insert = try db.prepare("""
+            INSERT INTO assets(path, size, mtime_ns, discovered_at, raw_path, ctime_ns, inode, device) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        let modify = try db.prepare("""
+            UPDATE assets SET size = ?, mtime_ns = ?, ctime_ns = ?, inode = ?, device = ?, \(Schema.resetForNewVersion) WHERE id = ?
+            """)
+        let restamp = try db.prepare("UPDATE assets SET ctime_ns = ?, inode = ?, device = ? WHERE id = ?")
+        let remove = try db.prepare("DELETE FROM assets WHERE id = ?")
+        let record = try db.prepare("INSERT INTO changes(path, kind, at) VALUES (?, ?, ?)")
+        func recorded(_ path: String, _ kind: String) throws(StoreError) {
+            try record.bind([.text(path), .text(kind), .real(now)])
+            while try record.step() {}
+        }
+        for change in diff.changes {
+            switch change {
+            case .added(let file):
+                try insert.bind([.text(file.path), .integer(Int64(file.size)), .integer(file.mtimeNanoseconds), .real(now),
+                                 file.rawPath.map { .text(Hex.string($0)) } ?? .null] + file.stamp.values)
+                while try insert.step() {}
+                changes.added.append(file.path)
+                try recorded(file.path, "added")
+            case .modified(let id, let file):
+                try modify.bind([.integer(Int64(file.size)), .integer(file.mtimeNanoseconds)] + file.stamp.values + [.integer(id)])
+                while try modify.step() {}
+                changes.modified.append(file.path)
+                try recorded(file.path, "modified")
+            case .restamped(let id, let stamp):
+                try restamp.bind(stamp.values + [.integer(id)])
+                while try restamp.step() {}
+            }
+        }
+        for (path, id) in diff.removed {
+            try remove.bind([.integer(id)])
+            while try remove.step() {}
+            changes.removed.append(path)
+            try recorded(path, "removed")
+        }
+        return changes
     }
 
     /// How a scan hashes a file whose stamp changed while its size and modification time did not

@@ -193,6 +193,16 @@ enum Schema {
         """,
     ]
 
+    /// What a row loses when its file changes on disk, as the SET list of an `UPDATE assets`: its
+    /// version moves on, and its digest, everything analysis banked, everything its upload recorded
+    /// and any lease go. A migration that adds a column analysis or an upload fills adds it here.
+    static let resetForNewVersion = """
+        generation = generation + 1, sha256 = NULL, format = NULL, width = NULL, height = NULL, capture_date = NULL, \
+        verdict = NULL, label = NULL, face_count = NULL, score = NULL, analysis_error = NULL, analyzed_at = NULL, \
+        last_attempt_at = NULL, uploaded_at = NULL, attempts = 0, last_error = NULL, server_id = NULL, \
+        upload_proof = NULL, failed = 0, lease_owner = NULL, lease_until = NULL
+        """
+
     /// What a migration does that SQL cannot, run after its SQL in the same transaction, by the
     /// version the migration makes. True when it changed rows that held a secret: the store is
     /// then vacuumed and checkpointed once the migration commits, so no copy of the secret stays

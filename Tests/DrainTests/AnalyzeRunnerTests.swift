@@ -15,7 +15,6 @@ final class CountingAnalyzer: PhotoAnalyzing {
     func analyze(path: String, memoryBudget: Int?) -> AnalysisResult {
         calls.withLock { $0[path, default: 0] += 1 }
         if delay > .zero { Thread.sleep(forTimeInterval: Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18) }
-        let name = (path as NSString).lastPathComponent
         return .verdict(.noFaces)
     }
 
