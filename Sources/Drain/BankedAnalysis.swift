@@ -10,7 +10,7 @@ extension BankedVerdict {
     public init(_ analysed: AnalysedPhoto) {
         let verdict = analysed.verdict
         // The pipeline has checked its verdicts encode; a stub that does not still banks its label.
-        let json = (try? verdict.json()) ?? "{\"label\":\"\(verdict.label.rawValue)\"}"
+        let json = analysed.verdictJSON ?? "{\"label\":\"\(verdict.label.rawValue)\"}"
         self.init(json: json, label: verdict.label.rawValue, faceCount: verdict.confirmedFaces, score: verdict.indexedScore,
                   analysisError: verdict.error?.code, sha256: analysed.sha256, format: analysed.format?.rawValue,
                   width: analysed.uprightSize?.width, height: analysed.uprightSize?.height, captureDate: analysed.captureDate)

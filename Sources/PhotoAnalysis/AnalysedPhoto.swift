@@ -6,7 +6,10 @@ import SystemSupport
 /// read while the file was open for analysis, so neither the store nor an upload opens it again.
 public struct AnalysedPhoto: Sendable, Equatable {
     /// What the analysis concluded (for a file that could not be analysed, its terminal error).
-    public var verdict: Verdict
+    public let verdict: Verdict
+    /// The verdict's JSON as the store banks it and uploads send it, encoded once, here; nil when
+    /// it does not encode (a value not finite), which the pipeline turns into the photo's failure.
+    public let verdictJSON: String?
     /// The content SHA-256 as 64 lowercase hex digits; nil when the file could not be read, or is
     /// not a photo PhotoDrain analyses (a video of gigabytes that is never sent is not hashed).
     public var sha256: String?
@@ -22,6 +25,7 @@ public struct AnalysedPhoto: Sendable, Equatable {
     public init(verdict: Verdict, sha256: String? = nil, format: ImageFormat? = nil, uprightSize: Verdict.Size? = nil,
                 captureDate: String? = nil) {
         self.verdict = verdict
+        verdictJSON = try? verdict.json()
         self.sha256 = sha256
         self.format = format
         self.uprightSize = uprightSize

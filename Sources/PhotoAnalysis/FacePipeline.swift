@@ -34,9 +34,20 @@ public struct FacePipeline: PhotoAnalyzing {
     /// The decoded image analysis searches and the faces in it (scored), for `detect`, `bench`
     /// and `analyze` alike. Throws the decoder's and the detector's errors.
     public func findFaces(in path: String, header: ImageHeader, targetShortSide: Int? = nil) throws -> (image: Image, faces: [Verdict.Face]) {
+        try findFaces(decoded: PhotoDecoder.decode(path, options: decodeOptions(for: header, targetShortSide: targetShortSide)), header: header)
+    }
+
+    /// The same, for a photo read into memory (`PhotoBytes.read`).
+    public func findFaces(in photo: PhotoBytes, header: ImageHeader, targetShortSide: Int? = nil) throws -> (image: Image, faces: [Verdict.Face]) {
+        try findFaces(decoded: PhotoDecoder.decode(photo, options: decodeOptions(for: header, targetShortSide: targetShortSide)), header: header)
+    }
+
+    private func decodeOptions(for header: ImageHeader, targetShortSide: Int?) -> DecodeOptions {
         let target = targetShortSide ?? detector.decodeShortSide(for: header, cascadeShortSide: settings.analysisSize)
-        let decoded = try PhotoDecoder.decode(path, options: DecodeOptions(output: detector.wantsColour ? .rgb : .gray,
-                                                                           targetShortSide: target, maxPixels: settings.maxPixels))
+        return DecodeOptions(output: detector.wantsColour ? .rgb : .gray, targetShortSide: target, maxPixels: settings.maxPixels)
+    }
+
+    private func findFaces(decoded: Image, header: ImageHeader) throws -> (image: Image, faces: [Verdict.Face]) {
         let image = detector.wantsColour ? decoded : Resize.toAnalysisSize(decoded, shortSide: settings.analysisSize)
         let photoScale = Double(image.width) / Double(max(1, header.uprightSize.width))
         let regions = try detector.regions(in: image, photoScale: photoScale)
@@ -51,13 +62,13 @@ public struct FacePipeline: PhotoAnalyzing {
         SystemMemory.returnFreePages()
     }
 
-    /// The estimated peak bytes of analysing a photo with `header`: decoded at the scale the
-    /// detector wants and searched as every photo is. Analysis uses no other scale, so this is
-    /// what a memory budget must hold for the photo to be analysed at all.
+    /// The estimated peak bytes of analysing a photo with `header`: the file read into memory,
+    /// decoded at the scale the detector wants and searched as every photo is. Analysis uses no
+    /// other scale, so this is what a memory budget must hold for the photo to be analysed at all.
     public func memoryNeed(for header: ImageHeader) -> Int {
         let natural = detector.decodeShortSide(for: header, cascadeShortSide: settings.analysisSize)
         let denominator = PhotoDecoder.scaleDenominator(for: header, targetShortSide: natural)
-        return AnalysisCost.estimatedBytes(width: header.width, height: header.height, denominator: denominator,
+        return header.fileSize + AnalysisCost.estimatedBytes(width: header.width, height: header.height, denominator: denominator,
                                            progressive: header.decodesFullFrame, analysisShortSide: natural,
                                            channels: detector.wantsColour ? 3 : 1, integralImages: detector.kind == .cascade,
                                            detectorBytes: detector.memoryEstimate(for: header, decodedShortSide: natural))
@@ -66,38 +77,53 @@ public struct FacePipeline: PhotoAnalyzing {
     /// Analyses the photo at `path` at the scale the detector wants, or defers it when that does
     /// not fit `memoryBudget`. A smaller scale would fit, but it finds fewer faces, and its verdict
     /// would be banked as if it were the photo's own and never redone.
+    ///
+    /// The file is read once (`PhotoBytes.read`, which keeps a read only when the file's stamp
+    /// held still across it), after a header probe that tells whether it is a photo and what its
+    /// analysis needs; the header, pixels, digest and capture date all come from those bytes, so a
+    /// verdict never pairs one version's faces with another version's digest.
     public func analyze(path: String, memoryBudget: Int?) -> AnalysisResult {
         let clock = ContinuousClock()
         let start = clock.now
         func elapsed() -> Double { (clock.now - start).milliseconds }
+        func deferral(_ header: ImageHeader) -> AnalysisResult? {
+            guard let memoryBudget else { return nil }
+            let needs = memoryNeed(for: header)
+            guard needs > memoryBudget else { return nil }
+            return .deferred(reason: "analysing \(header.width)x\(header.height) needs about \(AnalysisCost.mebibytes(needs)) MiB, more than the \(memoryBudget >> 20) MiB of headroom",
+                             needs: needs)
+        }
+        var photo: PhotoBytes?
         do {
-            let header = try PhotoDecoder.probe(path, maxPixels: settings.maxPixels)
-            if let memoryBudget {
-                let needs = memoryNeed(for: header)
-                guard needs <= memoryBudget else {
-                    return .deferred(reason: "analysing \(header.width)x\(header.height) needs about \(AnalysisCost.mebibytes(needs)) MiB, more than the \(memoryBudget >> 20) MiB of headroom",
-                                     needs: needs)
-                }
-            }
-            let (image, faces) = try findFaces(in: path, header: header)
-            let sha = try AnalysedPhoto.sha256(ofFile: path)
+            // The header alone first: a file that is no photo, or too big for the budget, is not read whole.
+            let probed = try PhotoDecoder.probe(path, maxPixels: settings.maxPixels)
+            if let deferred = deferral(probed) { return deferred }
+            let bytes = try PhotoBytes.read(path)
+            photo = bytes
+            let header = try PhotoDecoder.probe(bytes, maxPixels: settings.maxPixels)
+            // Rewritten since the probe: what the bytes are decides.
+            if header != probed, let deferred = deferral(header) { return deferred }
+            let (image, faces) = try findFaces(in: bytes, header: header)
+            let sha = try bytes.withUnsafeBytes { (raw) throws(SystemError) in SHA256.hex(try SHA256.digest(raw)) }
             let verdict = Verdict(faces: Self.recorded(faces), model: classifier.model.identifier, detector: detector.identifier,
                                   analysisSize: Verdict.Size(width: image.width, height: image.height), milliseconds: elapsed())
-            // A verdict that cannot be banked (a value not finite) is this photo's failure, not the runner's.
-            _ = try verdict.json()
             let upright = header.uprightSize
-            return .verdict(AnalysedPhoto(verdict: verdict, sha256: sha, format: header.format,
-                                          uprightSize: Verdict.Size(width: upright.width, height: upright.height),
-                                          captureDate: AnalysedPhoto.captureDate(ofFile: path)))
+            let analysed = AnalysedPhoto(verdict: verdict, sha256: sha, format: header.format,
+                                         uprightSize: Verdict.Size(width: upright.width, height: upright.height),
+                                         captureDate: CaptureDate.dateTimeOriginal(bytes))
+            // A verdict that cannot be banked (a value not finite) is this photo's failure, not the runner's.
+            // (Encoded again only then, for the encoder's own error.)
+            if analysed.verdictJSON == nil { _ = try verdict.json() }
+            return .verdict(analysed)
         } catch let error as DecodeError {
-            return .verdict(Self.errorVerdict(code: error.code.rawValue, message: error.message, path: path, elapsed: elapsed(),
+            return .verdict(Self.errorVerdict(code: error.code.rawValue, message: error.message, path: path, photo: photo, elapsed: elapsed(),
                                               unanalysable: Self.isUnanalysable(error, path: path)))
         } catch let error as FaceAnalysisError {
-            return .verdict(Self.errorVerdict(code: "analysis-failed", message: error.description, path: path, elapsed: elapsed()))
+            return .verdict(Self.errorVerdict(code: "analysis-failed", message: error.description, path: path, photo: photo, elapsed: elapsed()))
         } catch let error as SystemError {
-            return .verdict(Self.errorVerdict(code: "unreadable", message: error.description, path: path, elapsed: elapsed()))
+            return .verdict(Self.errorVerdict(code: "unreadable", message: error.description, path: path, photo: photo, elapsed: elapsed()))
         } catch {
-            return .verdict(Self.errorVerdict(code: "analysis-failed", message: "\(error)", path: path, elapsed: elapsed()))
+            return .verdict(Self.errorVerdict(code: "analysis-failed", message: "\(error)", path: path, photo: photo, elapsed: elapsed()))
         }
     }
 
@@ -128,8 +154,15 @@ public struct FacePipeline: PhotoAnalyzing {
     /// read, so it uploads with its identity. An unanalysable file is not: it may be a video of
     /// gigabytes that is never sent, and an upload hashes a file that has no hash yet itself.
     /// Either keeps its capture date, read from the metadata alone, for the upload to send.
-    static func errorVerdict(code: String, message: String, path: String, elapsed: Double, unanalysable: Bool = false) -> AnalysedPhoto {
+    /// `photo`: the file's bytes when they were read before the failure (hashed and read for the
+    /// date from them, not from the file again).
+    static func errorVerdict(code: String, message: String, path: String, photo: PhotoBytes? = nil, elapsed: Double,
+                             unanalysable: Bool = false) -> AnalysedPhoto {
         let verdict = Verdict(failure: Verdict.Failure(code: code, message: message), milliseconds: elapsed, unanalysable: unanalysable)
+        if let photo, !unanalysable {
+            return AnalysedPhoto(verdict: verdict, sha256: try? photo.withUnsafeBytes { (raw) throws(SystemError) in SHA256.hex(try SHA256.digest(raw)) },
+                                 captureDate: CaptureDate.dateTimeOriginal(photo))
+        }
         return AnalysedPhoto(verdict: verdict, sha256: unanalysable ? nil : try? AnalysedPhoto.sha256(ofFile: path),
                              captureDate: AnalysedPhoto.captureDate(ofFile: path))
     }

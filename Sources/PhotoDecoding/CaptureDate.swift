@@ -14,10 +14,22 @@ public enum CaptureDate {
         return exif.withUnsafeBytes { exifDateTimeOriginal($0) }
     }
 
+    /// The photo's `DateTimeOriginal`, read from its bytes in memory, as `dateTimeOriginal(path:)`.
+    public static func dateTimeOriginal(_ photo: PhotoBytes) -> String? {
+        let container = Container(size: Int64(photo.count)) { offset, count in photo.slice(at: offset, count: count) }
+        guard let exif = exifBlock(container, heif: { try? HEIFDecoder(photo: photo) }) else { return nil }
+        return exif.withUnsafeBytes { exifDateTimeOriginal($0) }
+    }
+
     /// The EXIF TIFF structure of the file at `path` (JPEG's keeps its `Exif\0\0` prefix), or nil.
     static func exifBlock(path: String) -> [UInt8]? {
         guard let opened = try? ReadOnlyFile(path: path), let size = try? opened.size() else { return nil }
-        let file = Container(file: opened, size: size)
+        let container = Container(size: size) { offset, count in (try? opened.bytes(at: offset, count: count)) ?? [] }
+        return exifBlock(container, heif: { try? HEIFDecoder(path: path) })
+    }
+
+    /// The EXIF block of the photo `file` holds; `heif` opens it for libheif when it is HEIF.
+    private static func exifBlock(_ file: Container, heif: () -> HEIFDecoder?) -> [UInt8]? {
         let signature = file.read(at: 0, count: 12)
         if signature.starts(with: [0xFF, 0xD8]) { return jpegExif(file) }
         if signature.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return pngExif(file) }
@@ -25,7 +37,7 @@ public enum CaptureDate {
             return webpExif(file)
         }
         if signature.count == 12, Array(signature[4..<8]) == Array("ftyp".utf8) {
-            return (try? HEIFDecoder(path: path))?.exif()
+            return heif()?.exif()
         }
         return nil
     }
@@ -83,13 +95,14 @@ public enum CaptureDate {
 /// A photo's container being walked: reads are bounded by the size taken when it was opened, and
 /// a read error ends the walk as the end of the file would (a missing date is not an error).
 private struct Container {
-    let file: ReadOnlyFile
     let size: Int64
+    /// Up to `count` bytes at `offset` of the file or the bytes in memory; none on an error.
+    let bytes: (Int64, Int) -> [UInt8]
 
     /// Up to `count` bytes at `offset`: fewer at the end of the file, none on an error.
     func read(at offset: Int64, count: Int) -> [UInt8] {
         guard count > 0, offset >= 0, offset < size else { return [] }
-        return (try? file.bytes(at: offset, count: Int(min(Int64(count), size - offset)))) ?? []
+        return bytes(offset, Int(min(Int64(count), size - offset)))
     }
 }
 

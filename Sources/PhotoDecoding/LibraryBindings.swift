@@ -17,17 +17,6 @@ private func withErrorBuffer<T>(_ body: (UnsafeMutablePointer<CChar>, Int) -> T)
     return (result, message)
 }
 
-/// Bytes copied out of Swift so a C decoder can read them for its whole life.
-private final class OwnedBytes {
-    let pointer: UnsafeMutableRawBufferPointer
-    init(_ bytes: some Collection<UInt8>) {
-        pointer = .allocate(byteCount: max(bytes.count, 1), alignment: 16)
-        _ = pointer.initializeMemory(as: UInt8.self, from: bytes)
-    }
-    var base: UnsafePointer<UInt8> { UnsafePointer(pointer.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
-    deinit { pointer.deallocate() }
-}
-
 /// How the four shims number their failures: alike (`pd_jpeg.h`, `pd_png.h`, `pd_heif.h`,
 /// `pd_webp.h`), so one mapping to `DecodeError` serves them all.
 private enum ShimStatus: Int32 {
@@ -56,7 +45,7 @@ private final class DecoderHandle {
 
     let pointer: OpaquePointer
     let path: String?
-    private let source: OwnedBytes?
+    private let source: PhotoBytes?
     private let close: (OpaquePointer) -> Void
     private let unsupportedPrefix: String
 
@@ -68,15 +57,13 @@ private final class DecoderHandle {
         (pointer, self.path, source, self.close, self.unsupportedPrefix) = (handle, path, nil, close, unsupportedPrefix)
     }
 
-    /// Opens `bytes`, copied so the decoder can read them for its whole life.
-    init(bytes: some Collection<UInt8>, open: MemoryOpen, close: @escaping (OpaquePointer) -> Void,
+    /// Opens bytes in memory, which the decoder keeps alive (and reads, never copies) for its whole life.
+    init(photo: PhotoBytes, open: MemoryOpen, close: @escaping (OpaquePointer) -> Void,
          unsupportedPrefix: String = "") throws(DecodeError) {
-        let owned = OwnedBytes(bytes)
         var status: Int32 = 0
-        let count = bytes.count
-        let (handle, message) = withErrorBuffer { open(owned.base, count, &status, $0, $1) }
-        guard let handle else { throw decodeError(status, message, path: nil, unsupportedPrefix: unsupportedPrefix) }
-        (pointer, path, source, self.close, self.unsupportedPrefix) = (handle, nil, owned, close, unsupportedPrefix)
+        let (handle, message) = withErrorBuffer { open(photo.base, photo.count, &status, $0, $1) }
+        guard let handle else { throw decodeError(status, message, path: photo.path, unsupportedPrefix: unsupportedPrefix) }
+        (pointer, path, source, self.close, self.unsupportedPrefix) = (handle, photo.path, photo, close, unsupportedPrefix)
     }
 
     deinit { close(pointer) }
@@ -97,9 +84,9 @@ final class JPEGDecoder {
         decoder = try DecoderHandle(path: path, open: { pd_jpeg_open_file($0, $1, $2, $3) }, close: { pd_jpeg_close($0) })
     }
 
-    /// Reads a JPEG held in memory.
-    init(bytes: some Collection<UInt8>) throws(DecodeError) {
-        decoder = try DecoderHandle(bytes: bytes, open: { pd_jpeg_open_memory($0, $1, $2, $3, $4) }, close: { pd_jpeg_close($0) })
+    /// Reads a JPEG held in memory (a file `PhotoBytes.read` read whole, or a copy).
+    init(photo: PhotoBytes) throws(DecodeError) {
+        decoder = try DecoderHandle(photo: photo, open: { pd_jpeg_open_memory($0, $1, $2, $3, $4) }, close: { pd_jpeg_close($0) })
     }
 
     var width: Int { Int(pd_jpeg_get_header(handle).width) }
@@ -168,8 +155,8 @@ final class PNGDecoder {
     }
 
     /// Reads a PNG held in memory.
-    init(bytes: some Collection<UInt8>) throws(DecodeError) {
-        decoder = try DecoderHandle(bytes: bytes, open: { pd_png_open_memory($0, $1, $2, $3, $4) }, close: { pd_png_close($0) })
+    init(photo: PhotoBytes) throws(DecodeError) {
+        decoder = try DecoderHandle(photo: photo, open: { pd_png_open_memory($0, $1, $2, $3, $4) }, close: { pd_png_close($0) })
     }
 
     var width: Int { Int(pd_png_get_header(handle).width) }
@@ -216,8 +203,8 @@ final class HEIFDecoder {
     }
 
     /// Reads a HEIF file held in memory.
-    init(bytes: some Collection<UInt8>) throws(DecodeError) {
-        decoder = try DecoderHandle(bytes: bytes, open: { pd_heif_open_memory($0, $1, $2, $3, $4) }, close: { pd_heif_close($0) },
+    init(photo: PhotoBytes) throws(DecodeError) {
+        decoder = try DecoderHandle(photo: photo, open: { pd_heif_open_memory($0, $1, $2, $3, $4) }, close: { pd_heif_close($0) },
                                     unsupportedPrefix: Self.unsupported)
     }
 
@@ -284,8 +271,8 @@ final class WebPDecoder {
     }
 
     /// Reads a WebP held in memory.
-    init(bytes: some Collection<UInt8>) throws(DecodeError) {
-        decoder = try DecoderHandle(bytes: bytes, open: { pd_webp_open_memory($0, $1, $2, $3, $4) }, close: { pd_webp_close($0) })
+    init(photo: PhotoBytes) throws(DecodeError) {
+        decoder = try DecoderHandle(photo: photo, open: { pd_webp_open_memory($0, $1, $2, $3, $4) }, close: { pd_webp_close($0) })
     }
 
     var width: Int { Int(pd_webp_get_header(handle).width) }

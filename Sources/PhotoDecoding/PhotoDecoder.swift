@@ -10,24 +10,53 @@ public enum PhotoDecoder {
                              maxPixels: Int = DecodeOptions.defaultMaxPixels) throws(DecodeError) -> ImageHeader {
         let size = try FileSystem.fileSize(path)
         guard size > 0 else { throw DecodeError(.empty, "the file is empty", path: path) }
-        let format = try sniff(path)
+        let opened: Opened = switch try sniff(path) {
+        case .jpeg: .jpeg(try JPEGDecoder(path: path))
+        case .png: .png(try PNGDecoder(path: path))
+        case .heif: .heif(try HEIFDecoder(path: path))
+        case .webp: .webp(try WebPDecoder(path: path))
+        }
+        return try header(of: opened, fileSize: size, maxPixels: maxPixels, path: path)
+    }
+
+    /// Reads the header of a photo in memory, as `probe(_:maxPixels:)` reads a file's.
+    public static func probe(_ photo: PhotoBytes,
+                             maxPixels: Int = DecodeOptions.defaultMaxPixels) throws(DecodeError) -> ImageHeader {
+        try header(of: try open(photo), fileSize: photo.count, maxPixels: maxPixels, path: photo.path)
+    }
+
+    /// One of the four decoders, its header read.
+    private enum Opened {
+        case jpeg(JPEGDecoder), png(PNGDecoder), heif(HEIFDecoder), webp(WebPDecoder)
+    }
+
+    /// Opens the decoder for a photo in memory by its signature.
+    private static func open(_ photo: PhotoBytes) throws(DecodeError) -> Opened {
+        guard photo.count > 0 else { throw DecodeError(.empty, photo.path == nil ? "the input is empty" : "the file is empty", path: photo.path) }
+        let head = photo.slice(at: 0, count: ImageFormat.signatureLength)
+        switch ImageFormat.sniff(head) {
+        case .jpeg: return .jpeg(try JPEGDecoder(photo: photo))
+        case .png: return .png(try PNGDecoder(photo: photo))
+        case .heif: return .heif(try HEIFDecoder(photo: photo))
+        case .webp: return .webp(try WebPDecoder(photo: photo))
+        case nil: throw unsupported(head, path: photo.path)
+        }
+    }
+
+    private static func header(of opened: Opened, fileSize size: Int, maxPixels: Int, path: String?) throws(DecodeError) -> ImageHeader {
         let header: ImageHeader
-        switch format {
-        case .jpeg:
-            let jpeg = try JPEGDecoder(path: path)
+        switch opened {
+        case .jpeg(let jpeg):
             header = ImageHeader(format: .jpeg, width: jpeg.width, height: jpeg.height,
                                  orientation: jpeg.orientation, fileSize: size, progressive: jpeg.progressive)
-        case .png:
-            let png = try PNGDecoder(path: path)
+        case .png(let png):
             header = ImageHeader(format: .png, width: png.width, height: png.height,
                                  orientation: png.orientation, fileSize: size)
-        case .heif:
-            let heif = try HEIFDecoder(path: path)
+        case .heif(let heif):
             try checkCeiling(heif, maxPixels: maxPixels, path: path)
             header = ImageHeader(format: .heif, width: heif.width, height: heif.height, orientation: .up, fileSize: size,
                                  thumbnail: heif.thumbnailSize.map { PixelSize(width: $0.width, height: $0.height) })
-        case .webp:
-            let webp = try WebPDecoder(path: path)
+        case .webp(let webp):
             header = ImageHeader(format: .webp, width: webp.width, height: webp.height, orientation: .up, fileSize: size)
         }
         try checkCeiling(width: header.width, height: header.height, maxPixels: maxPixels, path: path)
@@ -51,13 +80,17 @@ public enum PhotoDecoder {
 
     /// Decodes a photo held in memory (used by the fuzzers and by tests).
     public static func decode(bytes: [UInt8], options: DecodeOptions = DecodeOptions()) throws(DecodeError) -> Image {
-        guard !bytes.isEmpty else { throw DecodeError(.empty, "the input is empty") }
-        switch ImageFormat.sniff(bytes) {
-        case .jpeg: return try decodeJPEG(JPEGDecoder(bytes: bytes), options: options, path: nil)
-        case .png: return try decodePNG(PNGDecoder(bytes: bytes), options: options, path: nil)
-        case .heif: return try decodeHEIF(HEIFDecoder(bytes: bytes), options: options, path: nil)
-        case .webp: return try decodeWebP(WebPDecoder(bytes: bytes), options: options, path: nil)
-        case nil: throw unsupported(bytes, path: nil)
+        try decode(PhotoBytes(copying: bytes), options: options)
+    }
+
+    /// Decodes a photo in memory (`PhotoBytes.read` of a file, or a copy), as `decode(_:options:)`
+    /// decodes a file.
+    public static func decode(_ photo: PhotoBytes, options: DecodeOptions = DecodeOptions()) throws(DecodeError) -> Image {
+        switch try open(photo) {
+        case .jpeg(let jpeg): return try decodeJPEG(jpeg, options: options, path: photo.path)
+        case .png(let png): return try decodePNG(png, options: options, path: photo.path)
+        case .heif(let heif): return try decodeHEIF(heif, options: options, path: photo.path)
+        case .webp(let webp): return try decodeWebP(webp, options: options, path: photo.path)
         }
     }
 
