@@ -186,7 +186,7 @@ public final class AnalyzeRunner: Sendable {
     private func work(events: @Sendable (AnalyzeEvent) -> Void) {
         while !latch.isCompleted {
             let asset: AssetRecord
-            var alone: Bool
+            let alone: Bool
             switch nextAsset() {
             case .done: return
             case .wait:
@@ -206,50 +206,34 @@ public final class AnalyzeRunner: Sendable {
                 latch.complete(.memoryExhausted)
                 return
             }
-            let clock = ContinuousClock()
-            let start = clock.now
-            var result: AnalysisResult
-            while true {
-                // Each slot may use its share of the headroom; a photo analysed alone, all of it.
-                if alone { analyzer.releaseIdleMemory() }
-                let headroom = memory.read().headroom
-                result = analyzer.analyze(path: store.absolutePath(of: asset), memoryBudget: alone ? headroom : headroom / options.slots)
-                // The only slot is alone already: try again at once, with the idle memory handed back.
-                guard case .deferred = result, !alone, options.slots == 1 else { break }
-                alone = true
-            }
-            let elapsed = (clock.now - start)
-            let verdict: AnalysedPhoto
-            switch result {
-            case .verdict(let banked):
-                verdict = banked
-            case .deferred(let reason, let needs):
-                let tryAlone = !alone && options.slots > 1
-                shared.withLock {
-                    $0.inFlight -= 1
-                    if tryAlone {
-                        $0.alone.append(asset)
-                    } else {
-                        $0.deferrals.record(needs: needs)
-                        $0.lastDeferral = reason
-                    }
-                }
-                if !tryAlone { events(.deferred(path: asset.path, reason: reason)) }
-                continue
-            }
-            let banked: Bool
+            let outcome: AnalysisStep.Outcome
             do {
-                banked = try store.bankVerdict(verdict, for: asset)
+                outcome = try AnalysisStep(store: store, analyzer: analyzer, memory: memory, slots: options.slots).run(asset, alone: alone)
             } catch {
                 shared.withLock { $0.storeError = $0.storeError ?? error }
                 latch.complete(.failed(message: "\(error)"))
                 return
             }
-            shared.withLock {
-                $0.inFlight -= 1
-                $0.lastBank = .now
+            switch outcome {
+            case .banked(let verdict, let banked, let milliseconds):
+                shared.withLock {
+                    $0.inFlight -= 1
+                    $0.lastBank = .now
+                }
+                events(.verdict(path: asset.path, analysed: verdict, banked: banked, milliseconds: milliseconds))
+            case .needsAlone:
+                shared.withLock {
+                    $0.inFlight -= 1
+                    $0.alone.append(asset)
+                }
+            case .deferred(let reason, let needs):
+                shared.withLock {
+                    $0.inFlight -= 1
+                    $0.deferrals.record(needs: needs)
+                    $0.lastDeferral = reason
+                }
+                events(.deferred(path: asset.path, reason: reason))
             }
-            events(.verdict(path: asset.path, analysed: verdict, banked: banked, milliseconds: elapsed.milliseconds))
         }
     }
 

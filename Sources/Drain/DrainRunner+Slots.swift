@@ -17,15 +17,13 @@ extension DrainRunner {
         return await onOwnThread("photodrain-drain-analysis") { () -> SlotResult in
             do {
                 guard let asset = try alone ?? store.claimUnanalyzed(limit: 1).first else { return .noWork(kind) }
-                if alone != nil { analyzer.releaseIdleMemory() }
-                let headroom = memory.read().headroom
-                switch analyzer.analyze(path: store.absolutePath(of: asset), memoryBudget: alone == nil ? headroom / max(slots, 1) : headroom) {
-                case .verdict(let verdict):
-                    let banked = try store.bankVerdict(verdict, for: asset)
+                switch try AnalysisStep(store: store, analyzer: analyzer, memory: memory, slots: slots).run(asset, alone: alone != nil) {
+                case .banked(let verdict, let banked, _):
                     events(.analysed(path: asset.path, analysed: verdict, banked: banked))
                     return .worked(kind)
+                case .needsAlone:
+                    return .needsAlone(asset)
                 case .deferred(let reason, let needs):
-                    if alone == nil { return .needsAlone(asset) }
                     self.deferrals.withLock { $0.record(needs: needs) }
                     events(.deferred(path: asset.path, reason: reason))
                     return .worked(kind)
