@@ -23,7 +23,7 @@ public enum OwnThreads {
 }
 
 /// Runs blocking work (decoding, SQLite queries, folder walks, a server's accept loop) on a
-/// thread of its own, never on Swift's cooperative pool, and resumes the caller when it is done:
+/// thread of its own (`BlockingPool`'s), never on Swift's cooperative pool, and resumes the caller when it is done:
 /// the project's one bridge between async code and blocking work. If the calling task is cancelled
 /// first, the caller resumes at once with nil and the thread's result is dropped: a stopping
 /// runner does not wait for an analysis it will not use (the work is redone by the next run).
@@ -50,13 +50,11 @@ public func onOwnThread<T: Sendable>(_ name: String, _ work: @escaping @Sendable
                 return
             }
             OwnThreads.started()
-            let thread = Thread {
+            BlockingPool.shared.run(name) {
                 let result = work()
                 take()?.resume(returning: result)
                 OwnThreads.finished()
             }
-            thread.name = name
-            thread.start()
         }
     } onCancel: {
         state.withLock { $0.cancelled = true }
@@ -76,11 +74,92 @@ private struct OwnThreadState<T: Sendable> {
 public func onOwnThreadUntilDone<T: Sendable>(_ name: String, _ work: @escaping @Sendable () -> T) async -> T {
     await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
         OwnThreads.started()
-        let thread = Thread {
+        BlockingPool.shared.run(name) {
             continuation.resume(returning: work())
             OwnThreads.finished()
         }
+    }
+}
+
+/// The threads blocking work runs on: one per piece of work in flight, reused. A piece goes to an
+/// idle thread when there is one, else to a new thread; a thread left idle waits for the next
+/// piece, and ends after `linger` idle once more than `keep` threads are idle. So a loop that asks
+/// the store every few milliseconds (drain's count, a claim, a record) reuses a handful of
+/// threads instead of starting one per call.
+///
+/// Not a fixed number of threads, as swift-nio's `NIOThreadPool` has: here some pieces block for
+/// minutes (a transfer, `serve`'s accept loop, a whole `analyze` run), and a fixed pool would
+/// queue a stopping loop's store query behind them, or deadlock when every thread waits on work
+/// still queued. The pool bounds what it keeps, not what runs: that is bounded by the callers
+/// (the slots, the transfers in flight).
+public final class BlockingPool: @unchecked Sendable {
+    /// The process's pool.
+    public static let shared = BlockingPool(keep: 8, linger: 10)
+
+    // Guarded by `condition`.
+    private let condition = NSCondition()
+    private var queue: [(name: String, work: @Sendable () -> Void)] = []
+    private var head = 0
+    private var idle = 0
+    private var threads = 0
+    private var started = 0
+    private let keep: Int
+    private let linger: TimeInterval
+
+    /// `keep`: idle threads kept past `linger` seconds.
+    public init(keep: Int, linger: TimeInterval) {
+        self.keep = keep
+        self.linger = linger
+    }
+
+    /// Threads alive now, and how many were ever started (for tests and the curious).
+    public var threadCounts: (alive: Int, started: Int) {
+        condition.lock()
+        defer { condition.unlock() }
+        return (threads, started)
+    }
+
+    /// Runs `work` on one of the pool's threads, named `name` while it runs.
+    public func run(_ name: String, _ work: @escaping @Sendable () -> Void) {
+        condition.lock()
+        queue.append((name, work))
+        let waiting = queue.count - head
+        if idle >= waiting {
+            condition.signal()
+            condition.unlock()
+            return
+        }
+        threads += 1
+        started += 1
+        condition.unlock()
+        let thread = Thread { [self] in serve() }
         thread.name = name
         thread.start()
+    }
+
+    private func serve() {
+        condition.lock()
+        while true {
+            while head == queue.count {
+                idle += 1
+                let signalled = condition.wait(until: Date(timeIntervalSinceNow: linger))
+                idle -= 1
+                if !signalled && head == queue.count && idle >= keep {
+                    threads -= 1
+                    condition.unlock()
+                    return
+                }
+            }
+            let (name, work) = queue[head]
+            head += 1
+            if head == queue.count {
+                queue.removeAll(keepingCapacity: true)
+                head = 0
+            }
+            condition.unlock()
+            Thread.current.name = name
+            work()
+            condition.lock()
+        }
     }
 }
