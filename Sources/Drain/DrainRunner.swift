@@ -69,15 +69,33 @@ public final class DrainRunner: Sendable {
         worker.withLock { $0?.cancel() }
     }
 
+    /// Where events are handed to `run`'s handler, in order (`waitForEvents`).
+    private let delivery = DispatchQueue(label: "photodrain-drain-events")
+
+    /// Waits until every event so far has been handled: `run` does before it returns; an analysis
+    /// a stop left running (`OwnThreads`) may report one later, so a caller that waited for those
+    /// waits for this too before its summary.
+    public func waitForEvents() {
+        delivery.sync {}
+    }
+
     public func run(events: @escaping @Sendable (DrainEvent) -> Void) async -> DrainOutcome {
         // The guard measures use by the resident set: where it is tight, freed buffers must leave it.
         memory.prepareForAnalysis()
-        let task = Task { await self.loop(events: events) }
+        // Events reach `events` in order on a queue of their own, never on the loop's task: a
+        // handler may block (a command asks the store for its counts to size its progress bar).
+        let delivery = self.delivery
+        let deliver: @Sendable (DrainEvent) -> Void = { event in delivery.async { events(event) } }
+        let task = Task { await self.loop(events: deliver) }
         worker.withLock { $0 = task }
         if stopFlag.isCompleted { task.cancel() }
         let outcome = await task.value
         let store = self.store
-        await onOwnThreadUntilDone("photodrain-drain-release") { try? store.releaseClaims() }
+        await onOwnThreadUntilDone("photodrain-drain-release") {
+            try? store.releaseClaims()
+            // Every event is handled before the run returns (and its caller prints a summary).
+            delivery.sync {}
+        }
         if let signal = stopFlag.value { return .interrupted(signal: signal) }
         return outcome
     }

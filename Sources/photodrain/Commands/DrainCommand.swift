@@ -238,6 +238,7 @@ enum DrainCommand: Command {
         // An analysis a stop left running still banks its verdict: wait for it, so the summary
         // counts it and no progress line is drawn after the summary.
         await OwnThreads.waitForAll()
+        await onOwnThreadUntilDone("photodrain-drain-events") { runner.waitForEvents() }
         bar.finish()
         let counts = try store.counts()
         let left = counts.discovered + counts.analyzed + (options.uploadUnanalysable ? counts.unanalysable : 0)
