@@ -6,8 +6,8 @@ import Transfer
 
 /// Settings of the transfer agent.
 public struct AgentOptions: Sendable {
-    /// Jobs performed at once.
-    public var slots: Int = 3
+    /// Jobs performed at once: by default as many as the foreground drain's slots.
+    public var slots: Int = DrainOptions.defaultSlots
     /// How often to look for new jobs when idle.
     public var pollInterval: Duration = .seconds(1)
     /// Exit when no job has been seen for this long (nil: run until signalled, as a service does).
@@ -26,13 +26,13 @@ public struct AgentOptions: Sendable {
     public var conditions: RunConditionMonitor?
 
     /// Options building each job's destination with `destination`.
-    public init(slots: Int = 3, destination: @escaping @Sendable (String) throws(TransferError) -> any UploadDestination) {
+    public init(slots: Int = DrainOptions.defaultSlots, destination: @escaping @Sendable (String) throws(TransferError) -> any UploadDestination) {
         self.slots = max(1, slots)
         self.destination = destination
     }
 
     /// Options uploading every job to a resumable-upload server configured by `configuration`.
-    public init(slots: Int = 3, configuration: @escaping @Sendable (String) -> UploadConfiguration) {
+    public init(slots: Int = DrainOptions.defaultSlots, configuration: @escaping @Sendable (String) -> UploadConfiguration) {
         self.init(slots: slots) { (url: String) throws(TransferError) -> any UploadDestination in
             ResumableUploader(configuration: configuration(url))
         }

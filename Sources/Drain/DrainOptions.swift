@@ -6,11 +6,17 @@ import Transfer
 
 /// Settings of the foreground drain.
 public struct DrainOptions: Sendable {
-    public var slots: Int = 3
+    /// The defaults the runners start from, written once: the CLI's help shows them and its
+    /// parsing falls back to them.
+    public static let defaultSlots = 3
+    public static let defaultOfflineGiveUpSeconds: Double = 120
+    public static let defaultRescanIntervalSeconds: Double = 10
+
+    public var slots: Int = DrainOptions.defaultSlots
     public var bias: SlotBias = .uploadFirst
     public var retryPolicy = RetryPolicy()
     /// With only uploads left and the destination unreachable this long, stop with work remaining.
-    public var offlineGiveUp: Duration = .seconds(120)
+    public var offlineGiveUp: Duration = .seconds(DrainOptions.defaultOfflineGiveUpSeconds)
     /// The first wait between reachability checks while offline; it doubles up to `maxProbeInterval`.
     public var probeInterval: Duration = .seconds(1)
     /// The longest wait between reachability checks while offline.
@@ -28,7 +34,7 @@ public struct DrainOptions: Sendable {
     /// How often the library is scanned again while the drain works, so photos added meanwhile
     /// are analysed and uploaded in the same run; it is also scanned once more before the drain
     /// would finish. Nil: only the scan at the start.
-    public var rescanInterval: Duration? = .seconds(10)
+    public var rescanInterval: Duration? = .seconds(DrainOptions.defaultRescanIntervalSeconds)
     /// Those scans leave a file changed this recently for later, as it may still be being copied
     /// (a half-copied photo would be analysed, and sent, as it stands); the drain does not finish
     /// while such a file waits. Zero: take files as they are.

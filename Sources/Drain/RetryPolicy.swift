@@ -31,7 +31,10 @@ public enum RetryDecision: Sendable, Equatable {
 public struct RetryPolicy: Sendable, Equatable {
     public var maxAttempts: Int
 
-    public init(maxAttempts: Int = 5) { self.maxAttempts = max(1, maxAttempts) }
+    /// Counted failures before a photo is failed, unless told otherwise.
+    public static let defaultMaxAttempts = 5
+
+    public init(maxAttempts: Int = RetryPolicy.defaultMaxAttempts) { self.maxAttempts = max(1, maxAttempts) }
 
     /// The decision for a photo that had `attempts` counted failures before this outcome.
     public func decide(_ outcome: UploadOutcome, previousAttempts attempts: Int) -> RetryDecision {

@@ -33,7 +33,7 @@ enum AgentCommand: Command {
         `photodrain drain DIR --to URL --watch` instead.
         """,
         options: [LibraryOptions.store, TransferOptions.tokenFile, TransferOptions.caFile, TransferOptions.interopVersion] + TransferOptions.s3 + [TransferOptions.acceptUnverified, TransferOptions.bwlimit,
-                  .option("slots", "N", "Uploads at once.", default: "3"),
+                  .option("slots", "N", "Uploads at once.", default: "\(DrainOptions.defaultSlots)"),
                   .option("exit-when-idle", "SECONDS", "Exit when no job has been seen for this long (default: run until signalled)."),
                   RunConditionOptions.network, RunConditionOptions.onBattery, RunConditionOptions.priority,
                   .flag("watch", "Run until signalled (the default), never --exit-when-idle. New jobs come from wake; drain --watch watches the library itself."),
@@ -80,7 +80,7 @@ enum AgentCommand: Command {
         let signals = EarlySignals()
         defer { signals.cancel() }
         let settings = try TransferOptions.settings(arguments)
-        var options = AgentOptions(slots: try arguments.int("slots", default: 3, range: 1...64)) { (destination: String) throws(TransferError) -> any UploadDestination in
+        var options = AgentOptions(slots: try arguments.int("slots", default: DrainOptions.defaultSlots, range: 1...64)) { (destination: String) throws(TransferError) -> any UploadDestination in
             try jobDestination(destination, settings: settings)
         }
         if arguments.flag("watch") && arguments.string("exit-when-idle") != nil {

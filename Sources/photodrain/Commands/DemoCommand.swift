@@ -48,7 +48,7 @@ enum DemoCommand: Command {
         let store = try AssetStore(root: folder, path: work.appendingPathComponent("library.sqlite").path)
         let pipeline = try AnalysisOptions.pipeline(arguments)
         var options = DrainOptions(configuration: UploadConfiguration(endpoint: url))
-        options.slots = 3
+        options.slots = DrainOptions.defaultSlots
         let runner = DrainRunner(store: store, analyzer: pipeline, options: options, memory: try AnalysisOptions.memoryGuard(arguments))
         let watcher = SignalWatcher { signal in runner.stop(signal: signal) }
         defer { watcher.cancel() }

@@ -9,7 +9,7 @@ import Transfer
 enum DrainCommand: Command {
     static let spec = CommandSpec(
         name: "drain",
-        abstract: "Upload a library, analysing stragglers: 3 slots, upload-first, resumable, deduplicated.",
+        abstract: "Upload a library, analysing stragglers: \(DrainOptions.defaultSlots) slots, upload-first, resumable, deduplicated.",
         arguments: "DIR",
         discussion: """
         Scans DIR, then splits --slots between upload and analysis on every freed slot: while any
@@ -45,14 +45,14 @@ enum DrainCommand: Command {
 
         """ + LibraryOptions.scanDiscussion + "\n" + LibraryOptions.filterDiscussion,
         options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun, LibraryOptions.rescan, LibraryOptions.includeHidden] + TransferOptions.all + [TransferOptions.newDestination,
-            .option("slots", "N", "Concurrent uploads and analyses.", default: "3"),
+            .option("slots", "N", "Concurrent uploads and analyses.", default: "\(DrainOptions.defaultSlots)"),
             .option("bias", "upload-first|analysis-first", "Which work takes the slots when both wait.", default: "upload-first"),
-            .option("max-attempts", "N", "Counted failures before a photo is failed.", default: "5"),
+            .option("max-attempts", "N", "Counted failures before a photo is failed.", default: "\(RetryPolicy.defaultMaxAttempts)"),
             .flag("retry-failed", "Give photos that failed for good another chance (after fixing the destination or token)."),
             .flag("upload-unanalysable", "Upload files that are not photos PhotoDrain analyses (videos, raws, documents) as they are, with their 'unanalysable' verdict; without it they stay put and count as done."),
             .flag("watch", "Keep running: watch the library for new photos and analyse and upload each once it has settled, until SIGTERM or SIGINT."),
-            .option("offline-timeout", "SECONDS", "With only uploads left and the destination unreachable this long, stop (exit 75). Not with --watch, which waits for the destination however long.", default: "120"),
-            .option("rescan-interval", "SECONDS", "Scan the library again this often while draining, and once before finishing, so photos added meanwhile go in this run; 0: only the scan at the start. With --watch, a safety net beside the watches (0 there: none, or 10 s where the library cannot be watched in full).", default: "10"),
+            .option("offline-timeout", "SECONDS", "With only uploads left and the destination unreachable this long, stop (exit 75). Not with --watch, which waits for the destination however long.", default: "\(Int(DrainOptions.defaultOfflineGiveUpSeconds))"),
+            .option("rescan-interval", "SECONDS", "Scan the library again this often while draining, and once before finishing, so photos added meanwhile go in this run; 0: only the scan at the start. With --watch, a safety net beside the watches (0 there: none, or 10 s where the library cannot be watched in full).", default: "\(Int(DrainOptions.defaultRescanIntervalSeconds))"),
             .option("retry-after-limit", "SECONDS", "Wait at most this long when the destination answers 429/503 with Retry-After; a longer ask stops the drain (exit 75) with the retry due then; with --watch it waits however long.", default: "60"),
         ] + RunConditionOptions.uploading + AnalysisOptions.all + [.flag("json", "JSON lines: one per event, then a summary.")],
         positionals: (1, 1),
@@ -98,14 +98,14 @@ enum DrainCommand: Command {
         let signals = EarlySignals()
         defer { signals.cancel() }
         var options = DrainOptions(destination: try TransferOptions.destination(arguments))
-        options.slots = try arguments.int("slots", default: 3, range: 1...64)
+        options.slots = try arguments.int("slots", default: DrainOptions.defaultSlots, range: 1...64)
         let biasText = arguments.string("bias") ?? SlotBias.uploadFirst.rawValue
         guard let bias = SlotBias(rawValue: biasText) else {
             throw UsageError("--bias wants upload-first or analysis-first, not '\(biasText)'", command: spec.name)
         }
         options.bias = bias
-        options.retryPolicy = RetryPolicy(maxAttempts: try arguments.int("max-attempts", default: 5, range: 1...1000))
-        options.offlineGiveUp = .seconds(try arguments.double("offline-timeout", default: 120, range: 0...86_400))
+        options.retryPolicy = RetryPolicy(maxAttempts: try arguments.int("max-attempts", default: RetryPolicy.defaultMaxAttempts, range: 1...1000))
+        options.offlineGiveUp = .seconds(try arguments.double("offline-timeout", default: DrainOptions.defaultOfflineGiveUpSeconds, range: 0...86_400))
         options.uploadUnanalysable = arguments.flag("upload-unanalysable")
         options.rescanInterval = try LibraryOptions.rescanInterval(arguments)
         options.fullScan = arguments.flag("rescan")

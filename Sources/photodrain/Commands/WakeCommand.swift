@@ -31,7 +31,7 @@ enum WakeCommand: Command {
                   .option("inflight-limit", "N", "Unacknowledged upload jobs allowed at once.", default: "40"),
                   .option("page-size", "N", "Photos analysed at most in one pass (claimed at a time with --feed-agent).", default: "40"),
                   .option("slots", "N", "Analyses at once, each within its share of the memory headroom.", default: "1"),
-                  .option("max-attempts", "N", "Counted failures before a photo is failed.", default: "5"),
+                  .option("max-attempts", "N", "Counted failures before a photo is failed.", default: "\(RetryPolicy.defaultMaxAttempts)"),
                   .option("runtime-limit", "SECONDS", "Stop (exit 75) after this long. A run the conditions hold back (--network, --on-battery) waits this long for them to clear before it exits 75."),
                   .flag("feed-agent", "With --runtime-limit: while an agent runs, keep its queue full until the limit (acknowledge what it finished, create jobs in their place, analyse further pages) instead of one pass. What the installed service runs."),
                   .flag("upload-unanalysable", "Create upload jobs for files that are not photos PhotoDrain analyses (videos, raws, documents) too, sent as they are with their 'unanalysable' verdict.")]
@@ -70,7 +70,7 @@ enum WakeCommand: Command {
         options.inflightLimit = try arguments.int("inflight-limit", default: 40, range: 1...100_000)
         options.pageSize = try arguments.int("page-size", default: 40, range: 0...10_000)
         options.slots = try arguments.int("slots", default: 1, range: 1...64)
-        options.retryPolicy = RetryPolicy(maxAttempts: try arguments.int("max-attempts", default: 5, range: 1...1000))
+        options.retryPolicy = RetryPolicy(maxAttempts: try arguments.int("max-attempts", default: RetryPolicy.defaultMaxAttempts, range: 1...1000))
         options.uploadUnanalysable = arguments.flag("upload-unanalysable")
         options.fullScan = arguments.flag("rescan")
         if arguments.flag("dry-run") {

@@ -1,4 +1,5 @@
 import AssetStore
+import Drain
 import Foundation
 
 /// The options every command that reads a library's store shares: the folder and `--store`.
@@ -12,9 +13,9 @@ enum LibraryOptions {
     static let rescan = OptionSpec.flag("rescan", "Read every folder of the library (a full walk) instead of only those whose modification time changed: finds a file rewritten in place, which leaves its folder's time alone (even one whose modification time was set back: its change time tells). A full walk also happens by itself once the last one is over 24 h old.")
     /// `--rescan-interval` for `analyze` (drain's says more, about --watch), and the one reading
     /// of it: the drain's rescan rule, seconds, 0 meaning only the scan at the start.
-    static let rescanInterval = OptionSpec.option("rescan-interval", "SECONDS", "Scan the library again this often while working, and once before finishing, so photos added meanwhile go in this run; 0: only the scan at the start.", default: "10")
+    static let rescanInterval = OptionSpec.option("rescan-interval", "SECONDS", "Scan the library again this often while working, and once before finishing, so photos added meanwhile go in this run; 0: only the scan at the start.", default: "\(Int(DrainOptions.defaultRescanIntervalSeconds))")
     static func rescanInterval(_ arguments: ParsedArguments) throws(UsageError) -> Duration? {
-        let seconds = try arguments.double("rescan-interval", default: 10, range: 0...86_400)
+        let seconds = try arguments.double("rescan-interval", default: DrainOptions.defaultRescanIntervalSeconds, range: 0...86_400)
         return seconds > 0 ? .seconds(seconds) : nil
     }
     static let includeHidden = OptionSpec.flag("include-hidden", "Take hidden files and folders (names starting with a dot) into the library too, from now on for this store (a later run without the flag keeps them); by default they are left out and status counts them.")
