@@ -72,7 +72,7 @@ enum AnalyzeCommand: Command {
         options.rescanInterval = try LibraryOptions.rescanInterval(arguments)
         if arguments.flag("dry-run") {
             let store = try LibraryOptions.open(arguments, dryRun: true)
-            DryRunOutput.print(try store.dryRun(includeUnanalysable: false), command: spec.name, upload: false, json: arguments.flag("json"))
+            try DryRunOutput.run(store, command: spec.name, upload: false, json: arguments.flag("json"))
             return .success
         }
         let memory = try AnalysisOptions.memoryGuard(arguments)

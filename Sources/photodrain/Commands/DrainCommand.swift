@@ -113,9 +113,8 @@ enum DrainCommand: Command {
         options.watch = arguments.flag("watch")
         if arguments.flag("dry-run") {
             let store = try LibraryOptions.open(arguments, dryRun: true)
-            let plan = DryRunOutput.refine(try store.dryRun(includeUnanalysable: options.uploadUnanalysable),
-                                           uploadUnanalysable: options.uploadUnanalysable)
-            DryRunOutput.print(plan, command: spec.name, upload: true, json: arguments.flag("json"))
+            try DryRunOutput.run(store, command: spec.name, upload: true, uploadUnanalysable: options.uploadUnanalysable,
+                                 json: arguments.flag("json"))
             return .success
         }
         let memory = try AnalysisOptions.memoryGuard(arguments)

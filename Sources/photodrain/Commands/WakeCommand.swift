@@ -75,10 +75,9 @@ enum WakeCommand: Command {
         options.fullScan = arguments.flag("rescan")
         if arguments.flag("dry-run") {
             let store = try LibraryOptions.open(arguments, dryRun: true)
-            let plan = DryRunOutput.refine(try store.dryRun(includeUnanalysable: options.uploadUnanalysable),
-                                           uploadUnanalysable: options.uploadUnanalysable)
             // One invocation analyses at most a page; the uploads listed become jobs for the agent.
-            DryRunOutput.print(plan, command: spec.name, upload: true, analyseLimit: options.pageSize, json: arguments.flag("json"))
+            try DryRunOutput.run(store, command: spec.name, upload: true, uploadUnanalysable: options.uploadUnanalysable,
+                                 analyseLimit: options.pageSize, json: arguments.flag("json"))
             return .success
         }
         if arguments.string("runtime-limit") != nil {

@@ -1,7 +1,7 @@
 import AssetStore
 import PhotoDecoding
 
-/// Prints a `DryRunPlan` for `analyze`, `drain` and `wake --dry-run`: one line per file (JSON
+/// Prints what `analyze`, `drain` and `wake --dry-run` would do: one line per file (JSON
 /// lines with --json: `would-analyse`, `would-upload`, `held-back`, `skipped`), then a summary.
 enum DryRunOutput {
     struct Line: Encodable {
@@ -19,47 +19,30 @@ enum DryRunOutput {
         let skipped: Int
     }
 
-    /// Moves files not analysed yet whose name is no photo's out of the uploads when unanalysable
-    /// files are not sent: their verdict will be `unanalysable` (the rule FacePipeline applies).
-    static func refine(_ plan: DryRunPlan, uploadUnanalysable: Bool) -> DryRunPlan {
-        guard !uploadUnanalysable else { return plan }
-        var refined = plan
-        refined.upload = []
-        for entry in plan.upload {
-            if entry.afterAnalysis && ImageFormat.fromExtension(of: entry.path) == nil {
-                refined.heldBack.append(DryRunPlan.Entry(path: entry.path, reason: "not a photo by its name: it will be unanalysable",
-                                                         afterAnalysis: true))
-            } else {
-                refined.upload.append(entry)
-            }
-        }
-        refined.heldBack.sort { $0.path < $1.path }
-        return refined
-    }
-
-    /// Prints the plan; `analyseLimit` caps the analyses listed (wake's page), `upload` says
-    /// whether the command uploads at all.
-    static func print(_ plan: DryRunPlan, command: String, upload: Bool, analyseLimit: Int = .max, json: Bool) {
+    /// Tells what `command` would do to `store`'s library, line by line as the store finds it
+    /// (nothing is held for the whole library), then the summary. `upload`: the command uploads
+    /// (`drain`, `wake`); files not analysed yet whose name is no photo's are then held back when
+    /// unanalysable files are not sent (their verdict will be `unanalysable`, the rule
+    /// FacePipeline applies). `analyseLimit` caps the analyses listed (wake's page).
+    static func run(_ store: AssetStore, command: String, upload: Bool, uploadUnanalysable: Bool = false,
+                    analyseLimit: Int = .max, json: Bool) throws(StoreError) {
         let console = Console.shared
-        let analyse = Array(plan.analyse.prefix(analyseLimit))
-        let uploads = upload ? plan.upload : []
-        let heldBack = upload ? plan.heldBack : []
-        let groups: [(String, String, [(path: String, reason: String)])] = [
-            ("would-analyse", "analyse", analyse.map { ($0.path, $0.reason) }),
-            ("would-upload", "upload", uploads.map { ($0.path, $0.reason) }),
-            ("held-back", "hold back", heldBack.map { ($0.path, $0.reason) }),
-            ("skipped", "skip", plan.skipped.map { ($0.path, $0.message) }),
-        ]
-        for (event, verb, entries) in groups {
-            for entry in entries {
-                if json {
-                    console.json(Line(event: event, path: entry.path, reason: entry.reason))
-                } else {
-                    console.out("would \(verb) \(entry.path) (\(entry.reason))")
-                }
+        let byName: ((String) -> Bool)? = upload && !uploadUnanalysable ? { ImageFormat.fromExtension(of: $0) == nil } : nil
+        let counts = try store.dryRun(includeUnanalysable: uploadUnanalysable, heldBackByName: byName, analyseLimit: analyseLimit,
+                                      uploads: upload) { group, entry in
+            let (event, verb) = switch group {
+            case .analyse: ("would-analyse", "analyse")
+            case .upload: ("would-upload", "upload")
+            case .heldBack: ("held-back", "hold back")
+            case .skipped: ("skipped", "skip")
+            }
+            if json {
+                console.json(Line(event: event, path: entry.path, reason: entry.reason))
+            } else {
+                console.out("would \(verb) \(entry.path) (\(entry.reason))")
             }
         }
-        let summary = Summary(analyse: analyse.count, upload: uploads.count, heldBack: heldBack.count, skipped: plan.skipped.count)
+        let summary = Summary(analyse: counts.analyse, upload: counts.upload, heldBack: counts.heldBack, skipped: counts.skipped)
         if json {
             console.json(summary)
         } else {
