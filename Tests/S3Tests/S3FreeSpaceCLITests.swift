@@ -50,3 +50,43 @@ import Testing
         #expect(leftovers.isEmpty, "\(leftovers)")
     }
 }
+
+/// `free-space` and `restore` through a fleet (issue 35): photos drained through one `serve --store`
+/// instance, proven and read back (`--deep`) through it, deleted, and restored through another
+/// instance on the same bucket, byte for byte.
+@Suite(.serialized) struct S3FleetRestoreCLITests {
+    @Test func photosFreedThroughOneInstanceComeBackThroughAnother() async throws {
+        let moto = try await MotoServer.shared()
+        let bucket = try await moto.makeBucket()
+        let fleet = "s3://\(bucket.configuration.bucket)/fleet"
+        let first = try S3ServeInstance(store: fleet, moto: moto)
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("s3fleet-\(UUID().uuidString)")
+        let library = root.appendingPathComponent("library").path
+        let store = root.appendingPathComponent("store.sqlite").path
+        try FileManager.default.createDirectory(atPath: library, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let photos = ["chelsea.jpg", "camera.png"]
+        for photo in photos {
+            try FileManager.default.copyItem(atPath: S3CLITests.repository.appendingPathComponent("SampleImages/\(photo)").path,
+                                             toPath: library + "/" + photo)
+        }
+        let drained = try await S3CLITests.run(["drain", library, "--store", store, "--to", first.url + "/uploads",
+                                                "--analysis-size", "96"], aws: [:])
+        #expect(drained.status == 0, "\(drained.stderr)")
+        let freed = try await S3CLITests.run(["free-space", library, "--store", store, "--older-than", "0", "--max-fraction", "100%",
+                                              "--deep", "--delete", "--yes"], aws: [:])
+        #expect(freed.status == 0, "stdout: \(freed.stdout) stderr: \(freed.stderr)")
+        for photo in photos { #expect(!FileManager.default.fileExists(atPath: library + "/" + photo), "\(photo) stayed: \(freed.stdout)") }
+
+        // The instance the photos went through is gone; another on the same bucket answers for them.
+        first.kill()
+        let second = try S3ServeInstance(store: fleet, moto: moto)
+        // The store names the first instance's address: the restore is pointed at the second.
+        let restored = try await S3CLITests.run(["restore", library, "--store", store, "--to", second.url + "/uploads", "--json"], aws: [:])
+        #expect(restored.status == 0, "stdout: \(restored.stdout) stderr: \(restored.stderr)")
+        for photo in photos {
+            let original = try Data(contentsOf: S3CLITests.repository.appendingPathComponent("SampleImages/\(photo)"))
+            #expect(try Data(contentsOf: URL(fileURLWithPath: library + "/" + photo)) == original, "\(photo) is not back byte for byte")
+        }
+    }
+}
