@@ -98,7 +98,7 @@ extension RequestHandler {
             return Exchange.Outcome(status: 200, keepAlive: false)
         }
         let socket = SocketSink(descriptor: exchange.connection.descriptor)
-        let sent = try? space.bucket.stream(space.key(S3Space.objectKey(object.id))) { bytes in socket.send(bytes) }
+        let sent = try? space.bucket.stream(space.key(S3Space.bytesKey(of: object))) { bytes in socket.send(bytes) }
         let whole = sent == object.size && !socket.failed
         if !whole { exchange.notes.append("content cut short") }
         return Exchange.Outcome(status: 200, keepAlive: whole && keepAlive)

@@ -108,7 +108,7 @@ final class RequestHandler: Sendable {
         exchange.connection.holdAuthorisedRequest()
         exchange.principal = principal
         exchange.quota = access.quota(for: principal.account)
-        if let bucket { return routeS3(exchange, parts: parts, space: S3Space(bucket: bucket, account: principal.account)) }
+        if let bucket { return routeS3(exchange, parts: parts, space: S3Space(bucket: bucket, account: principal.account, layout: configuration.layout)) }
         let space: AccountSpaces.Space
         do throws(ReceiverError) {
             space = try spaces.space(for: principal.account)

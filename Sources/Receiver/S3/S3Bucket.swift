@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import UploadProtocol
 import SystemSupport
 import Transfer
 
@@ -102,6 +103,17 @@ final class S3Bucket: Sendable {
         if response.status == 404, case .matches = condition { return .conflict }
         guard response.status == 200 else { throw failure(response, "PutObject \(key)") }
         return .written(etag: response.headers["etag"] ?? "")
+    }
+
+    /// Copies the object at `source` to `destination` inside the bucket (CopyObject, at most
+    /// 5 GiB). S3 may answer 200 with an error body: that is a failure too.
+    func copy(_ source: String, to destination: String) throws(ReceiverError) {
+        let path = "/" + uploader.configuration.bucket + "/" + root + source
+        let encoded = Provenance.percentEncode(Array(path.utf8), keeping: "/-_.~")
+        let response = try send("PUT", destination, headers: [("x-amz-copy-source", encoded)])
+        guard response.status == 200, S3XML.value("Code", in: response.body) == nil else {
+            throw failure(response, "CopyObject \(source) to \(destination)")
+        }
     }
 
     /// Deletes `key` (gone already is fine); with `ifMatch`, only that version of it (false when

@@ -15,6 +15,8 @@ import UploadProtocol
 ///     index/<h>.json               dedupe: the first object with an idempotency key and a content
 ///                                  (h: SHA-256 of "key\nsha256"), created with If-None-Match: *
 ///     digests/<sha256>.json        the first object with a content (`by-digest`), likewise
+///     files/<library path>         with `--layout path`: objects' bytes by their library path
+///     names/<h>.json               which object owns a `files/` key (h: SHA-256 of the key)
 ///
 /// An object and its sidecar appear together or not at all: every answer about objects (the
 /// listing, by id, by digest, dedupe) starts from a sidecar, and the sidecar is written after the
@@ -27,6 +29,8 @@ struct S3Space: Sendable {
     /// "" for the account `default`, `accounts/<name>/` for the others.
     let base: String
     let account: String
+    /// Where finished objects' bytes go (`serve --layout`; `S3Space+PathLayout.swift`).
+    let layout: ReceiverConfiguration.ObjectLayout
 
     /// What finishing an upload produced (as `UploadStore.Completion`).
     enum Completion: Sendable {
@@ -35,9 +39,10 @@ struct S3Space: Sendable {
         case digestMismatch
     }
 
-    init(bucket: S3Bucket, account: String) {
+    init(bucket: S3Bucket, account: String, layout: ReceiverConfiguration.ObjectLayout = .id) {
         self.bucket = bucket
         self.account = account
+        self.layout = layout
         base = account == AccountBook.defaultAccount ? "" : "accounts/\(account)/"
     }
 
@@ -104,12 +109,14 @@ struct S3Space: Sendable {
         return found.sorted { ($0.storedAt, $0.id) < ($1.storedAt, $1.id) }
     }
 
-    /// The bytes of every object stored in this space (by a listing of `objects/`: each object's
-    /// bytes, not its sidecar): what an account's quota is weighed against.
+    /// The bytes of every object stored in this space (by a listing of `objects/`, and of `files/`
+    /// under `--layout path`: each object's bytes, not its sidecar): what an account's quota is
+    /// weighed against.
     func storedBytes() throws(ReceiverError) -> Int64 {
-        try bucket.listSized(key("objects/")).reduce(0) { total, entry in
+        let byID = try bucket.listSized(key("objects/")).reduce(Int64(0)) { total, entry in
             entry.key.hasSuffix(".json") ? total : total + entry.size
         }
+        return byID + (layout == .path ? try bucket.listSized(key("files/")).reduce(Int64(0)) { $0 + $1.size } : 0)
     }
 
     /// An index entry: the object that holds a key's (or a digest's) content.
@@ -170,8 +177,11 @@ struct S3Space: Sendable {
                                   filename: metadata.filename, verdict: metadata.verdict, storedAt: now,
                                   filenameEncoded: metadata.filenameEncoded, provenance: metadata.provenance)
         object.device = metadata.device
+        let placed = layout == .path ? try placeByPath(&object, from: objectKey, libraryPath: metadata.provenance?.pathBytes, now: now) : nil
         switch try bucket.put(key(Self.sidecarKey(object.id)), try UploadStore.encode(object), condition: .absent) {
-        case .written: break
+        case .written:
+            // The sidecar names the placed copy: the one under the id goes.
+            if placed != nil { try? bucket.delete(objectKey) }
         case .conflict:
             // Another instance finished this same upload meanwhile: its sidecar stands.
             if let existing = try self.object(object.id) { return .stored(existing) }
@@ -184,6 +194,7 @@ struct S3Space: Sendable {
             if let first = try firstObject(at: indexKey, sha256Hex: digestHex) {
                 try bucket.delete(key(Self.sidecarKey(object.id)))
                 try bucket.delete(objectKey)
+                if let placed { releaseName(placed, of: object.id) }
                 return .deduplicated(first.object)
             }
         }

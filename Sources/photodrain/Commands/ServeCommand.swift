@@ -41,8 +41,11 @@ enum ServeCommand: Command {
         has passed. The account book is the bucket's too (PREFIX/accounts.json): 'serve --store URL
         accounts|tokens ...' edits it there, refused if another edit came first, and every
         instance reads it again within two seconds; --dir is not taken with --store. An account's
-        quota is weighed against a listing of its objects in the bucket. Not yet on a bucket:
-        --layout path, the scrub, and tokens' last use.
+        quota is weighed against a listing of its objects in the bucket. --layout path places
+        objects under PREFIX/files/ by their library paths, each name claimed by a conditional
+        write (PREFIX/names/) so two instances never place two photos at one key; the bytes are
+        copied there inside the bucket once the object is complete. Not yet on a bucket: the
+        scrub, and tokens' last use.
 
         Layout (--layout): 'id' (the default) stores each object as objects/<id>; 'path' stores it
         as files/<library path> from its X-Photo-Path, so the directory mirrors the library. '..'
@@ -153,9 +156,6 @@ enum ServeCommand: Command {
             throw UsageError("--layout wants id or path, not '\(layout)'", command: spec.name)
         }
         configuration.layout = objectLayout
-        if store != nil && objectLayout == .path {
-            throw UsageError("--layout path is not available with --store yet: objects go to PREFIX/objects/ID", command: spec.name)
-        }
         configuration.checkpointInterval = try arguments.double("checkpoint-interval", default: 5, range: 0...86_400)
         configuration.uploadsPerToken = try arguments.int("uploads-per-token", default: 8, range: 1...10_000)
         configuration.failedAuthLimit = try arguments.int("failed-auth-limit", default: 20, range: 1...1_000_000)
