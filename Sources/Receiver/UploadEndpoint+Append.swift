@@ -20,27 +20,12 @@ extension UploadEndpoint {
         } catch {
             return .failure(error)
         }
-        let version = Self.interopVersion(of: head) ?? known.interopVersion
-        if version >= 6 {
-            let mediaType = head[Header.contentType]?.split(separator: ";").first?.trimmingSpaces().lowercased()
-            guard mediaType == ResumableUpload.partialUploadMediaType else {
-                return .response(.text(415, "PATCH needs Content-Type: \(ResumableUpload.partialUploadMediaType)"))
-            }
+        let patch: PatchHead
+        switch Self.patchHead(head, recordVersion: known.interopVersion) {
+        case .success(let read): patch = read
+        case .failure(let refusal): return .response(refusal.response)
         }
-        guard let offsetText = head[Header.uploadOffset], let offset = StructuredField.integer(offsetText), offset >= 0 else {
-            return .response(.text(400, "missing or malformed Upload-Offset"))
-        }
-        var announcedLength: Int64?
-        if let text = head[Header.uploadLength] {
-            guard let n = StructuredField.integer(text), n >= 0 else {
-                return .response(.text(400, "malformed Upload-Length"))
-            }
-            announcedLength = n
-        }
-        let explicitCompletion = Self.completionField(head, version: version)
-        if case .some(.none) = explicitCompletion {
-            return .response(.text(400, "malformed \(Self.completionName(version))"))
-        }
+        let (version, offset) = (patch.version, patch.offset)
         return withSlot(exchange, id: id) { current in
             var record = current.record
             if record.complete {
@@ -64,20 +49,14 @@ extension UploadEndpoint {
             }
             let end = offset + exchange.bodyLength
             if end > configuration.maxSize { return .response(.text(413, "larger than max-size")) }
-            if let refusal = quotaRefusal(exchange, length: max(announcedLength ?? record.length ?? 0, end)) { return refusal }
-            if let announcedLength {
-                if let length = record.length, length != announcedLength {
-                    return .response(problem(400, type: ResumableUpload.inconsistentLengthProblem,
-                                                    title: "Upload-Length changed", version: version))
-                }
-                record.length = announcedLength
+            if let refusal = quotaRefusal(exchange, length: max(patch.announcedLength ?? record.length ?? 0, end)) { return refusal }
+            let complete: Bool
+            switch Self.settleLength(known: record.length, patch: patch, end: end, problem: {
+                problem(400, type: ResumableUpload.inconsistentLengthProblem, title: $0, version: version)
+            }) {
+            case .success(let settled): (record.length, complete) = settled
+            case .failure(let refusal): return .response(refusal.response)
             }
-            let complete = explicitCompletion.flatMap { $0 } ?? record.length.map { end == $0 } ?? true
-            if let length = record.length, end > length || (complete && end != length) {
-                return .response(problem(400, type: ResumableUpload.inconsistentLengthProblem,
-                                                title: "the upload would not end at Upload-Length", version: version))
-            }
-            if complete && record.length == nil { record.length = end }
             record.metadata.merge(Self.metadata(of: head).successValue ?? ObjectMetadata())
             exchange.continueIfExpected()
             let (appended, bodyEnd) = append(exchange, to: UploadStore.Resource(record: record, received: offset),

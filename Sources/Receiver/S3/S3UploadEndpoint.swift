@@ -98,25 +98,12 @@ struct S3UploadEndpoint: Sendable {
             return .failure(error)
         }
         var record = found.record
-        let version = UploadEndpoint.interopVersion(of: head) ?? record.interopVersion
-        if version >= 6 {
-            let mediaType = head[Header.contentType]?.split(separator: ";").first?.trimmingSpaces().lowercased()
-            guard mediaType == ResumableUpload.partialUploadMediaType else {
-                return .response(.text(415, "PATCH needs Content-Type: \(ResumableUpload.partialUploadMediaType)"))
-            }
+        let patch: UploadEndpoint.PatchHead
+        switch UploadEndpoint.patchHead(head, recordVersion: record.interopVersion) {
+        case .success(let read): patch = read
+        case .failure(let refusal): return .response(refusal.response)
         }
-        guard let offsetText = head[Header.uploadOffset], let offset = StructuredField.integer(offsetText), offset >= 0 else {
-            return .response(.text(400, "missing or malformed Upload-Offset"))
-        }
-        var announcedLength: Int64?
-        if let text = head[Header.uploadLength] {
-            guard let n = StructuredField.integer(text), n >= 0 else { return .response(.text(400, "malformed Upload-Length")) }
-            announcedLength = n
-        }
-        let explicitCompletion = UploadEndpoint.completionField(head, version: version)
-        if case .some(.none) = explicitCompletion {
-            return .response(.text(400, "malformed \(UploadEndpoint.completionName(version))"))
-        }
+        let (version, offset) = (patch.version, patch.offset)
         if record.complete {
             return .response(problem(400, type: ResumableUpload.completedUploadProblem, title: "the upload is already complete",
                                      version: version, extra: record.objectID.map { [(Header.serverResourceID, $0)] } ?? []))
@@ -124,19 +111,15 @@ struct S3UploadEndpoint: Sendable {
         if offset != record.offset { return .response(conflict(offset: offset, held: record.offset, version: version)) }
         let end = offset + exchange.bodyLength
         if end > configuration.maxSize { return .response(.text(413, "larger than max-size")) }
-        if let announcedLength {
-            if let length = record.length, length != announcedLength {
-                return .response(problem(400, type: ResumableUpload.inconsistentLengthProblem, title: "Upload-Length changed", version: version))
-            }
-            record.length = announcedLength
+        let knownLength = record.length
+        let complete: Bool
+        switch UploadEndpoint.settleLength(known: record.length, patch: patch, end: end, problem: {
+            problem(400, type: ResumableUpload.inconsistentLengthProblem, title: $0, version: version)
+        }) {
+        case .success(let settled): (record.length, complete) = settled
+        case .failure(let refusal): return .response(refusal.response)
         }
-        let complete = explicitCompletion.flatMap { $0 } ?? record.length.map { end == $0 } ?? true
-        if let length = record.length, end > length || (complete && end != length) {
-            return .response(problem(400, type: ResumableUpload.inconsistentLengthProblem,
-                                     title: "the upload would not end at Upload-Length", version: version))
-        }
-        if complete && record.length == nil { record.length = end }
-        if let refusal = quotaRefusal(exchange, space: space, length: max(announcedLength ?? record.length ?? 0, end)) { return refusal }
+        if let refusal = quotaRefusal(exchange, space: space, length: max(patch.announcedLength ?? knownLength ?? 0, end)) { return refusal }
         record.metadata.merge(UploadEndpoint.metadata(of: head).successValue ?? ObjectMetadata())
         let writer: S3UploadWriter
         do throws(ReceiverError) {
