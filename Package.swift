@@ -82,7 +82,9 @@ let package = Package(
         // size, capture date). Apart from FaceAnalysis, which stays the detector library the
         // benchmarks and the fuzzer use, so hashing files, memory budgets and malloc stay out of it.
         .target(name: "PhotoAnalysis", dependencies: ["PhotoDecoding", "FaceAnalysis", "SystemSupport", "CMalloc"], swiftSettings: swiftSettings),
-        .target(name: "AssetStore", dependencies: ["CSQLite", "UploadProtocol"], swiftSettings: swiftSettings),
+        // Faces into people: incremental, deterministic clustering of face embeddings (no imports).
+        .target(name: "FaceClustering", swiftSettings: swiftSettings),
+        .target(name: "AssetStore", dependencies: ["CSQLite", "UploadProtocol", "FaceClustering"], swiftSettings: swiftSettings),
         .target(name: "UploadProtocol", dependencies: ["SystemSupport"], swiftSettings: swiftSettings),
         .target(name: "Transfer", dependencies: ["CCurl", "SystemSupport", "UploadProtocol"], swiftSettings: swiftSettings),
         .target(name: "Receiver", dependencies: ["UploadProtocol", "SystemSupport", "Transfer"], swiftSettings: swiftSettings),
@@ -119,7 +121,8 @@ let package = Package(
         .testTarget(name: "PhotoDecodingTests", dependencies: ["PhotoDecoding"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(name: "FaceAnalysisTests", dependencies: ["FaceAnalysis", "PhotoDecoding", "CNNKernels", "CNNKernelsAVX2", "CNNKernelsAVX512"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(name: "PhotoAnalysisTests", dependencies: ["PhotoAnalysis", "FaceAnalysis", "PhotoDecoding", "SystemSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "AssetStoreTests", dependencies: ["AssetStore"], swiftSettings: swiftSettings),
+        .testTarget(name: "FaceClusteringTests", dependencies: ["FaceClustering"], swiftSettings: swiftSettings),
+        .testTarget(name: "AssetStoreTests", dependencies: ["AssetStore", "FaceClustering"], swiftSettings: swiftSettings),
         .testTarget(name: "UploadProtocolTests", dependencies: ["UploadProtocol"], swiftSettings: swiftSettings),
         .testTarget(name: "TransferTests", dependencies: ["Transfer", "UploadProtocol", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "ReceiverTests", dependencies: ["Receiver", "UploadProtocol", "SystemSupport", "TestSupport"], swiftSettings: swiftSettings),
