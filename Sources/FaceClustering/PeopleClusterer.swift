@@ -25,7 +25,8 @@ public struct PeopleClusterer: Sendable {
         public var person: Int64
         /// The sum of its members' embeddings (128 Floats), added in the order they joined.
         public var sum: [Float]
-        /// How many faces the sum holds; a cluster of 0 keeps its last sum but is never matched.
+        /// How many faces the sum holds. 0: the cluster lost its faces (their photos changed) but is
+        /// kept for its name or its merges, and `sum` is its last centroid, still matched.
         public var count: Int
 
         /// A cluster's state.
@@ -104,7 +105,7 @@ public struct PeopleClusterer: Sendable {
         for (f, face) in faces.enumerated() where FaceEmbedding.isValid(face) {
             face.withUnsafeBufferPointer { query in
                 centroids.withUnsafeBufferPointer { all in
-                    for i in counts.indices where counts[i] > 0 {
+                    for i in counts.indices {
                         if let squared = Self.squaredDistance(query, all, offset: i * Self.d, below: limit) {
                             candidates.append(Candidate(squared: squared, face: f, index: i))
                         }
@@ -130,8 +131,8 @@ public struct PeopleClusterer: Sendable {
                 append(Cluster(id: id, person: id, sum: face, count: 1))
                 result[f] = Assignment(cluster: id, person: id, started: true, distance: nil)
             }
-            touched.insert(result[f]!.cluster)
         }
+        for assignment in result { if let assignment { touched.insert(assignment.cluster) } }
         return result
     }
 
@@ -148,14 +149,17 @@ public struct PeopleClusterer: Sendable {
 
     private mutating func add(_ face: [Float], to i: Int) {
         let base = i * Self.d
-        for k in 0..<Self.d { sums[base + k] += face[k] }
+        // An emptied cluster's sum is its last centroid: its first new face starts the sum again.
+        if counts[i] == 0 { sums.replaceSubrange(base..<base + Self.d, with: face) } else {
+            for k in 0..<Self.d { sums[base + k] += face[k] }
+        }
         counts[i] += 1
         let mean = Self.centroid(sum: sums[base..<base + Self.d], count: counts[i])
         centroids.replaceSubrange(base..<base + Self.d, with: mean)
     }
 
     /// The centroid of a cluster: each coordinate of the sum divided by the count (the sum
-    /// itself for an empty cluster, which is never matched).
+    /// itself for an emptied cluster, whose sum is its last centroid).
     static func centroid(sum: ArraySlice<Float>, count: Int) -> [Float] {
         let n = Float(max(count, 1))
         return sum.map { $0 / n }

@@ -30,8 +30,12 @@ public struct SyntheticFaces: Sendable {
 
     /// One face of `identity`: its centre plus fresh noise.
     public mutating func face(of identity: Int) -> [Float] {
-        let centre = centre(of: identity)
-        return centre.map { $0 + gaussian() * faceSpread }
+        face(near: centre(of: identity))
+    }
+
+    /// A face around `centre`: fresh noise from this generator's stream added to it.
+    public mutating func face(near centre: [Float]) -> [Float] {
+        centre.map { $0 + gaussian() * faceSpread }
     }
 
     /// The next 64 pseudo-random bits (SplitMix64).
