@@ -8,6 +8,9 @@ public struct ClusteringPass: Sendable, Equatable {
     public var started = 0
     /// Clusters whose sums were made again because faces left them (a photo changed, a split, a forget).
     public var recomputed = 0
+
+    /// A pass that did nothing, to count into.
+    public init() {}
 }
 
 /// Clustering at library scale (issue 36 item 5): faces that have an embedding and no person
