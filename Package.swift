@@ -97,7 +97,7 @@ let package = Package(
         // MARK: The command-line tool
         .executableTarget(
             name: "photodrain",
-            dependencies: ["PhotoDecoding", "FaceAnalysis", "PhotoAnalysis", "AssetStore", "Drain", "Transfer", "UploadProtocol", "Receiver", "CProcess", "SystemSupport"],
+            dependencies: ["PhotoDecoding", "FaceAnalysis", "PhotoAnalysis", "FaceClustering", "AssetStore", "Drain", "Transfer", "UploadProtocol", "Receiver", "CProcess", "SystemSupport"],
             swiftSettings: swiftSettings,
             linkerSettings: startupLayout
         ),

@@ -37,6 +37,16 @@ extension AssetStore {
         }
     }
 
+    /// How many face rows there are, how many have a person, and how many have no embedding.
+    public func faceTally() throws(StoreError) -> (faces: Int, clustered: Int, withoutEmbedding: Int) {
+        try withDatabase { (db) throws(StoreError) -> (faces: Int, clustered: Int, withoutEmbedding: Int) in
+            let row = try db.query("""
+                SELECT COUNT(*), COUNT(cluster_id), COALESCE(SUM(embedding IS NULL), 0) FROM faces
+                """).first
+            return (row?[0].int ?? 0, row?[1].int ?? 0, row?[2].int ?? 0)
+        }
+    }
+
     /// Names person `id` (any of their clusters' ids finds them); nil or an empty name clears it.
     /// Returns the person's id. Throws `notFound` when there is no such person.
     @discardableResult
