@@ -129,7 +129,7 @@ let package = Package(
         .testTarget(name: "DrainTests", dependencies: ["Drain", "PhotoAnalysis", "FaceAnalysis", "AssetStore", "Transfer"], swiftSettings: swiftSettings),
         .testTarget(name: "FaultProxyTests", dependencies: ["FaultProxy", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "InteropTests", dependencies: ["Transfer", "Receiver", "FaultProxy", "UploadProtocol", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "CLITests", dependencies: ["photodrain", "PhotoDecoding", "FaceAnalysis", "AssetStore", "FaultProxy"], swiftSettings: swiftSettings),
+        .testTarget(name: "CLITests", dependencies: ["photodrain", "PhotoDecoding", "FaceAnalysis", "AssetStore", "FaceClustering", "FaultProxy"], swiftSettings: swiftSettings),
         // S3 against moto (Scripts/bootstrap installs it); also runs the built CLI.
         .testTarget(name: "S3Tests", dependencies: ["Transfer", "Drain", "AssetStore", "FaultProxy", "photodrain", "SystemSupport"], swiftSettings: swiftSettings),
     ]

@@ -56,6 +56,19 @@ extension AssetStore {
         }
     }
 
+    /// Every face that has a person, by photo path, each photo's in face order: for readers that
+    /// go through the whole library (`verdicts`) and cannot ask per photo while they read.
+    public func facesWithPeople() throws(StoreError) -> [String: [FaceRecord]] {
+        try withDatabase { (db) throws(StoreError) -> [String: [FaceRecord]] in
+            var out: [String: [FaceRecord]] = [:]
+            try db.forEach("SELECT \(Self.faceColumns) \(Self.faceJoins) WHERE p.id IS NOT NULL ORDER BY a.path, f.face_index") { (row) throws(StoreError) in
+                let face = Self.faceRecord(row)
+                out[face.path, default: []].append(face)
+            }
+            return out
+        }
+    }
+
     /// The face with row id `id`; nil when there is none.
     public func face(id: Int64) throws(StoreError) -> FaceRecord? {
         try withDatabase { (db) throws(StoreError) -> FaceRecord? in
