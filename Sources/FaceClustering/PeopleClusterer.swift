@@ -175,14 +175,15 @@ public struct PeopleClusterer: Sendable {
         let qr = UnsafeRawPointer(q), cr = UnsafeRawPointer(c)
         var lanes = SIMD16<Float>()
         var k = 0
+        // Checked once half way: a stranger's centroid is usually past the limit by then.
         while k < d {
-            for step in 0..<2 {
+            for step in 0..<4 {
                 let bytes = (k + step * 16) * MemoryLayout<Float>.stride
                 let diff = qr.loadUnaligned(fromByteOffset: bytes, as: SIMD16<Float>.self)
                     - cr.loadUnaligned(fromByteOffset: bytes, as: SIMD16<Float>.self)
                 lanes += diff * diff
             }
-            k += 32
+            k += 64
             var partial: Float = 0
             for lane in 0..<16 { partial += lanes[lane] }
             if partial >= limit { return nil }

@@ -57,13 +57,7 @@ enum PeopleBench {
         var clustering: Duration = .zero
         let clock = ContinuousClock()
         while truth.count < total {
-            let size = min(1 + synthetic.below(4), total - truth.count, identities)
-            var members: [Int] = []
-            while members.count < size {
-                let identity = synthetic.below(identities)
-                if !members.contains(identity) { members.append(identity) }
-            }
-            let embeddings = members.map { synthetic.face(of: $0) }
+            let (members, embeddings) = nextPhoto(&synthetic, identities: identities, remaining: total - truth.count)
             let start = clock.now
             let result = clusterer.assign(photo: embeddings)
             let took = clock.now - start
@@ -78,15 +72,31 @@ enum PeopleBench {
         }
         let seconds = clustering.milliseconds / 1000
         let (precision, recall) = pairScores(truth: truth, assigned: assigned)
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for person in assigned {
-            withUnsafeBytes(of: person.littleEndian) { for byte in $0 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 } }
-        }
         return Report(faces: total, photos: photos, identities: identities, people: Set(assigned).count, seconds: seconds,
                       facesPerSecond: Double(total) / max(seconds, 1e-9),
                       lastPhotosMilliseconds: lastTenth.milliseconds / Double(max(lastTenthPhotos, 1)),
                       peakResidentMiB: Double(peakResidentBytes()) / 1_048_576, pairPrecision: precision, pairRecall: recall,
-                      fingerprint: String(hash, radix: 16))
+                      fingerprint: fingerprint(assigned))
+    }
+
+    /// The next synthetic photo: 1 to 4 distinct identities and a face of each.
+    static func nextPhoto(_ synthetic: inout SyntheticFaces, identities: Int, remaining: Int) -> (members: [Int], faces: [[Float]]) {
+        let size = min(1 + synthetic.below(4), remaining, identities)
+        var members: [Int] = []
+        while members.count < size {
+            let identity = synthetic.below(identities)
+            if !members.contains(identity) { members.append(identity) }
+        }
+        return (members, members.map { synthetic.face(of: $0) })
+    }
+
+    /// FNV-1a of the persons, in order.
+    static func fingerprint(_ persons: [Int64]) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for person in persons {
+            withUnsafeBytes(of: person.littleEndian) { for byte in $0 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 } }
+        }
+        return String(hash, radix: 16)
     }
 
     /// Pairwise precision and recall of `assigned` against `truth`, from the contingency counts.

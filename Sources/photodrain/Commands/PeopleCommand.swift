@@ -27,12 +27,14 @@ enum PeopleCommand: Command {
         poster). A photo that changes loses its faces and their decisions; analysed again, its
         faces find their people again.
 
-        'bench' clusters synthetic faces (--faces, --identities) in memory, for BENCHMARKS.md.
+        'bench' clusters synthetic faces (--faces, --identities) in memory, or with
+        --through-store as a library's store does, for BENCHMARKS.md.
         A folder called like an action is written './name'.
         """,
         options: [LibraryOptions.store, .flag("json", "One JSON array of people, each with its faces."),
                   .option("faces", "N", "With bench: how many synthetic faces.", default: "100000"),
-                  .option("identities", "N", "With bench: how many synthetic people they are faces of.", default: "2000")],
+                  .option("identities", "N", "With bench: how many synthetic people they are faces of.", default: "2000"),
+                  .flag("through-store", "With bench: bank the faces in a store of a temporary library and cluster them by the store's passes, then time one new photo's pass.")],
         positionals: (0, 4),
         examples: [("photodrain people ~/Pictures", "who is in the library"),
                    ("photodrain people name 7 'Anna' ~/Pictures", "name person 7"),
@@ -93,6 +95,11 @@ enum PeopleCommand: Command {
 
     static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
         let (action, folder) = try action(arguments.positionals)
+        if action == .bench && arguments.flag("through-store") {
+            return try PeopleBench.runThroughStore(faces: arguments.int("faces", default: 100_000, range: 1...10_000_000),
+                                                   identities: arguments.int("identities", default: 2_000, range: 1...10_000_000),
+                                                   json: arguments.flag("json"))
+        }
         if action == .bench {
             return try PeopleBench.run(faces: arguments.int("faces", default: 100_000, range: 1...10_000_000),
                                        identities: arguments.int("identities", default: 2_000, range: 1...10_000_000),
