@@ -38,7 +38,7 @@ public struct FaceRecord: Sendable, Equatable {
     public var id: Int64
     /// The photo's path, relative to the library.
     public var path: String
-    /// The face as banked.
+    /// The face as banked, without its embedding (readers have no use for it).
     public var face: BankedFace
     /// The person it belongs to; nil before clustering, without an embedding, or forgotten.
     public var person: Int64?

@@ -98,6 +98,21 @@ import Testing
         #expect(run.status == status, "\(run.stdout) \(run.stderr)")
     }
 
+    /// The benchmark's two runs, in memory and through a store, make the same people with the
+    /// same ids (the store pages, writes and reads back), and recover the synthetic identities.
+    @Test func theBenchMakesTheSamePartitionInMemoryAndThroughTheStore() throws {
+        func report(_ extra: [String]) throws -> [String: Any] {
+            let run = try CLI.run(["people", "bench", "--faces", "600", "--identities", "40", "--json"] + extra)
+            #expect(run.status == 0, "\(run.stderr)")
+            return try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        }
+        let memory = try report([]), store = try report(["--through-store"])
+        #expect(memory["fingerprint"] as? String == store["fingerprint"] as? String)
+        #expect(memory["people"] as? Int == 40 && store["people"] as? Int == 40)
+        #expect(memory["pairPrecision"] as? Double == 1 && memory["pairRecall"] as? Double == 1)
+        #expect((store["newPhotoPassMilliseconds"] as? Double ?? 0) > 0)
+    }
+
     @Test func helpShowsEveryAction() throws {
         let run = try CLI.run(["people", "--help"])
         #expect(run.status == 0)
