@@ -72,6 +72,19 @@ import Testing
         #expect(csv.lines.contains { $0.hasPrefix("b.jpg,") && $0.hasSuffix(",1:Anna;2") }, "\(csv.stdout)")
     }
 
+    /// `analyze` that leaves nothing to analyse gives the new faces their people, so the uploads
+    /// after it carry them without a `people` run.
+    @Test func analyzeThatFinishesTheLibraryClustersItsFaces() throws {
+        let ws = try Self.library()
+        let before = try CLI.run(["verdicts", ws.library, "--store", ws.store])
+        #expect(!before.stdout.contains(#""people""#))
+        let run = try CLI.run(["analyze", ws.library, "--store", ws.store])
+        #expect(run.status == 0, "\(run.stderr)")
+        let after = try CLI.run(["verdicts", ws.library, "--store", ws.store])
+        let b = try #require(after.lines.first { $0.contains(#""path":"b.jpg""#) })
+        #expect(b.contains(#""people":[{"face":0,"person":1},{"face":1,"person":2}]"#), "\(b)")
+    }
+
     @Test func withoutEmbeddingsNobodyIsListedAndItSaysWhy() throws {
         let ws = try Self.library(embeddings: false)
         let run = try CLI.run(["people", ws.library, "--store", ws.store])
