@@ -2,10 +2,13 @@
 public struct BankedFace: Sendable, Equatable {
     /// Its place among the verdict's confirmed faces, from 0.
     public var index: Int
-    /// The box, in the verdict's pixels (its analysis size).
+    /// The box's left edge, in the verdict's pixels (its analysis size).
     public var x: Int
+    /// The box's top edge, in the same pixels.
     public var y: Int
+    /// The box's width, in the same pixels.
     public var width: Int
+    /// The box's height, in the same pixels.
     public var height: Int
     /// The detector's keypoints as x, y pairs in the same pixels; nil when it gives none.
     public var keypoints: [Float]?
