@@ -82,7 +82,9 @@ let package = Package(
         // size, capture date). Apart from FaceAnalysis, which stays the detector library the
         // benchmarks and the fuzzer use, so hashing files, memory budgets and malloc stay out of it.
         .target(name: "PhotoAnalysis", dependencies: ["PhotoDecoding", "FaceAnalysis", "SystemSupport", "CMalloc"], swiftSettings: swiftSettings),
-        .target(name: "AssetStore", dependencies: ["CSQLite", "UploadProtocol"], swiftSettings: swiftSettings),
+        // Faces into people: incremental, deterministic clustering of face embeddings (no imports).
+        .target(name: "FaceClustering", swiftSettings: swiftSettings),
+        .target(name: "AssetStore", dependencies: ["CSQLite", "UploadProtocol", "FaceClustering"], swiftSettings: swiftSettings),
         .target(name: "UploadProtocol", dependencies: ["SystemSupport"], swiftSettings: swiftSettings),
         .target(name: "Transfer", dependencies: ["CCurl", "SystemSupport", "UploadProtocol"], swiftSettings: swiftSettings),
         .target(name: "Receiver", dependencies: ["UploadProtocol", "SystemSupport", "Transfer"], swiftSettings: swiftSettings),
@@ -95,7 +97,7 @@ let package = Package(
         // MARK: The command-line tool
         .executableTarget(
             name: "photodrain",
-            dependencies: ["PhotoDecoding", "FaceAnalysis", "PhotoAnalysis", "AssetStore", "Drain", "Transfer", "UploadProtocol", "Receiver", "CProcess", "SystemSupport"],
+            dependencies: ["PhotoDecoding", "FaceAnalysis", "PhotoAnalysis", "FaceClustering", "AssetStore", "Drain", "Transfer", "UploadProtocol", "Receiver", "CProcess", "SystemSupport"],
             swiftSettings: swiftSettings,
             linkerSettings: startupLayout
         ),
@@ -119,14 +121,15 @@ let package = Package(
         .testTarget(name: "PhotoDecodingTests", dependencies: ["PhotoDecoding"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(name: "FaceAnalysisTests", dependencies: ["FaceAnalysis", "PhotoDecoding", "CNNKernels", "CNNKernelsAVX2", "CNNKernelsAVX512"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(name: "PhotoAnalysisTests", dependencies: ["PhotoAnalysis", "FaceAnalysis", "PhotoDecoding", "SystemSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "AssetStoreTests", dependencies: ["AssetStore"], swiftSettings: swiftSettings),
+        .testTarget(name: "FaceClusteringTests", dependencies: ["FaceClustering"], swiftSettings: swiftSettings),
+        .testTarget(name: "AssetStoreTests", dependencies: ["AssetStore", "FaceClustering"], swiftSettings: swiftSettings),
         .testTarget(name: "UploadProtocolTests", dependencies: ["UploadProtocol"], swiftSettings: swiftSettings),
         .testTarget(name: "TransferTests", dependencies: ["Transfer", "UploadProtocol", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "ReceiverTests", dependencies: ["Receiver", "UploadProtocol", "SystemSupport", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "DrainTests", dependencies: ["Drain", "PhotoAnalysis", "FaceAnalysis", "AssetStore", "Transfer"], swiftSettings: swiftSettings),
         .testTarget(name: "FaultProxyTests", dependencies: ["FaultProxy", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "InteropTests", dependencies: ["Transfer", "Receiver", "FaultProxy", "UploadProtocol", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "CLITests", dependencies: ["photodrain", "PhotoDecoding", "FaceAnalysis", "AssetStore", "FaultProxy"], swiftSettings: swiftSettings),
+        .testTarget(name: "CLITests", dependencies: ["photodrain", "PhotoDecoding", "FaceAnalysis", "AssetStore", "FaceClustering", "FaultProxy"], swiftSettings: swiftSettings),
         // S3 against moto (Scripts/bootstrap installs it); also runs the built CLI.
         .testTarget(name: "S3Tests", dependencies: ["Transfer", "Drain", "AssetStore", "FaultProxy", "photodrain", "SystemSupport"], swiftSettings: swiftSettings),
     ]

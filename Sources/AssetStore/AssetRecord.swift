@@ -135,6 +135,8 @@ public struct BankedVerdict: Sendable, Equatable {
     public var height: Int?
     /// The EXIF `DateTimeOriginal` analysis read; nil when the file has none. Uploads send it.
     public var captureDate: String?
+    /// The verdict's confirmed faces, a row each in `faces`, banked in the verdict's transaction.
+    public var faces: [BankedFace] = []
 
     public init(json: String, label: String?, faceCount: Int, score: Double?, analysisError: String? = nil,
                 sha256: String? = nil, format: String? = nil, width: Int? = nil, height: Int? = nil,

@@ -33,13 +33,14 @@ extension AssetStore {
 
     /// Banks a verdict on the photo's row, if the row is still the one that was analysed (same
     /// generation) and has no verdict yet. Returns false when the result was dropped: the file
-    /// changed or disappeared meanwhile, or another process banked first.
+    /// changed or disappeared meanwhile, or another process banked first. The verdict's faces
+    /// are written in the same transaction, so a row never has a verdict without them.
     @discardableResult
     public func bankVerdict(_ verdict: BankedVerdict, for asset: AssetRecord) throws(StoreError) -> Bool {
         let now = FileTree.now()
         return try withDatabase { (db) throws(StoreError) -> Bool in
             try db.transaction { () throws(StoreError) -> Bool in
-                try db.run("""
+                let banked = try db.run("""
                     UPDATE assets SET verdict = ?, label = ?, face_count = ?, score = ?, analysis_error = ?,
                       sha256 = COALESCE(?, sha256), format = COALESCE(?, format), width = COALESCE(?, width),
                       height = COALESCE(?, height), capture_date = ?, analyzed_at = ?, lease_owner = NULL, lease_until = NULL
@@ -48,6 +49,8 @@ extension AssetStore {
                           SQLValue(verdict.score), SQLValue(verdict.analysisError), SQLValue(verdict.sha256),
                           SQLValue(verdict.format), SQLValue(verdict.width), SQLValue(verdict.height),
                           .text(verdict.captureDate ?? ""), .real(now), .integer(asset.id), .integer(Int64(asset.generation))]) == 1
+                if banked { try Self.insertFaces(verdict.faces, assetID: asset.id, db) }
+                return banked
             }
         }
     }

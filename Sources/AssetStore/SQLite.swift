@@ -11,6 +11,8 @@ enum SQLValue: Equatable {
     case integer(Int64)
     case real(Double)
     case text(String)
+    /// Bytes (a face's embedding).
+    case blob([UInt8])
 }
 
 /// An open SQLite connection.
@@ -198,6 +200,7 @@ final class Statement {
             case .integer(let n): rc = sqlite3_bind_int64(handle, index, n)
             case .real(let d): rc = sqlite3_bind_double(handle, index, d)
             case .text(let s): rc = pd_sqlite3_bind_text_transient(handle, index, s, -1)
+            case .blob(let bytes): rc = bytes.withUnsafeBytes { pd_sqlite3_bind_blob_transient(handle, index, $0.baseAddress, Int32($0.count)) }
             }
             guard rc == SQLITE_OK else { throw database.error(rc, sql: sql) }
         }
@@ -222,6 +225,10 @@ final class Statement {
             case SQLITE_TEXT:
                 guard let text = sqlite3_column_text(handle, column) else { return .null }
                 return .text(String(cString: text))
+            case SQLITE_BLOB:
+                let count = Int(sqlite3_column_bytes(handle, column))
+                guard count > 0, let bytes = sqlite3_column_blob(handle, column) else { return .blob([]) }
+                return .blob(Array(UnsafeRawBufferPointer(start: bytes, count: count)))
             default: return .null
             }
         }
@@ -238,6 +245,7 @@ extension SQLValue {
         }
     }
     var string: String? { if case .text(let s) = self { return s } else { return nil } }
+    var bytes: [UInt8]? { if case .blob(let b) = self { return b } else { return nil } }
 
     init(_ value: String?) { self = value.map { .text($0) } ?? .null }
     init(_ value: Int?) { self = value.map { .integer(Int64($0)) } ?? .null }

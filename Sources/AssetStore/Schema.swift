@@ -191,6 +191,59 @@ enum Schema {
         UPDATE upload_jobs SET server_id = json_extract(response_headers, '$."x-server-resource-id"')
           WHERE state = 'succeeded' AND json_valid(response_headers);
         """,
+        // 13: faces and people (issue 36). One row per confirmed face of a banked verdict (its
+        // place among the verdict's confirmed faces, box and keypoints in the verdict's pixels,
+        // the descriptor network's embedding when one is configured), written in the verdict's
+        // transaction, and gone with it: the trigger deletes a photo's faces when the scan resets
+        // its verdict, the foreign key when its row goes. `people` holds clustering's state
+        // (`AssetStore+Clustering.swift`): a row per cluster, its sum of embeddings and count so
+        // a new face is compared with centroids only, and the person it belongs to (itself, or
+        // the one `people merge` put it in); the person's own row holds its name and
+        // representative face. Ids are never reused (AUTOINCREMENT). Verdicts banked before keep
+        // their confirmed faces as rows, taken from their JSON here (no embedding: nothing to
+        // cluster until they are analysed again).
+        """
+        CREATE TABLE people (
+            id INTEGER PRIMARY KEY AUTOINCREMENT, -- the cluster's id; a person's id is its first cluster's
+            person INTEGER NOT NULL,            -- its own id, or the person a merge put it in
+            name TEXT,                          -- on the person's own row: `people name`
+            centroid_sum BLOB NOT NULL,         -- 128 float32 little-endian: the sum of its members' embeddings
+            member_count INTEGER NOT NULL,      -- 0: emptied (its photos changed), the sum is then its last centroid
+            first_face TEXT NOT NULL,           -- 'path#index' of the face that started it
+            representative_face INTEGER REFERENCES faces(id) ON DELETE SET NULL
+        );
+        CREATE INDEX people_person ON people(person);
+        CREATE TABLE faces (
+            id INTEGER PRIMARY KEY,
+            asset_id INTEGER NOT NULL REFERENCES assets(id) ON DELETE CASCADE,
+            face_index INTEGER NOT NULL,        -- its place among the verdict's confirmed faces, from 0
+            x INTEGER NOT NULL,                 -- the box in the verdict's pixels (its analysisSize)
+            y INTEGER NOT NULL,
+            width INTEGER NOT NULL,
+            height INTEGER NOT NULL,
+            keypoints TEXT,                     -- JSON array of x, y pairs; NULL: the detector gives none
+            embedding BLOB,                     -- 128 float32 little-endian; NULL: no embedder configured
+            cluster_id INTEGER REFERENCES people(id) ON DELETE SET NULL,
+            decision TEXT CHECK (decision IN ('split', 'forgotten')),  -- a user's, kept by later clustering
+            UNIQUE (asset_id, face_index)
+        );
+        CREATE INDEX faces_cluster ON faces(cluster_id);
+        CREATE INDEX faces_pending ON faces(asset_id) WHERE embedding IS NOT NULL AND cluster_id IS NULL AND decision IS NULL;
+        CREATE TRIGGER faces_go_with_their_verdict AFTER UPDATE OF analyzed_at ON assets
+            WHEN NEW.analyzed_at IS NULL AND OLD.analyzed_at IS NOT NULL
+        BEGIN
+            DELETE FROM faces WHERE asset_id = NEW.id;
+        END;
+        INSERT INTO faces(asset_id, face_index, x, y, width, height, keypoints)
+            SELECT a.id, row_number() OVER (PARTITION BY a.id ORDER BY CAST(j.key AS INTEGER)) - 1,
+                   json_extract(j.value, '$.region.x'), json_extract(j.value, '$.region.y'),
+                   json_extract(j.value, '$.region.width'), json_extract(j.value, '$.region.height'),
+                   json_extract(j.value, '$.region.keypoints')
+            FROM assets a, json_each(CASE WHEN json_valid(a.verdict) THEN a.verdict ELSE '{}' END, '$.faces') j
+            WHERE a.analyzed_at IS NOT NULL AND json_extract(j.value, '$.confirmed') = 1
+              AND json_type(j.value, '$.region.x') = 'integer' AND json_type(j.value, '$.region.y') = 'integer'
+              AND json_type(j.value, '$.region.width') = 'integer' AND json_type(j.value, '$.region.height') = 'integer';
+        """,
     ]
 
     /// What a row loses when its file changes on disk, as the SET list of an `UPDATE assets`: its

@@ -23,6 +23,10 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         /// A runner named another destination than the one the library's uploads went to, without
         /// saying that the library should go there too.
         case destinationChanged = "destination-changed"
+        /// No person or face has the id given (`people`).
+        case notFound = "not-found"
+        /// Two people with faces in one photo cannot be one person (`people merge`).
+        case cannotLink = "cannot-link"
     }
 
     public let code: Code

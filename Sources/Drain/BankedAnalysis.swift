@@ -6,7 +6,8 @@ import PhotoAnalysis
 /// place that turns an `AnalysedPhoto` into a row's columns and a row's JSON back into a `Verdict`.
 extension BankedVerdict {
     /// The row form of `analysed`: its verdict's JSON and the forms the store indexes (label,
-    /// confirmed faces, score, error code), and what analysis read of the file.
+    /// confirmed faces, score, error code), what analysis read of the file, and a face row per
+    /// confirmed face (with its embedding when an embedder gave one).
     public init(_ analysed: AnalysedPhoto) {
         let verdict = analysed.verdict
         // The pipeline has checked its verdicts encode; a stub that does not still banks its label.
@@ -14,6 +15,11 @@ extension BankedVerdict {
         self.init(json: json, label: verdict.label.rawValue, faceCount: verdict.confirmedFaces, score: verdict.indexedScore,
                   analysisError: verdict.error?.code, sha256: analysed.sha256, format: analysed.format?.rawValue,
                   width: analysed.uprightSize?.width, height: analysed.uprightSize?.height, captureDate: analysed.captureDate)
+        let embeddings = analysed.faceEmbeddings
+        faces = verdict.faces.filter(\.confirmed).enumerated().map { index, face in
+            BankedFace(index: index, x: face.region.x, y: face.region.y, width: face.region.width, height: face.region.height,
+                       keypoints: face.region.keypoints, embedding: embeddings.flatMap { index < $0.count ? $0[index] : nil })
+        }
     }
 }
 

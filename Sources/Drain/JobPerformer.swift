@@ -126,12 +126,26 @@ public final class JobPerformer: Sendable {
     /// The verdict a file is uploaded with, as compact JSON, and its summary for a destination
     /// with no room for the whole (S3). Its own, sent as banked; for a companion file (a Live
     /// Photo's video, an `.AAE`, an `.xmp`), its photo's, with `companionOf` naming the photo.
+    /// A photo whose faces have people travels with them (`Verdict.people`: ids and names).
     private func travellingVerdict(of asset: AssetRecord) -> (json: String, summary: String?) {
         if let photoPath = asset.companionOf, let photo = try? store.asset(path: photoPath), var verdict = try? photo.verdict() {
             verdict.companionOf = photoPath
+            verdict.people = people(inPhoto: photoPath)
+            if let json = try? verdict.json() { return (json, try? verdict.summaryJSON()) }
+        }
+        if let tags = people(inPhoto: asset.path), var verdict = try? asset.verdict() {
+            verdict.people = tags
             if let json = try? verdict.json() { return (json, try? verdict.summaryJSON()) }
         }
         return (asset.verdictJSON ?? "{}", (try? asset.verdict()).flatMap { try? $0.summaryJSON() })
+    }
+
+    /// The people of the photo at `path`'s faces, as the store has them now; nil when none has one.
+    private func people(inPhoto path: String) -> [Verdict.PersonTag]? {
+        let tags = ((try? store.faces(ofPhoto: path)) ?? []).compactMap { face in
+            face.person.map { Verdict.PersonTag(face: face.face.index, person: $0, name: face.name) }
+        }
+        return tags.isEmpty ? nil : tags
     }
 
     /// The SHA-256 of a file analysis did not hash (one that is not a photo, sent on request: a

@@ -20,6 +20,9 @@ public struct AnalysedPhoto: Sendable, Equatable {
     /// The EXIF `DateTimeOriginal` as the camera wrote it (`YYYY:MM:DD HH:MM:SS`); nil when the
     /// file has none. Uploads send it as `X-Photo-Taken`.
     public var captureDate: String?
+    /// The embedding of each face the verdict confirms, in the verdict's order (`FaceEmbedder`);
+    /// nil when no embedder is configured or it gave none that could be used.
+    public var faceEmbeddings: [[Float]]?
 
     /// An analysis result.
     public init(verdict: Verdict, sha256: String? = nil, format: ImageFormat? = nil, uprightSize: Verdict.Size? = nil,

@@ -13,6 +13,9 @@ public struct FacePipeline: PhotoAnalyzing {
     public let settings: AnalysisSettings
     public let detector: FaceDetector
     public let classifier: FaceClassifier
+    /// What turns the confirmed faces into descriptors for `people`; nil (the default until the
+    /// descriptor network is in) banks the faces without embeddings.
+    public var embedder: (any FaceEmbedder)?
 
     /// Loads the detector and the model; throws their errors (unreadable, malformed, mismatched).
     public init(settings: AnalysisSettings) throws {
@@ -108,12 +111,13 @@ public struct FacePipeline: PhotoAnalyzing {
             let verdict = Verdict(faces: Self.recorded(faces), model: classifier.model.identifier, detector: detector.identifier,
                                   analysisSize: Verdict.Size(width: image.width, height: image.height), milliseconds: elapsed())
             let upright = header.uprightSize
-            let analysed = AnalysedPhoto(verdict: verdict, sha256: sha, format: header.format,
+            var analysed = AnalysedPhoto(verdict: verdict, sha256: sha, format: header.format,
                                          uprightSize: Verdict.Size(width: upright.width, height: upright.height),
                                          captureDate: CaptureDate.dateTimeOriginal(bytes))
             // A verdict that cannot be banked (a value not finite) is this photo's failure, not the runner's.
             // (Encoded again only then, for the encoder's own error.)
             if analysed.verdictJSON == nil { _ = try verdict.json() }
+            analysed.faceEmbeddings = embedder.flatMap { Self.embeddings(by: $0, image: image, verdict: verdict) }
             return .verdict(analysed)
         } catch let error as DecodeError {
             return .verdict(Self.errorVerdict(code: error.code.rawValue, message: error.message, path: path, photo: photo, elapsed: elapsed(),
@@ -126,6 +130,21 @@ public struct FacePipeline: PhotoAnalyzing {
             return .verdict(Self.errorVerdict(code: "analysis-failed", message: "\(error)", path: path, photo: photo, elapsed: elapsed()))
         }
     }
+
+    /// The embeddings `embedder` gives the verdict's confirmed faces; nil when it has none to
+    /// give or gives a count or a form clustering cannot use (`FaceEmbedding.dimension` finite
+    /// Floats each).
+    static func embeddings(by embedder: any FaceEmbedder, image: Image, verdict: Verdict) -> [[Float]]? {
+        let confirmed = verdict.faces.filter(\.confirmed)
+        guard !confirmed.isEmpty else { return nil }
+        let embeddings = embedder.embeddings(image: image, faces: confirmed)
+        guard embeddings.count == confirmed.count,
+              embeddings.allSatisfy({ $0.count == faceEmbeddingDimension && $0.allSatisfy(\.isFinite) }) else { return nil }
+        return embeddings
+    }
+
+    /// The length of a face descriptor (dlib's ResNet: 128).
+    public static let faceEmbeddingDimension = 128
 
     /// True when a decode error means the file is not a photo PhotoDrain analyses, rather than a
     /// broken photo: its name is no photo's (`notes.txt`, `IMG_0001.MOV`, whatever its bytes), or

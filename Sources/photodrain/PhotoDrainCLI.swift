@@ -23,6 +23,7 @@ struct PhotoDrainCLI {
         AgentCommand.self,
         StatusCommand.self,
         VerdictsCommand.self,
+        PeopleCommand.self,
         VerifyCommand.self,
         FreeSpaceCommand.self,
         RestoreCommand.self,

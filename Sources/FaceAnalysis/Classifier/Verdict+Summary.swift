@@ -41,12 +41,15 @@ extension Verdict {
         public var boxes: Int
         /// How many of them are confirmed faces.
         public var faces: Int
+        /// The person ids of its faces (`people` on the whole verdict), without their names;
+        /// absent when none has a person.
+        public var people: [Int64]?
     }
 
     /// This verdict's summary (see `Summary`).
     public var summary: Summary {
         Summary(summary: true, label: label, score: score, model: model, detector: detector, cascade: cascade,
-                version: version, error: error, boxes: faces.count, faces: confirmedFaces)
+                version: version, error: error, boxes: faces.count, faces: confirmedFaces, people: people?.map(\.person))
     }
 
     /// The summary as compact JSON with sorted keys, like `json()`. Throws `malformedVerdict` when

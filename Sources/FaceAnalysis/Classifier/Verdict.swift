@@ -79,6 +79,24 @@ public struct Verdict: Codable, Sendable, Equatable {
         }
     }
 
+    /// A confirmed face's person, as `people` named them: sent with the upload, never banked (the
+    /// store's faces table keeps them, and a user may rename or merge a person after analysis).
+    public struct PersonTag: Codable, Sendable, Equatable {
+        /// The face's place among the verdict's confirmed faces, from 0.
+        public var face: Int
+        /// The person's id in the library's store.
+        public var person: Int64
+        /// The person's name, if a user gave one.
+        public var name: String?
+
+        /// A face's person.
+        public init(face: Int, person: Int64, name: String?) {
+            self.face = face
+            self.person = person
+            self.name = name
+        }
+    }
+
     /// The version of this record's layout; 1.
     public var version: Int
     /// The photo-level outcome.
@@ -104,6 +122,9 @@ public struct Verdict: Codable, Sendable, Equatable {
     /// with: its photo's path, the photo's verdict being the rest. Nil (and absent from the JSON)
     /// on every banked verdict.
     public var companionOf: String?
+    /// On the verdict a photo is uploaded with: the person of each of its confirmed faces that
+    /// has one (`PersonTag`). Nil (and absent from the JSON) on every banked verdict.
+    public var people: [PersonTag]?
 
     /// The verdict of an analysed photo: the label and score follow from the faces (see the type).
     public init(faces: [Face], model: String, cascade: String, analysisSize: Size, milliseconds: Double) {

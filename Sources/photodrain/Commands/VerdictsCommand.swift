@@ -12,7 +12,8 @@ enum VerdictsCommand: Command {
         arguments: "[DIR]",
         discussion: """
         One record per photo, by path: state, label, face count, score, timestamps, server id, the
-        decode error for undecodable photos, and (JSON lines only) the whole verdict.
+        decode error for undecodable photos, the people of its faces (`photodrain people`; in
+        CSV as ID:NAME pairs separated by ';'), and (JSON lines only) the whole verdict.
 
         """ + LibraryOptions.filterDiscussion,
         options: [LibraryOptions.store] + LibraryOptions.filters + [.option("format", "jsonl|csv", "Output format.", default: "jsonl")],
@@ -22,7 +23,7 @@ enum VerdictsCommand: Command {
         exitCodes: [(0, "printed"), (1, "the store could not be read, or there is none yet"), (64, "usage error")]
     )
 
-    static let csvColumns = ["path", "state", "label", "faces", "score", "analyzed_at", "uploaded_at", "server_id", "error", "sha256"]
+    static let csvColumns = ["path", "state", "label", "faces", "score", "analyzed_at", "uploaded_at", "server_id", "error", "sha256", "people"]
 
     /// One photo's record; a JSON line has these keys (sorted, absent when nil).
     struct Line: Encodable {
@@ -38,14 +39,18 @@ enum VerdictsCommand: Command {
         let sha256: String?
         /// The whole banked verdict (JSON lines only).
         let verdict: BankedForm?
+        /// The person of each of its faces that has one; absent when none has.
+        let people: [Verdict.PersonTag]?
 
         enum CodingKeys: String, CodingKey {
-            case path, state, label, faces, score, error, sha256, verdict
+            case path, state, label, faces, score, error, sha256, verdict, people
             case analyzedAt = "analyzed_at", uploadedAt = "uploaded_at", serverID = "server_id"
         }
 
-        init(_ row: AssetRecord) {
+        init(_ row: AssetRecord, faces faceRows: [FaceRecord]) {
             path = row.path
+            let tags = faceRows.compactMap { face in face.person.map { Verdict.PersonTag(face: face.face.index, person: $0, name: face.name) } }
+            people = tags.isEmpty ? nil : tags
             state = row.state.rawValue
             label = row.label
             faces = row.faceCount
@@ -66,7 +71,8 @@ enum VerdictsCommand: Command {
         /// control characters are escaped, as everywhere the tool prints it.
         var csvFields: [String] {
             [path, state, label, faces.map { "\($0)" }, score.map { "\($0)" }, analyzedAt, uploadedAt,
-             serverID.map(TerminalText.escaped), error, sha256]
+             serverID.map(TerminalText.escaped), error, sha256,
+             people.map { $0.map { tag in "\(tag.person)" + (tag.name.map { ":" + $0 } ?? "") }.joined(separator: ";") }]
                 .map(VerdictsCommand.csvField)
         }
     }
@@ -99,10 +105,11 @@ enum VerdictsCommand: Command {
         if format == "csv" { Console.shared.out(csvColumns.joined(separator: ",")) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // A line per row as it is read: the whole library is never held.
+        // A line per row as it is read: the whole library is never held (its faces' people are).
+        let people = try store.facesWithPeople()
         var encodingError: (any Error)?
         try store.forEachAsset { (row) throws(StoreError) in
-            let line = Line(row)
+            let line = Line(row, faces: people[row.path] ?? [])
             if format == "csv" {
                 Console.shared.out(line.csvFields.joined(separator: ","))
             } else if encodingError == nil {

@@ -1,0 +1,92 @@
+import AssetStore
+import Drain
+import FaceAnalysis
+import Foundation
+import PhotoAnalysis
+import PhotoDecoding
+import Synchronization
+import Testing
+
+/// The seam for the descriptor network: an embedder gets the analysed image and the confirmed
+/// faces, its embeddings are banked with the verdict's face rows, and clustering gives them people.
+@Suite struct FaceEmbedderTests {
+    static let repository = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// Gives each face an embedding made from its box, and records what it was handed.
+    final class BoxEmbedder: FaceEmbedder {
+        let calls = Mutex<[(width: Int, height: Int, faces: Int)]>([])
+        let extra: Int
+
+        init(extra: Int = 0) { self.extra = extra }
+
+        func embeddings(image: Image, faces: [Verdict.Face]) -> [[Float]] {
+            calls.withLock { $0.append((image.width, image.height, faces.count)) }
+            return (faces + faces.prefix(extra)).enumerated().map { index, face in
+                (0..<128).map { Float(($0 * 7 + index * 31 + face.region.x) % 97) / 97 }
+            }
+        }
+    }
+
+    static func pipeline(_ embedder: (any FaceEmbedder)?) throws -> FacePipeline {
+        let models = repository.appendingPathComponent("Models")
+        var pipeline = try FacePipeline(settings: AnalysisSettings(modelPath: models.appendingPathComponent(AnalysisSettings.verdictModelFile).path,
+                                                                   networkPath: models.appendingPathComponent(AnalysisSettings.networkFile).path))
+        pipeline.embedder = embedder
+        return pipeline
+    }
+
+    /// A library holding the sample astronaut photo, scanned, and its claimed row.
+    static func library() throws -> (folder: URL, store: AssetStore, asset: AssetRecord, path: String) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pd-embed-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("library"), withIntermediateDirectories: true)
+        let path = folder.appendingPathComponent("library/astronaut.png").path
+        try FileManager.default.copyItem(atPath: repository.appendingPathComponent("SampleImages/astronaut.png").path, toPath: path)
+        let store = try AssetStore(root: folder.appendingPathComponent("library").path, path: folder.appendingPathComponent("store.sqlite").path)
+        _ = try store.scan()
+        guard let asset = try store.claimUnanalyzed(limit: 1).first else { throw StoreError(.notFound, "no photo to claim") }
+        return (folder, store, asset, path)
+    }
+
+    @Test func embeddingsAreBankedWithTheFacesAndClustered() throws {
+        let (folder, store, asset, path) = try Self.library()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let embedder = BoxEmbedder()
+        guard case .verdict(let analysed) = try Self.pipeline(embedder).analyze(path: path, memoryBudget: nil) else {
+            Issue.record("deferred with no memory limit")
+            return
+        }
+        let confirmed = analysed.verdict.confirmedFaces
+        try #require(confirmed > 0)
+        let call = try #require(embedder.calls.withLock { $0.first })
+        #expect(call.faces == confirmed)
+        #expect(call.width == analysed.verdict.analysisSize?.width && call.height == analysed.verdict.analysisSize?.height)
+        #expect(analysed.faceEmbeddings?.count == confirmed)
+        #expect(try store.bankVerdict(analysed, for: asset))
+        let faces = try store.faces(ofPhoto: "astronaut.png")
+        #expect(faces.count == confirmed)
+        let first = try #require(analysed.verdict.faces.first { $0.confirmed })
+        #expect(faces[0].face.x == first.region.x && faces[0].face.width == first.region.width)
+        #expect(faces[0].face.keypoints == first.region.keypoints)
+        let pass = try store.clusterFaces()
+        #expect(pass.started == confirmed)
+        #expect(try store.faces(ofPhoto: "astronaut.png").allSatisfy { $0.person != nil })
+    }
+
+    @Test(arguments: [false, true])
+    func withoutUsableEmbeddingsTheFacesAreStillBanked(malformed: Bool) throws {
+        let (folder, store, asset, path) = try Self.library()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // No embedder (the default until the network is in), or one that gives one too many.
+        guard case .verdict(let analysed) = try Self.pipeline(malformed ? BoxEmbedder(extra: 1) : nil).analyze(path: path, memoryBudget: nil) else {
+            Issue.record("deferred with no memory limit")
+            return
+        }
+        try #require(analysed.verdict.confirmedFaces > 0)
+        #expect(analysed.faceEmbeddings == nil)
+        #expect(try store.bankVerdict(analysed, for: asset))
+        #expect(try store.faces(ofPhoto: "astronaut.png").count == analysed.verdict.confirmedFaces)
+        #expect(try store.clusterFaces() == ClusteringPass())
+        #expect(try store.people().isEmpty)
+    }
+}
