@@ -35,6 +35,8 @@ import Testing
             #expect(chip.rgb[at] == UInt8(c) && chip.rgb[at + 1] == UInt8(r) && chip.rgb[at + 2] == 7, "pixel \(c), \(r)")
         }
         #expect(throws: FaceAnalysisError.self) { try FaceChip.aligned(from: image, keypoints: [SIMD2(1, 1), SIMD2(1, 1), SIMD2(2, 2), SIMD2(3, 3)]) }
+        // A cascade's box has no keypoints.
+        #expect(throws: FaceAnalysisError.self) { try FaceChip.aligned(from: image, region: FaceRegion(x: 10, y: 10, width: 50, height: 50)) }
     }
 
     @Test("chips from BlazeFace's keypoints give dlib's person: what the alignment costs")
@@ -63,6 +65,11 @@ import Testing
             let cosine = FaceEmbeddingParityTests.cosine(ours, face.descriptor)
             let distance = FaceDescriptorNetwork.distance(ours, face.descriptor)
             cosines.append(cosine)
+            // The verdict keeps the keypoints to whole pixels: a chip from them is the same person still.
+            let fromVerdict = network.embedding(chip: try FaceChip.aligned(from: image, region: FaceRegion(match)))
+            let rounding = FaceDescriptorNetwork.distance(fromVerdict, ours)
+            print("alignment \(name): whole-pixel keypoints (as a verdict keeps them) move the descriptor by \(String(format: "%.4f", rounding))")
+            #expect(rounding < 0.1, "\(name): rounding the keypoints moved the descriptor by \(rounding)")
             print("alignment \(name): cosine \(String(format: "%.4f", cosine)), distance \(String(format: "%.4f", distance)) to dlib's descriptor of its own chip")
             // Still the same person by dlib's own rule.
             #expect(distance < FaceDescriptorNetwork.sameFaceDistance, "\(name): distance \(distance)")

@@ -73,6 +73,17 @@ extension FaceChip {
         return try FaceChip(rgb: rgb)
     }
 
+    /// The chip of a verdict's face: `region` as the verdict holds it (`Verdict.Face.region`, with
+    /// BlazeFace's keypoints to whole pixels) and `image` the image it was found in (the analysed
+    /// image, whose pixels the region's are). Throws `invalidRegion` for a region without keypoints
+    /// (a cascade's box), and what `aligned(from:keypoints:)` throws.
+    public static func aligned(from image: Image, region: FaceRegion) throws(FaceAnalysisError) -> FaceChip {
+        guard let values = region.keypoints, values.count >= 8 else {
+            throw FaceAnalysisError(.invalidRegion, "a face chip needs BlazeFace's keypoints; this box has none (a cascade's?)")
+        }
+        return try aligned(from: image, keypoints: (0..<(values.count / 2)).map { SIMD2(values[2 * $0], values[2 * $0 + 1]) })
+    }
+
     /// A part of a photo as RGB Floats, which the alignment halves and samples.
     private struct Region {
         var width: Int
