@@ -2,7 +2,7 @@ import CNNKernels
 import CNNKernelsAVX2
 import CNNKernelsAVX512
 
-/// One thread's activation buffers for a `FaceDescriptorNetwork` (about 1.5 MB), reused for every
+/// One thread's activation buffers for a `FaceDescriptorNetwork` (three slots, 1.1 MB), reused for every
 /// chip. Used by one caller at a time.
 public final class FaceDescriptorWorkspace: @unchecked Sendable {
     /// The network the buffers are laid out for.
