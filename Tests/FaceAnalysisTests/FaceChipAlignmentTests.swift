@@ -78,6 +78,25 @@ import Testing
         print("alignment: worst cosine \(String(format: "%.4f", cosines.min() ?? 0)), mean \(String(format: "%.4f", cosines.reduce(0, +) / Double(max(1, cosines.count))))")
     }
 
+    @Test("a verdict's faces get a descriptor each, a cascade's box none")
+    func verdictFaces() throws {
+        let network = try FaceEmbeddingParityTests.network()
+        let blazeFace = try BlazeFace(contentsOf: Fixtures.modelsDirectory + "/blazeface-full-range.pdnn")
+        let image = try PhotoDecoder.decode(Fixtures.modelsDirectory + "/../SampleImages/three-portraits.jpg", options: DecodeOptions(output: .rgb))
+        let found = try blazeFace.detect(in: image, options: BlazeFaceOptions(minFaceSize: 24, minScore: 0.5))
+        #expect(found.count >= 2)
+        let faces = found.map { Verdict.Face(region: FaceRegion($0), probability: 0.9, confirmed: true) }
+            + [Verdict.Face(region: FaceRegion(x: 10, y: 10, width: 60, height: 60), probability: 0.9, confirmed: true)]
+        let descriptors = network.embeddings(image: image, faces: faces)
+        #expect(descriptors.count == faces.count)
+        #expect(descriptors.last! == nil)
+        let people = descriptors.dropLast().compactMap { $0 }
+        #expect(people.count == found.count && people.allSatisfy { $0.count == 128 && $0.allSatisfy(\.isFinite) })
+        // The portraits are of different people.
+        #expect(FaceDescriptorNetwork.distance(people[0], people[1]) > FaceDescriptorNetwork.sameFaceDistance)
+        #expect(network.embeddings(image: image, faces: []).isEmpty)
+    }
+
     func distanceToEyes(_ detection: BlazeFaceDetection, _ eyes: [SIMD2<Float>]) -> Float {
         let k = detection.face.keypoints
         return max(((k[0] - eyes[0]) * (k[0] - eyes[0])).sum(), ((k[1] - eyes[1]) * (k[1] - eyes[1])).sum()).squareRoot()
