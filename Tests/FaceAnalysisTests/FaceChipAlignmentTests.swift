@@ -6,8 +6,8 @@ import Testing
 /// Our chips, cut around BlazeFace's keypoints, against dlib's own chips of the same faces (cut
 /// around its 5-point landmarks): what the alignment costs, as the descriptors' distance.
 @Suite struct FaceChipAlignmentTests {
-    /// The faces both detectors find in SampleImages/ (dlib's HOG detector also finds a second,
-    /// small face on the astronaut's suit, which BlazeFace does not report).
+    /// The faces both detectors find in SampleImages/ (dlib's HOG detector also reports a second,
+    /// small box lower in astronaut.png, `astronaut-0`, which BlazeFace does not).
     static let faces = ["hopper-0", "astronaut-1", "three-portraits-0", "three-portraits-1"]
 
     @Test("the similarity fit recovers a known transform exactly")
