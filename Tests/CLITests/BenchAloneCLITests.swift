@@ -30,6 +30,18 @@ import Testing
         #expect(kernels.status == 64 && kernels.stderr.contains("portable"))
     }
 
+    @Test func theFaceDescriptorIsTimedPerFaceAndTakesNoPhotos() throws {
+        let result = try CLI.run(["bench", "--embedding", "--json", "--repeat", "1"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect((object["model"] as? String)?.hasPrefix("dlib-face-resnet-v1@") == true)
+        #expect(["portable", "avx2", "avx512"].contains(object["kernels"] as? String ?? ""))
+        let median = try #require(object["medianMs"] as? Double), best = try #require(object["minMs"] as? Double)
+        #expect(best > 0 && best <= median)
+        let photos = try CLI.run(["bench", "--embedding", CLI.sample("hopper.jpg")])
+        #expect(photos.status == 64 && photos.stderr.contains("give no photos"))
+    }
+
     @Test func aCascadesDetectionIsTimedOnTheGrayPixelsInspectWrites() throws {
         let dir = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: dir) }

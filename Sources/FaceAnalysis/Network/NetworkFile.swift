@@ -1,17 +1,21 @@
 import SystemSupport
 import Foundation
 
-/// A convolutional network in PhotoDrain's own weight format (`PDNN`, version 1), as
-/// `Scripts/convert-blazeface` writes it from a TensorFlow Lite model.
+/// A convolutional network in PhotoDrain's own weight format (`PDNN`), as `Scripts/convert-blazeface`
+/// writes it from a TensorFlow Lite model (version 1) and `Scripts/fetch-face-embedding-model` from
+/// dlib's face descriptor (version 2).
 ///
-/// Layout, all little-endian: the 8-byte magic `PDNN\0\0\0\1`; a UInt32 header length; the header
-/// (UTF-8 JSON: tensors, ops in execution order, detector settings); zero padding to a multiple
-/// of 16; then the weights as IEEE half-precision values, widened to Float here. The header carries
-/// the SHA-256 of the weights, so a damaged file is refused rather than run.
+/// Layout, all little-endian: the 8-byte magic `PDNN\0\0\0` and the version byte; a UInt32 header
+/// length; the header (UTF-8 JSON: tensors, ops in execution order, the model's settings); zero
+/// padding to a multiple of 16; then the weights, widened to Float here: IEEE half-precision values
+/// in version 1 (`data_halves` of them), and in version 2 half or single precision as the header's
+/// `weights` says (`data_values` of them). The header carries the SHA-256 of the weights, so a
+/// damaged file is refused rather than run.
 public struct NetworkFile: Sendable {
     /// One operation of the graph, as the converter wrote it.
     public struct Operation: Decodable, Sendable {
-        /// `conv`, `depthwise`, `add`, `maxpool`, `pad_channels`, `resize_bilinear`, `reshape`.
+        /// `conv`, `depthwise`, `add`, `maxpool`, `pad_channels`, `resize_bilinear`, `reshape`; in
+        /// version 2 also `avgpool`, `mean` (global average pooling) and `fc` (fully connected).
         public var op: String
         /// Input tensor ids.
         public var `in`: [Int]
@@ -23,11 +27,15 @@ public struct NetworkFile: Sendable {
         public var stride: Int?
         /// `same` or `valid` (TensorFlow's meaning).
         public var padding: String?
+        /// Explicit zero padding [top, left] (version 2, dlib's meaning: as much at the bottom and
+        /// right as fits the stride).
+        public var pad: [Int]?
         /// `relu` or `none`, applied to the op's result.
         public var activation: String?
         /// [offset, count] of the weights in the data section, in half-precision values.
         public var weights: [Int]?
-        /// The weights' shape: [out, kh, kw, in] for `conv`, [1, kh, kw, channels] for `depthwise`.
+        /// The weights' shape: [out, kh, kw, in] for `conv`, [1, kh, kw, channels] for `depthwise`,
+        /// [out, in] for `fc`.
         public var weights_shape: [Int]?
         /// [offset, count] of the bias.
         public var bias: [Int]?
@@ -53,6 +61,9 @@ public struct NetworkFile: Sendable {
         var shape: [Int]
         var range: [Float]
         var channels: String
+        /// Version 2: the input becomes (value - mean[channel]) * scale.
+        var mean: [Float]?
+        var scale: Float?
     }
 
     struct Header: Decodable, Sendable {
@@ -63,7 +74,9 @@ public struct NetworkFile: Sendable {
         var outputs: [String: Int]
         var tensors: [String: TensorInfo]
         var ops: [Operation]
-        var data_halves: Int
+        var data_halves: Int?
+        var data_values: Int?
+        var weights: String?
         var data_sha256: String
     }
 
@@ -74,7 +87,7 @@ public struct NetworkFile: Sendable {
     /// The input tensor's id and its [height, width, channels].
     public let inputTensor: Int
     public let inputShape: [Int]
-    /// Output tensor ids by role (`regressors`, `classificators`).
+    /// Output tensor ids by role (`regressors`, `classificators`; `embedding`).
     public let outputs: [String: Int]
     /// Every tensor's shape, by id.
     public let tensors: [Int: TensorInfo]
@@ -82,11 +95,17 @@ public struct NetworkFile: Sendable {
     public let operations: [Operation]
     /// All weights, widened to Float; ops index it with their [offset, count].
     public let weights: [Float]
+    /// The format version (1 or 2).
+    public let version: Int
+    /// Version 2: what each input value has subtracted (per channel) and is then multiplied by.
+    public let inputMean: [Float]?
+    public let inputScale: Float?
 
     static let magic: [UInt8] = Array("PDNN".utf8) + [0, 0, 0, 1]
+    static let versions: [UInt8] = [1, 2]
 
     /// Reads and checks the network at `path`. Throws `modelFileAccess` when it cannot be read and
-    /// `malformedModel` / `unsupportedModelVersion` when it is not a version-1 PDNN file whose
+    /// `malformedModel` / `unsupportedModelVersion` when it is not a version-1 or -2 PDNN file whose
     /// weights match their recorded SHA-256.
     public static func load(_ path: String) throws(FaceAnalysisError) -> NetworkFile {
         let bytes: [UInt8]
@@ -109,9 +128,9 @@ public struct NetworkFile: Sendable {
         }
         guard bytes.count >= 12 else { throw malformed("\(bytes.count) bytes is too short") }
         guard Array(bytes[0..<4]) == Array(Self.magic[0..<4]) else { throw malformed("no PDNN signature") }
-        guard Array(bytes[4..<8]) == Array(Self.magic[4..<8]) else {
+        guard Array(bytes[4..<7]) == Array(Self.magic[4..<7]), Self.versions.contains(bytes[7]) else {
             throw FaceAnalysisError(.unsupportedModelVersion,
-                                    "network format version \(bytes[4..<8].map(String.init).joined(separator: ".")) is not 1")
+                                    "network format version \(bytes[4..<8].map(String.init).joined(separator: ".")) is not 1 or 2")
         }
         let headerLength = Int(UInt32(bytes[8]) | UInt32(bytes[9]) << 8 | UInt32(bytes[10]) << 16 | UInt32(bytes[11]) << 24)
         guard headerLength > 0, 12 + headerLength <= bytes.count else { throw malformed("the header runs past the end of the file") }
@@ -121,21 +140,33 @@ public struct NetworkFile: Sendable {
         } catch {
             throw malformed("the header is not the expected JSON (\(error))")
         }
-        guard header.format == "photodrain-cnn", header.version == 1 else {
-            throw FaceAnalysisError(.unsupportedModelVersion, "network \(header.format) version \(header.version) is not photodrain-cnn 1")
+        guard header.format == "photodrain-cnn", header.version == Int(bytes[7]) else {
+            throw FaceAnalysisError(.unsupportedModelVersion, "network \(header.format) version \(header.version) is not photodrain-cnn \(bytes[7])")
+        }
+        // Version 1: half precision, counted in `data_halves`; version 2: as `weights` says.
+        let count: Int, width: Int
+        switch (header.version, header.weights) {
+        case (1, nil): (count, width) = (header.data_halves ?? -1, 2)
+        case (2, "float16"): (count, width) = (header.data_values ?? -1, 2)
+        case (2, "float32"): (count, width) = (header.data_values ?? -1, 4)
+        default: throw malformed("weights stored as \(header.weights ?? "nothing") in version \(header.version)")
         }
         let dataStart = (12 + headerLength + 15) / 16 * 16
-        guard header.data_halves >= 0, dataStart + header.data_halves * 2 == bytes.count else {
-            throw malformed("the file holds \(max(0, bytes.count - dataStart)) bytes of weights, the header promises \(header.data_halves * 2)")
+        guard count >= 0, dataStart + count * width == bytes.count else {
+            throw malformed("the file holds \(max(0, bytes.count - dataStart)) bytes of weights, the header promises \(max(0, count) * width)")
         }
         let digest = bytes.withUnsafeBytes { (try? SHA256.digest(UnsafeRawBufferPointer(rebasing: $0[dataStart...]))).map(SHA256.hex) ?? "" }
         guard digest == header.data_sha256 else {
             throw malformed("the weights are damaged (SHA-256 \(digest.prefix(16))…, expected \(header.data_sha256.prefix(16))…)")
         }
-        var weights = [Float](repeating: 0, count: header.data_halves)
-        for i in 0..<header.data_halves {
-            let bits = UInt16(bytes[dataStart + 2 * i]) | UInt16(bytes[dataStart + 2 * i + 1]) << 8
-            weights[i] = Float(Float16(bitPattern: bits))
+        var weights = [Float](repeating: 0, count: count)
+        bytes.withUnsafeBytes { raw in
+            for i in 0..<count {
+                let at = dataStart + width * i
+                weights[i] = width == 2
+                    ? Float(Float16(bitPattern: UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: UInt16.self))))
+                    : Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
+            }
         }
         var tensors: [Int: TensorInfo] = [:]
         for (key, info) in header.tensors {
@@ -150,6 +181,9 @@ public struct NetworkFile: Sendable {
         self.tensors = tensors
         operations = header.ops
         self.weights = weights
+        version = header.version
+        inputMean = header.input.mean
+        inputScale = header.input.scale
         try validate()
     }
 
@@ -169,7 +203,8 @@ public struct NetworkFile: Sendable {
                 }
             }
         }
-        for role in ["regressors", "classificators"] where outputs[role] == nil {
+        // A detector (version 1) has its two heads; what a version-2 network must output, its runner checks.
+        for role in ["regressors", "classificators"] where version == 1 && outputs[role] == nil {
             throw malformed("no \(role) output")
         }
     }

@@ -21,14 +21,7 @@ extension BenchCommand {
     static func benchNetwork(_ arguments: ParsedArguments, repeats: Int) throws -> ExitCode {
         let precision = try AnalysisOptions.precision(arguments)
         let path = try AnalysisOptions.weightsPath(arguments)
-        var kernels = NetworkWorkspace.Kernels.best
-        if let name = arguments.string("kernels") {
-            guard let chosen = NetworkWorkspace.Kernels(rawValue: name) else {
-                throw UsageError("--kernels must be one of \(NetworkWorkspace.Kernels.allCases.map(\.rawValue).joined(separator: ", ")), not '\(name)'", command: spec.name)
-            }
-            guard chosen.isSupported else { throw UsageError("this processor cannot run the \(name) kernels", command: spec.name) }
-            kernels = chosen
-        }
+        let kernels = try chosenKernels(arguments)
         let side = try arguments.int("input-size", default: 192, range: 32...4096)
         let file = try NetworkFile.load(path)
         let calibration = precision == .int8 ? try NetworkCalibration.load(NetworkCalibration.path(forWeights: path), for: file) : nil
@@ -70,6 +63,16 @@ extension BenchCommand {
             }
         }
         return .success
+    }
+
+    /// `--kernels`, else the fastest this processor has; a usage error for a set it cannot run.
+    static func chosenKernels(_ arguments: ParsedArguments) throws -> NetworkWorkspace.Kernels {
+        guard let name = arguments.string("kernels") else { return .best }
+        guard let chosen = NetworkWorkspace.Kernels(rawValue: name) else {
+            throw UsageError("--kernels must be one of \(NetworkWorkspace.Kernels.allCases.map(\.rawValue).joined(separator: ", ")), not '\(name)'", command: spec.name)
+        }
+        guard chosen.isSupported else { throw UsageError("this processor cannot run the \(name) kernels", command: spec.name) }
+        return chosen
     }
 
     struct DetectReport: Encodable {

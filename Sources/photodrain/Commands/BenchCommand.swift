@@ -25,7 +25,9 @@ enum BenchCommand: Command {
         inference of BlazeFace's network on a fixed input of --input-size (no photo; beside TF
         Lite in Scripts/bench-blazeface), and --detect-only with --cascade times the cascade's
         detection on each file's gray pixels as they are, unscaled and without the classifier
-        (beside OpenCV's detectMultiScale in Scripts/bench-vs-opencv).
+        (beside OpenCV's detectMultiScale in Scripts/bench-vs-opencv). --embedding times the face
+        descriptor (dlib's ResNet, Models/face-embedding.pdnn) on one fixed 150x150 chip: the cost
+        of each confirmed face.
         """,
         options: [
             .option("repeat", "N", "Timed analyses per photo.", default: "5"),
@@ -34,7 +36,8 @@ enum BenchCommand: Command {
             .flag("json", "One JSON object (with --detect-only, one per file)."),
             .flag("network-only", "Time BlazeFace's network alone, one inference on a fixed input."),
             .option("input-size", "PIXELS", "With --network-only: the input's side.", default: "192"),
-            .option("kernels", "portable|avx2|avx512", "With --network-only: which compiled kernels run.", default: "the fastest this processor has"),
+            .flag("embedding", "Time the face descriptor alone, one 150x150 chip per run."),
+            .option("kernels", "portable|avx2|avx512", "With --network-only or --embedding: which compiled kernels run.", default: "the fastest this processor has"),
             .flag("profile", "With --network-only: the time of each kind of step, on stderr."),
             .flag("detect-only", "Time a cascade's detection alone on each file's gray pixels, unscaled (needs --cascade)."),
             .option("scale-factor", "F", "With --detect-only: the cascade's scale step.", default: "1.1"),
@@ -43,6 +46,7 @@ enum BenchCommand: Command {
         positionals: (0, nil),
         examples: [("photodrain bench", "the sample photos"),
                    ("photodrain bench --network-only --input-size 448 --precision int8 --json", "the network alone"),
+                   ("photodrain bench --embedding --repeat 50", "the face descriptor, ms per face"),
                    ("photodrain bench ~/Pictures/2024 --limit 20 --cascade /usr/share/opencv4/lbpcascades/lbpcascade_frontalface.xml", "another cascade")],
         exitCodes: [(0, "timed"), (1, "weights, cascade or model unreadable"), (64, "usage error"), (65, "no photo could be timed")]
     )
@@ -64,6 +68,10 @@ enum BenchCommand: Command {
         if arguments.flag("network-only") {
             guard arguments.positionals.isEmpty else { throw UsageError("--network-only times the network on a fixed input: give no photos", command: spec.name) }
             return try benchNetwork(arguments, repeats: repeats)
+        }
+        if arguments.flag("embedding") {
+            guard arguments.positionals.isEmpty else { throw UsageError("--embedding times the descriptor on a fixed chip: give no photos", command: spec.name) }
+            return try benchEmbedding(arguments, repeats: repeats)
         }
         let limit = arguments.string("limit") == nil || arguments.string("limit") == "all" ? Int.max : try arguments.int("limit", default: 0, range: 1...Int.max)
         let files = Array(try photoFiles(arguments.positionals.isEmpty ? [try DemoCommand.sampleImagesFolder()] : arguments.positionals).prefix(limit))

@@ -1,0 +1,141 @@
+import PhotoDecoding
+
+/// A chip cut from a photo around BlazeFace's keypoints, to dlib's convention: dlib's
+/// `get_face_chip_details(size 150, padding 0.25)` maps its landmarks onto its mean face (the
+/// 68-point template, in a square with 0.25 of its side as margin) by a least-squares similarity
+/// transform, and the chip samples the photo through it. BlazeFace has no eye corners or nose base;
+/// its eyes, nose tip and mouth are fitted to the same template's eye centres (the mean of each
+/// eye's six points), nose tip (point 30) and mouth centre (the mean of the inner lips, 60-67).
+extension FaceChip {
+    /// The template's points in chip pixels, in BlazeFace's keypoint order: the eye on the image's
+    /// left (MediaPipe's "right eye"), the other eye, the nose tip, the mouth centre.
+    public static let template: [SIMD2<Double>] = {
+        let padding = 0.25, size = Double(FaceDescriptorNetwork.chipSize)
+        // dlib's mean face (interpolation.h, points 17-67 in 0...1): the values used here.
+        let meanFace: [(Double, Double)] = [(0.225492, 0.215990), (0.754761, 0.215990), (0.490127, 0.515625), (0.490127, 0.799048)]
+        return meanFace.map { SIMD2(($0.0 + padding) / (1 + 2 * padding) * size, ($0.1 + padding) / (1 + 2 * padding) * size) }
+    }()
+
+    /// The similarity transform (`scale·rotation` as `a`, `b`, then `offset`) that maps chip pixels
+    /// onto `points` in the photo with the least squared error: x' = a·x − b·y + tx, y' = b·x + a·y + ty.
+    public static func similarity(from template: [SIMD2<Double>], to points: [SIMD2<Double>]) -> (a: Double, b: Double, offset: SIMD2<Double>) {
+        let n = Double(template.count)
+        let pm = template.reduce(.zero, +) / n, qm = points.reduce(.zero, +) / n
+        var norm = 0.0, dot = 0.0, cross = 0.0
+        for (p, q) in zip(template, points) {
+            let u = p - pm, v = q - qm
+            norm += u.x * u.x + u.y * u.y
+            dot += u.x * v.x + u.y * v.y
+            cross += u.x * v.y - u.y * v.x
+        }
+        let a = norm > 0 ? dot / norm : 1, b = norm > 0 ? cross / norm : 0
+        return (a, b, SIMD2(qm.x - (a * pm.x - b * pm.y), qm.y - (b * pm.x + a * pm.y)))
+    }
+
+    /// The chip of the face whose BlazeFace keypoints (in `image`'s pixels, MediaPipe's order; the
+    /// first four are used) are `keypoints`. A gray image gives a gray chip in all three channels;
+    /// what lies outside the photo is black, as in dlib's chips. A face more than twice the chip's
+    /// size is first halved (2x2 means) until it is not, as dlib's chip extraction does through its
+    /// image pyramid, so the bilinear sampling never skips pixels. Throws `invalidRegion` for fewer
+    /// than four keypoints or two eyes at one point.
+    public static func aligned(from image: Image, keypoints: [SIMD2<Float>]) throws(FaceAnalysisError) -> FaceChip {
+        guard keypoints.count >= 4, image.channels == 1 || image.channels == 3, image.width > 0, image.height > 0 else {
+            throw FaceAnalysisError(.invalidRegion, "a face chip needs BlazeFace's eyes, nose and mouth in an RGB or gray image")
+        }
+        let points = keypoints.prefix(4).map { SIMD2<Double>(Double($0.x), Double($0.y)) }
+        let eyes = points[1] - points[0]
+        guard (eyes * eyes).sum() > 1e-6, points.allSatisfy({ abs($0.x) < 1e7 && abs($0.y) < 1e7 }) else {
+            throw FaceAnalysisError(.invalidRegion, "the face's keypoints do not span a face")
+        }
+        var (a, b, offset) = similarity(from: template, to: points)
+        let size = FaceDescriptorNetwork.chipSize
+        // The chip's footprint in the photo, with a pixel to spare for the bilinear taps.
+        let corners = [SIMD2<Double>(0, 0), SIMD2(Double(size - 1), 0), SIMD2(0, Double(size - 1)), SIMD2(Double(size - 1), Double(size - 1))]
+            .map { SIMD2(a * $0.x - b * $0.y, b * $0.x + a * $0.y) + offset }
+        let x0 = max(0, Int(corners.map(\.x).min()!.rounded(.down)) - 2), x1 = min(image.width, Int(corners.map(\.x).max()!.rounded(.up)) + 3)
+        let y0 = max(0, Int(corners.map(\.y).min()!.rounded(.down)) - 2), y1 = min(image.height, Int(corners.map(\.y).max()!.rounded(.up)) + 3)
+        var region = Region(image: image, x0: x0, y0: y0, x1: max(x0, x1), y1: max(y0, y1))
+        offset -= SIMD2(Double(x0), Double(y0))
+        while (a * a + b * b).squareRoot() > 2, region.width >= 2, region.height >= 2 {
+            region = region.halved()
+            // A halved pixel i covers source pixels 2i and 2i+1: its centre is at 2i + 0.5.
+            a /= 2; b /= 2; offset = (offset - 0.5) / 2
+        }
+        var rgb = [UInt8](repeating: 0, count: size * size * 3)
+        for r in 0..<size {
+            for c in 0..<size {
+                let x = a * Double(c) - b * Double(r) + offset.x, y = b * Double(c) + a * Double(r) + offset.y
+                let value = region.bilinear(x: x, y: y)
+                let at = 3 * (r * size + c)
+                for k in 0..<3 { rgb[at + k] = UInt8(max(0, min(255, value[k].rounded()))) }
+            }
+        }
+        return try FaceChip(rgb: rgb)
+    }
+
+    /// The chip of a verdict's face: `region` as the verdict holds it (`Verdict.Face.region`, with
+    /// BlazeFace's keypoints to whole pixels) and `image` the image it was found in (the analysed
+    /// image, whose pixels the region's are). Throws `invalidRegion` for a region without keypoints
+    /// (a cascade's box), and what `aligned(from:keypoints:)` throws.
+    public static func aligned(from image: Image, region: FaceRegion) throws(FaceAnalysisError) -> FaceChip {
+        guard let values = region.keypoints, values.count >= 8 else {
+            throw FaceAnalysisError(.invalidRegion, "a face chip needs BlazeFace's keypoints; this box has none (a cascade's?)")
+        }
+        return try aligned(from: image, keypoints: (0..<(values.count / 2)).map { SIMD2(values[2 * $0], values[2 * $0 + 1]) })
+    }
+
+    /// A part of a photo as RGB Floats, which the alignment halves and samples.
+    private struct Region {
+        var width: Int
+        var height: Int
+        var rgb: [Float]
+
+        init(width: Int, height: Int, rgb: [Float]) {
+            self.width = width
+            self.height = height
+            self.rgb = rgb
+        }
+
+        init(image: Image, x0: Int, y0: Int, x1: Int, y1: Int) {
+            width = x1 - x0
+            height = y1 - y0
+            rgb = [Float](repeating: 0, count: width * height * 3)
+            for y in 0..<height {
+                for x in 0..<width {
+                    let from = ((y0 + y) * image.width + x0 + x) * image.channels
+                    for k in 0..<3 { rgb[3 * (y * width + x) + k] = Float(image.pixels[from + (image.channels == 3 ? k : 0)]) }
+                }
+            }
+        }
+
+        func halved() -> Region {
+            let w = width / 2, h = height / 2
+            var out = [Float](repeating: 0, count: w * h * 3)
+            for y in 0..<h {
+                for x in 0..<w {
+                    for k in 0..<3 {
+                        let a = rgb[3 * ((2 * y) * width + 2 * x) + k] + rgb[3 * ((2 * y) * width + 2 * x + 1) + k]
+                        let b = rgb[3 * ((2 * y + 1) * width + 2 * x) + k] + rgb[3 * ((2 * y + 1) * width + 2 * x + 1) + k]
+                        out[3 * (y * w + x) + k] = (a + b) * 0.25
+                    }
+                }
+            }
+            return Region(width: w, height: h, rgb: out)
+        }
+
+        /// The bilinear value at (x, y), pixels outside the region black.
+        func bilinear(x: Double, y: Double) -> SIMD3<Float> {
+            let fx = x.rounded(.down), fy = y.rounded(.down)
+            let ix = Int(fx), iy = Int(fy)
+            let wx = Float(x - fx), wy = Float(y - fy)
+            func pixel(_ px: Int, _ py: Int) -> SIMD3<Float> {
+                guard px >= 0, py >= 0, px < width, py < height else { return .zero }
+                let at = 3 * (py * width + px)
+                return SIMD3(rgb[at], rgb[at + 1], rgb[at + 2])
+            }
+            let top = pixel(ix, iy) * (1 - wx) + pixel(ix + 1, iy) * wx
+            let bottom = pixel(ix, iy + 1) * (1 - wx) + pixel(ix + 1, iy + 1) * wx
+            return top * (1 - wy) + bottom * wy
+        }
+    }
+}
