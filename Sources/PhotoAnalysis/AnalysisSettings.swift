@@ -21,6 +21,10 @@ public struct AnalysisSettings: Sendable {
     public var detection = DetectionParameters(scaleFactor: 1.1, minNeighbors: 3, minSize: 24)
     /// Refuse photos whose header claims more pixels.
     public var maxPixels = DecodeOptions.defaultMaxPixels
+    /// The face descriptor's weights (`Scripts/fetch-face-embedding-model` writes them): each
+    /// confirmed face gets an embedding for `people`. Nil: none (`--people off`, or the cascade,
+    /// whose boxes have no keypoints to align a chip by).
+    public var embeddingPath: String?
 
     public static let defaultCascade = "/usr/share/opencv4/haarcascades/haarcascade_frontalface_default.xml"
     /// The shipped files: BlazeFace's weights, the verdict model for its boxes, and the older model

@@ -32,6 +32,9 @@ public struct FacePipeline: PhotoAnalyzing {
             detector = .cascade(try CascadeClassifier(contentsOf: settings.cascadePath), settings.detection)
         }
         classifier = try FaceClassifier(model: model, networkPrecision: settings.precision)
+        if let embeddingPath = settings.embeddingPath {
+            embedder = DescriptorEmbedder(network: try FaceDescriptorNetwork(contentsOf: embeddingPath))
+        }
     }
 
     /// The decoded image analysis searches and the faces in it (scored), for `detect`, `bench`

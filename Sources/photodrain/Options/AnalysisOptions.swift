@@ -14,6 +14,7 @@ enum AnalysisOptions {
         .option("analysis-size", "PIXELS", "Short side photos are analysed at by a cascade.", default: "\(Defaults.analysisSize)"),
         .option("model", "PATH", "The classifier that decides each box (photodrain train writes one).",
                 default: "Models/\(AnalysisSettings.verdictModelFile) (BlazeFace) or Models/\(AnalysisSettings.cascadeModelFile) (cascade) of this build"),
+        .option("people", "on|off", "Give each confirmed face a descriptor (dlib's face descriptor, Models/\(FaceDescriptorNetwork.fileName)) for 'photodrain people'; BlazeFace only (a cascade's boxes have no keypoints to align by).", default: "on"),
         .option("memory-limit", "BYTES", "Stay under this much memory (512M, 2G); the cgroup limit also applies. A photo whose analysis does not fit is left for a later run, never analysed at a smaller scale (its verdict would find fewer faces)."),
     ]
 
@@ -65,8 +66,24 @@ enum AnalysisOptions {
             }
         }
         settings.analysisSize = try arguments.int("analysis-size", default: Defaults.analysisSize, range: 24...100_000)
+        if kind == .blazeface, try people(arguments) {
+            guard let path = ModelSearch.current.locate(FaceDescriptorNetwork.fileName) else {
+                throw UsageError("\(ModelSearch.current.describeSearch(for: FaceDescriptorNetwork.fileName)); run Scripts/fetch-face-embedding-model, or pass --people off",
+                                 command: arguments.command)
+            }
+            settings.embeddingPath = path
+        }
         if let cascade = arguments.string("cascade") { settings.cascadePath = cascade }
         return settings
+    }
+
+    /// `--people`: whether confirmed faces get descriptors (on unless told off).
+    static func people(_ arguments: ParsedArguments) throws(UsageError) -> Bool {
+        switch arguments.string("people") ?? "on" {
+        case "on": return true
+        case "off": return false
+        case let other: throw UsageError("--people wants on or off, not '\(other)'", command: arguments.command)
+        }
     }
 
     /// The analysis pipeline the options describe. Usage errors for bad values; the pipeline's own
