@@ -135,6 +135,11 @@ import UploadProtocol
             #expect(error.httpStatus == 413)
             #expect(error.classification == .permanent)
         }
+        // The receiver logs a request once it has answered it: the line may come just after the client saw the 413.
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !receiver.requests.contains(where: { $0.status == "413" }) && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         #expect(receiver.requests.contains { $0.status == "413" })
         #expect(try receiver.objects().isEmpty)
         #expect(receiver.objectFilesOnDisk().isEmpty)
