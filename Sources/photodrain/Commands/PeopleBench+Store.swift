@@ -26,9 +26,7 @@ extension PeopleBench {
     static func runThroughStore(faces total: Int, identities: Int, json: Bool) throws -> ExitCode {
         let report = try measureThroughStore(faces: total, identities: identities)
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            Console.shared.out(String(decoding: try encoder.encode(report), as: UTF8.self))
+            Console.shared.json(report)
         } else {
             Console.shared.out("""
                 \(report.faces) faces in \(report.photos) photos, through the store -> \(report.people) people

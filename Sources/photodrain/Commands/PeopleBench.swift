@@ -29,9 +29,7 @@ enum PeopleBench {
     static func run(faces total: Int, identities: Int, json: Bool) throws -> ExitCode {
         let report = measure(faces: total, identities: identities)
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            Console.shared.out(String(decoding: try encoder.encode(report), as: UTF8.self))
+            Console.shared.json(report)
         } else {
             Console.shared.out("""
                 \(report.faces) faces in \(report.photos) photos of \(report.identities) identities -> \(report.people) people
