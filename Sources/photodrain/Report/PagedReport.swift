@@ -35,7 +35,8 @@ enum PagedReport {
         for number in stride(from: 1, through: layout.pageCount, by: 1) {
             let range = layout.photoRange(ofPage: number)
             let onPage = entries[range]
-            let pageSummary = ReportSummary(entries: Array(onPage))
+            var pageSummary = ReportSummary(entries: Array(onPage))
+            pageSummary.people = summary.people
             let page = try ReportFile(destination: layout.pagePath(number))
             try page.append(ReportPage.head(title: "PhotoDrain report, page \(number) of \(layout.pageCount): \(library)", thumbnailSize: size))
             try page.append(ReportPage.pageHeader(number: number, layout: layout, summary: pageSummary, library: library))

@@ -41,6 +41,12 @@ enum ReportCommand: Command {
         Pages an earlier report wrote that the new one does not reach (it has fewer pages, or is
         one file again) are removed; nothing else in the folder is touched.
         Undecodable photos are shown, not failed on: they do not change the exit status.
+
+        People. When analysis found people (see photodrain people), faces analysed since the
+        last listing join theirs first, and a people page is written beside the report
+        (FILE-people.html beside a single file, people.html among the pages): each person,
+        named ones first, then by number of faces, with up to \(ReportPeople.cropsPerPerson) face crops, each a
+        link to its photo's card; each card names its photo's people, linked to their section.
         """ + LibraryOptions.scanDiscussion,
         options: [
             .option("out", "FILE.html|DIR/", "Where to write: a file (an index, with pages beside it, past --page-size photos) or a folder (required)."),
@@ -81,37 +87,76 @@ enum ReportCommand: Command {
 
         let scan = try store.scan(full: arguments.flag("rescan"))
         for problem in scan.problems { console.err("photodrain report: skipped \(problem.path): \(problem.message)") }
-        let entries = try store.assets().map(ReportEntry.init(record:))
+        var entries = try store.assets().map(ReportEntry.init(record:))
         var counted = ReportSummary(entries: entries)
         counted.freed = try store.removalSummary()
-        let summary = counted
         let generatedAt = isoTimestamp(Date().timeIntervalSince1970) ?? ""
         let layout = request.layout(photos: entries.count)
         let library = store.root, storePath = store.path
 
+        // People as `photodrain people` lists them: faces analysed since the last listing join
+        // theirs first. A store that cannot be written still shows the people it has.
+        do {
+            _ = try store.clusterFaces()
+        } catch {
+            console.err("photodrain report: faces analysed since the last listing are not in a person yet: \(error.message)")
+        }
+        let people = ReportPeople.ordered(try store.people())
+        let peoplePlace = ReportPeople.place(layout, out: out)
+        if !people.isEmpty {
+            counted.people = ReportSummary.PeopleLink(people: people.count, faces: people.reduce(0) { $0 + $1.record.faces.count },
+                                                      hrefFromIndex: peoplePlace.hrefFromIndex, hrefFromPage: peoplePlace.hrefFromPage)
+            let byPhoto = ReportPeople.byPhoto(people)
+            let href = layout.shape == .singleFile ? peoplePlace.hrefFromIndex : peoplePlace.hrefFromPage
+            for i in entries.indices {
+                guard let tags = byPhoto[entries[i].record.path] else { continue }
+                entries[i].people = tags
+                entries[i].peoplePage = href
+            }
+        }
+        let summary = counted
+        let reportEntries = entries
+        let cropBar = people.isEmpty ? nil : ProgressBar(title: "faces", total: people.reduce(0) { $0 + $1.shown.count })
+
         let bar = ProgressBar(title: "thumbnails", total: entries.count)
         // Decoding is blocking CPU work: it gets its own thread, not the cooperative pool.
-        let outcome = try await onOwnThreadUntilDone("photodrain-report") {
-            Result { () throws -> PagedReport.Outcome in
+        let (outcome, peopleTally) = try await onOwnThreadUntilDone("photodrain-report") {
+            Result { () throws -> (PagedReport.Outcome, ReportPeople.Tally?) in
+                let outcome: PagedReport.Outcome
                 switch layout.shape {
                 case .singleFile:
-                    try writeSingleFile(entries, to: out, summary: summary, library: library, store: storePath,
-                                        generatedAt: generatedAt, size: size, slots: slots, progress: bar)
+                    outcome = try writeSingleFile(reportEntries, to: out, summary: summary, library: library, store: storePath,
+                                                  generatedAt: generatedAt, size: size, slots: slots, progress: bar)
                 case .paged:
-                    try PagedReport.write(entries, layout: layout, summary: summary, library: library, store: storePath,
-                                          generatedAt: generatedAt, size: size, slots: slots, progress: bar)
+                    outcome = try PagedReport.write(reportEntries, layout: layout, summary: summary, library: library, store: storePath,
+                                                    generatedAt: generatedAt, size: size, slots: slots, progress: bar)
                 }
+                bar.finish()
+                guard let cropBar else { return (outcome, nil) }
+                let tally = try ReportPeople.write(people, place: peoplePlace, layout: layout, entries: reportEntries, library: library,
+                                                   generatedAt: generatedAt, slots: slots, progress: cropBar)
+                cropBar.finish()
+                return (outcome, tally)
             }
         }.get()
-        bar.finish()
         func megabytes(_ bytes: Int) -> String { String(format: "%.1f MB", Double(bytes) / 1_048_576) }
         let photos = "\(entries.count) photos (\(outcome.tally.thumbnails) thumbnails, \(outcome.tally.placeholders) without a preview), " +
             "\(summary.confirmedFaces) faces"
+        defer {
+            if let tally = peopleTally {
+                let missing = tally.missing > 0 ? ", \(tally.missing) without a preview" : ""
+                console.out("wrote \(peoplePlace.path): \(tally.people) \(tally.people == 1 ? "person" : "people"), \(tally.crops) face crops\(missing), \(megabytes(tally.bytes))")
+            } else if ReportPeople.removeStale(peoplePlace.path) {
+                console.out("removed \(peoplePlace.path): the library has no people now")
+            }
+        }
         switch layout.shape {
         case .singleFile:
             console.out("wrote \(out): \(photos), \(megabytes(outcome.bytes))")
             if let folder = layout.earlierPagesFolder {
                 let removed = PagedReport.removePages(after: 0, in: folder)
+                // Its people page went with the pages: the single file's is beside it.
+                _ = ReportPeople.removeStale(folder + "/people.html")
                 // The folder goes too when the pages were all it held.
                 if removed > 0 && rmdir(folder) == 0 {
                     console.out("removed \(folder)/ and the \(removed) page\(removed == 1 ? "" : "s") an earlier report wrote there")

@@ -25,6 +25,7 @@ enum ReportIndex {
         var html = "<header>\n<h1>PhotoDrain report</h1>\n"
         html += ReportPage.whereLine(summary, library: library, store: store, generatedAt: generatedAt)
         html += ReportPage.stats(summary)
+        html += ReportPage.peopleLink(summary.people, href: summary.people?.hrefFromIndex)
         let pages = "\(layout.pageCount) page\(layout.pageCount == 1 ? "" : "s")"
         html += ReportPage.controls(summary, shown: "<span><b id=\"shown\">\(summary.photos)</b> of \(summary.photos) photos match, " +
                                     "on <b id=\"pages-shown\">\(layout.pageCount)</b> of \(pages) (up to \(layout.pageSize) photos each)</span>\n",

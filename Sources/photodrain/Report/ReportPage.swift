@@ -36,6 +36,7 @@ enum ReportPage {
         var html = "<header>\n<h1>PhotoDrain report</h1>\n"
         html += whereLine(summary, library: library, store: store, generatedAt: generatedAt)
         html += stats(summary)
+        html += peopleLink(summary.people, href: summary.people?.hrefFromIndex)
         html += controls(summary, shown: "<span>showing <b id=\"shown\">\(summary.photos)</b> of \(summary.photos)</span>\n", legend: true)
         html += "</header>\n<main id=\"cards\">\n"
         if summary.photos == 0 {
@@ -124,8 +125,17 @@ enum ReportPage {
         if number < layout.pageCount { html += navLink(ReportLayout.pageFileName(number + 1), "page \(number + 1) →", rel: "next") }
         html += "</nav>\n"
         html += stats(summary)
+        html += peopleLink(summary.people, href: summary.people?.hrefFromPage)
         html += controls(summary, shown: "<span>showing <b id=\"shown\">\(summary.photos)</b> of \(summary.photos) on this page</span>\n", legend: true)
         return html + "</header>\n<main id=\"cards\">\n"
+    }
+
+    /// The line under the totals that leads to the people page; empty without one.
+    static func peopleLink(_ link: ReportSummary.PeopleLink?, href: String?) -> String {
+        guard let link, let href else { return "" }
+        let people = "\(link.people) \(link.people == 1 ? "person" : "people")"
+        return "<p class=\"people-link\"><a id=\"people-link\" href=\"\(Markup.escape(href))\">\(people)</a> in \(link.faces) face\(link.faces == 1 ? "" : "s"): " +
+            "their faces, each linked to its photo</p>\n"
     }
 
     /// A link whose script keeps the page's filter in its fragment (`data-href` is the bare target).
@@ -165,7 +175,12 @@ enum ReportPage {
             html += " · \(entry.confirmedFaces) face\(entry.confirmedFaces == 1 ? "" : "s")"
             if entry.rejectedBoxes > 0 { html += ", \(entry.rejectedBoxes) rejected" }
         }
-        html += "</p>\n<p><span class=\"tag \(state.rawValue)\">\(stateTitle(state))</span>"
+        html += "</p>\n"
+        if !entry.people.isEmpty, let page = entry.peoplePage {
+            let links = entry.people.map { "<a href=\"\(Markup.escape(page))#person-\($0.id)\">\(Markup.escape($0.title))</a>" }
+            html += "<p class=\"people\">\(links.joined(separator: ", "))</p>\n"
+        }
+        html += "<p><span class=\"tag \(state.rawValue)\">\(stateTitle(state))</span>"
         if let serverID = record.serverID { html += " server id <code>\(Markup.escape(serverID))</code>" }
         if record.attempts > 0 { html += " · \(record.attempts) failed attempt\(record.attempts == 1 ? "" : "s")" }
         html += "</p>\n"

@@ -189,4 +189,30 @@ enum ReportScript {
         })();
 
         """
+
+    /// The people page's load handler: it records on `<body>` the people, the crops and how many
+    /// of them decoded, for `Scripts/check-report`.
+    static let people: String = """
+        (function () {
+          window.addEventListener("load", function () {
+            var crops = document.querySelectorAll("img.crop");
+            var decoded = 0;
+            for (var i = 0; i < crops.length; i += 1) {
+              if (crops[i].complete && crops[i].naturalWidth > 0) { decoded += 1; }
+            }
+            var body = document.body;
+            body.dataset.people = String(document.querySelectorAll("section.person").length);
+            body.dataset.shown = body.dataset.people;
+            body.dataset.crops = String(crops.length);
+            body.dataset.cropsLoaded = String(decoded);
+            body.dataset.cards = "0";
+            body.dataset.boxes = "0";
+            body.dataset.thumbnails = String(crops.length);
+            body.dataset.thumbnailsLoaded = String(decoded);
+            body.dataset.loadMs = String(Math.round(performance.now()));
+            body.dataset.check = "loaded";
+          });
+        })();
+
+        """
 }

@@ -59,6 +59,13 @@ enum ReportStyle {
         table.pages td.range { white-space: normal; overflow-wrap: anywhere; max-width: 36em; }
         table.pages tr.none td { color: var(--muted); opacity: .6; }
         table.pages td.matches { font-weight: 600; }
+        main.people { display: block; }
+        .person { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 10px 14px; margin: 0 0 14px; }
+        .person h2 { font-size: 16px; margin: 0; }
+        .person .faces { display: flex; flex-wrap: wrap; gap: 6px; margin-top: 6px; }
+        .person .faces img, .person .faces .missing { display: block; width: 96px; height: 96px; object-fit: cover; border-radius: 6px; background: #26282d; }
+        .person .faces .missing { color: #e9eaee; font-size: 11px; padding: 8px; }
+        .people-link { margin: 8px 0 0; }
 
         """
     }

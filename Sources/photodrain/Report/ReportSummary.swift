@@ -25,6 +25,18 @@ struct ReportSummary: Sendable, Equatable {
     var models: [String] = []
     /// What `free-space` took off the library (the store's removals), when counted.
     var freed = AssetStore.RemovalSummary()
+    /// The people page, when the library has people.
+    var people: PeopleLink?
+
+    /// The line that leads to the people page.
+    struct PeopleLink: Sendable, Equatable {
+        var people: Int
+        var faces: Int
+        /// The link from the single file or the index.
+        var hrefFromIndex: String
+        /// The link from a page of cards.
+        var hrefFromPage: String
+    }
 
     /// Photos analysed and waiting for upload, as `photodrain status` counts them: not the files
     /// held back as not photos.
