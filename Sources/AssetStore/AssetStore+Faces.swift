@@ -76,3 +76,71 @@ extension AssetStore {
         }
     }
 }
+
+/// A photo whose banked faces have no embedding (analysed before descriptors existed, or with
+/// `--people off`): what giving them theirs needs, from the photo as it was analysed.
+public struct PhotoFacesToEmbed: Sendable, Equatable {
+    /// The photo's row.
+    public var assetID: Int64
+    /// Its path, relative to the library.
+    public var path: String
+    /// Its banked verdict's JSON (its faces' keypoints, in the pixels of its analysis size).
+    public var verdictJSON: String
+    /// The digest its verdict was made from: the photo is embedded only while it still has it.
+    public var sha256: String
+}
+
+extension AssetStore {
+    /// The photo `a` has a verdict made from a known digest and a face without an embedding that
+    /// no one told clustering to forget.
+    static let hasFacesToEmbed = """
+        a.verdict IS NOT NULL AND a.sha256 IS NOT NULL
+          AND EXISTS (SELECT 1 FROM faces f WHERE f.asset_id = a.id AND f.embedding IS NULL AND f.decision IS NOT 'forgotten')
+        """
+
+    /// Photos with a face that has no embedding and no decision to forget it, by row id after
+    /// `assetID`, at most `limit`: a pass pages through them so memory holds one page.
+    public func photosWithFacesToEmbed(after assetID: Int64, limit: Int) throws(StoreError) -> [PhotoFacesToEmbed] {
+        try withDatabase { (db) throws(StoreError) -> [PhotoFacesToEmbed] in
+            try db.query("""
+                SELECT a.id, a.path, a.verdict, a.sha256 FROM assets a
+                WHERE a.id > ? AND \(Self.hasFacesToEmbed)
+                ORDER BY a.id LIMIT ?
+                """, [.integer(assetID), .integer(Int64(max(1, limit)))]).compactMap { row in
+                guard let id = row[0].int, let path = row[1].string, let json = row[2].string, let sha = row[3].string else { return nil }
+                return PhotoFacesToEmbed(assetID: Int64(id), path: path, verdictJSON: json, sha256: sha)
+            }
+        }
+    }
+
+    /// Gives the faces of photo `assetID` the embeddings `embeddings` (in face order) that have
+    /// none yet, only while the photo's digest is still `sha256` (a photo analysed again since has
+    /// faces of its own). An embedding that is not 128 finite Floats is not kept. Returns how many
+    /// faces got one.
+    @discardableResult
+    public func storeEmbeddings(_ embeddings: [[Float]], assetID: Int64, sha256: String) throws(StoreError) -> Int {
+        try withDatabase { (db) throws(StoreError) -> Int in
+            try db.transaction { () throws(StoreError) -> Int in
+                var stored = 0
+                for (index, embedding) in embeddings.enumerated() where FaceEmbedding.isValid(embedding) {
+                    stored += try db.run("""
+                        UPDATE faces SET embedding = ? WHERE asset_id = ? AND face_index = ? AND embedding IS NULL
+                          AND EXISTS (SELECT 1 FROM assets WHERE id = ? AND sha256 = ?)
+                        """, [.blob(FaceEmbedding.bytes(embedding)), .integer(assetID), .integer(Int64(index)), .integer(assetID), .text(sha256)])
+                }
+                return stored
+            }
+        }
+    }
+}
+
+extension AssetStore {
+    /// How many photos `photosWithFacesToEmbed` would list, for a progress bar.
+    public func photosToEmbedCount() throws(StoreError) -> Int {
+        try withDatabase { (db) throws(StoreError) -> Int in
+            try db.query("""
+                SELECT COUNT(*) FROM assets a WHERE \(Self.hasFacesToEmbed)
+                """).first?[0].int ?? 0
+        }
+    }
+}

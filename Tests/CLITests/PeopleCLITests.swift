@@ -93,6 +93,40 @@ import Testing
         #expect(run.stdout.contains("No face has an embedding yet"), "\(run.stdout)")
     }
 
+    /// Faces analysed without descriptors (`--people off`, or before they existed) get them from
+    /// their photos when `people` lists, the same as analysis gives, so the same people; a photo
+    /// rewritten since its verdict is left for its next analysis, not embedded from other bytes.
+    @Test func facesAnalysedWithoutDescriptorsGetThemFromTheirPhotos() throws {
+        func samples() throws -> Workspace {
+            let ws = try Workspace()
+            for name in try FileManager.default.contentsOfDirectory(atPath: CLI.repository.appendingPathComponent("SampleImages").path)
+            where name.hasSuffix(".jpg") || name.hasSuffix(".png") {
+                try ws.write(name, bytes: [UInt8](try Data(contentsOf: URL(fileURLWithPath: CLI.sample(name)))))
+            }
+            return ws
+        }
+        func partition(_ ws: Workspace) throws -> Set<[String]> {
+            Set(try Self.people(ws).map { ($0["faces"] as? [[String: Any]] ?? []).compactMap { $0["path"] as? String }.sorted() })
+        }
+        let embedded = try samples()
+        #expect(try CLI.run(["analyze", embedded.library, "--store", embedded.store]).status == 0)
+        let expected = try partition(embedded)
+        #expect(expected.count == 3)
+
+        let later = try samples()
+        #expect(try CLI.run(["analyze", later.library, "--store", later.store, "--people", "off"]).status == 0)
+        let skipped = try CLI.run(["people", later.library, "--store", later.store, "--no-embed"])
+        #expect(skipped.stdout.contains("0 people; 9 faces, 0 in a person, 9 without an embedding"), "\(skipped.stdout)")
+        // hopper.jpg is rewritten after its verdict: its face is not embedded from the new bytes.
+        try later.write("hopper.jpg", bytes: [UInt8](try Data(contentsOf: URL(fileURLWithPath: CLI.sample("hopper-orientation-6.jpg")))))
+        let listed = try CLI.run(["people", later.library, "--store", later.store])
+        #expect(listed.status == 0, "\(listed.stderr)")
+        #expect(listed.stderr.contains("embedded 8 faces of 6 photos analysed before their faces had descriptors; 1 changed since"), "\(listed.stderr)")
+        #expect(listed.stdout.contains("3 people; 9 faces, 8 in a person, 1 without an embedding"), "\(listed.stdout)")
+        let withoutHopper = Set(expected.map { $0.filter { $0 != "hopper.jpg" } })
+        #expect(try partition(later) == withoutHopper)
+    }
+
     /// Each malformed command line, and the exit status it gets.
     static let misuse: [(arguments: [String], status: Int32)] = [
         (["people", "name", "x", "Anna"], 64),

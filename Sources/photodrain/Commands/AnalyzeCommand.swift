@@ -132,7 +132,14 @@ enum AnalyzeCommand: Command {
         // The whole library analysed: its new faces get their people now, in the order `people`
         // would give them (path order, so the same library makes the same people), and the
         // uploads that follow carry them. A run that left photos leaves that to a later one.
-        if remaining == 0 && outcome == .finished { try store.clusterFaces() }
+        if remaining == 0 && outcome == .finished {
+            // Faces analysed before they had descriptors get theirs from the same photos first.
+            if let embedder = pipeline.embedder {
+                try await PeopleCommand.embedWaitingFaces(store, embedder: embedder, maxPixels: pipeline.settings.maxPixels,
+                                                          slots: options.slots, quiet: json, command: spec.name)
+            }
+            try store.clusterFaces()
+        }
         let t = tally.withLock { $0 }
         let summary = Summary(photos: scan.photoCount, analysed: t.analysed, faces: t.faces, withFaces: t.withFaces, errors: t.errors,
                               unanalysable: t.unanalysable, remaining: remaining, seconds: (seconds * 100).rounded() / 100,

@@ -1,4 +1,7 @@
 import AssetStore
+import Drain
+import FaceAnalysis
+import PhotoAnalysis
 import Foundation
 import SystemSupport
 
@@ -10,15 +13,16 @@ enum PeopleCommand: Command {
         abstract: "List the people clustering found in a library's faces; name, merge, split or forget them.",
         arguments: "[DIR] | name ID NAME [DIR] | merge ID OTHER [DIR] | split FACE [DIR] | forget FACE [DIR] | bench",
         discussion: """
-        Without an action: gives every face analysed since the last listing a person (faces with
-        an embedding only: analysis embeds faces once a face descriptor network is configured;
-        without one, faces are kept with their boxes and nobody is listed), then lists each
+        Without an action: gives every face analysed since the last listing a person, then lists each
         person: id, name, face count, the representative face (the one nearest the person's
         centroid) and every face with its id, photo and box (in the verdict's pixels). A new face
         joins the person whose centroid is nearest, within 0.6 (dlib's same-person distance),
         unless that person already has a face in its photo; else it is a new person. Faces
         clustered before are never compared again, and the same library gives the same people
-        with the same ids on every machine.
+        with the same ids on every machine. Faces analysed before they had descriptors (an
+        older PhotoDrain, or analyze --people off) get theirs first: their photos are read again,
+        only while they are the files their verdicts were made from, and decoded at the size they
+        were analysed at (--no-embed skips this; they stay out of people).
 
         Decisions are kept by later clustering: 'name ID NAME' names person ID ('' clears it);
         'merge ID OTHER' makes OTHER part of ID (refused when one photo has a face of each: two
@@ -32,6 +36,7 @@ enum PeopleCommand: Command {
         A folder called like an action is written './name'.
         """,
         options: [LibraryOptions.store, .flag("json", "One JSON array of people, each with its faces."),
+                  .flag("no-embed", "List without first giving descriptors to faces analysed before they had any (they stay out of people)."),
                   .option("faces", "N", "With bench: how many synthetic faces.", default: "100000"),
                   .option("identities", "N", "With bench: how many synthetic people they are faces of.", default: "2000"),
                   .flag("through-store", "With bench: bank the faces in a store of a temporary library and cluster them by the store's passes, then time one new photo's pass.")],
@@ -111,6 +116,15 @@ enum PeopleCommand: Command {
         let console = Console.shared
         switch action {
         case .list:
+            if !arguments.flag("no-embed") {
+                if let path = ModelSearch.current.locate(FaceDescriptorNetwork.fileName) {
+                    let embedder = DescriptorEmbedder(network: try FaceDescriptorNetwork(contentsOf: path))
+                    try await embedWaitingFaces(store, embedder: embedder, slots: ProcessInfo.processInfo.activeProcessorCount,
+                                                quiet: arguments.flag("json"), command: spec.name)
+                } else if try store.photosToEmbedCount() > 0 {
+                    console.err("photodrain people: faces without a descriptor stay out of people: \(ModelSearch.current.describeSearch(for: FaceDescriptorNetwork.fileName))")
+                }
+            }
             let pass = try store.clusterFaces()
             let people = try store.people()
             let tally = try store.faceTally()
@@ -123,7 +137,7 @@ enum PeopleCommand: Command {
                 console.out("\(people.count) \(people.count == 1 ? "person" : "people"); \(tally.faces) faces, \(tally.clustered) in a person, \(tally.withoutEmbedding) without an embedding"
                             + (pass.joined + pass.started > 0 ? "; \(pass.joined + pass.started) clustered now (\(pass.started) new people)" : ""))
                 if tally.faces > 0 && tally.withoutEmbedding == tally.faces {
-                    console.out("No face has an embedding yet: analysis embeds faces once a face descriptor network is configured.")
+                    console.out("No face has an embedding yet: list without --no-embed, or analyse with --people on, to give them descriptors.")
                 }
             }
         case .name(let id, let name):
