@@ -96,24 +96,46 @@ import Testing
     /// Faces analysed without descriptors (`--people off`, or before they existed) get them from
     /// their photos when `people` lists, the same as analysis gives, so the same people; a photo
     /// rewritten since its verdict is left for its next analysis, not embedded from other bytes.
-    @Test func facesAnalysedWithoutDescriptorsGetThemFromTheirPhotos() throws {
-        func samples() throws -> Workspace {
-            let ws = try Workspace()
-            for name in try FileManager.default.contentsOfDirectory(atPath: CLI.repository.appendingPathComponent("SampleImages").path)
-            where name.hasSuffix(".jpg") || name.hasSuffix(".png") {
-                try ws.write(name, bytes: [UInt8](try Data(contentsOf: URL(fileURLWithPath: CLI.sample(name)))))
-            }
-            return ws
+    /// The sample photos as they are (faces big enough to align), not analysed.
+    static func samples() throws -> Workspace {
+        let ws = try Workspace()
+        for name in try FileManager.default.contentsOfDirectory(atPath: CLI.repository.appendingPathComponent("SampleImages").path)
+        where name.hasSuffix(".jpg") || name.hasSuffix(".png") {
+            try ws.write(name, bytes: [UInt8](try Data(contentsOf: URL(fileURLWithPath: CLI.sample(name)))))
         }
+        return ws
+    }
+
+    /// `drain` and `wake` that leave nothing to analyse give the faces their people, as analyze
+    /// does: `verdicts` (which reads the store, clustering nothing) shows them with no `people` run.
+    @Test func drainAndWakeGivePeopleOnceEveryPhotoIsAnalysed() throws {
+        func portraitsPeople(_ ws: Workspace) throws -> String? {
+            try CLI.run(["verdicts", ws.library, "--store", ws.store]).lines.first { $0.contains(#""path":"three-portraits.jpg""#) }
+        }
+        let drained = try Self.samples()
+        let server = try ServeProcess(directory: drained.root.appendingPathComponent("received").path)
+        let drain = try CLI.run(["drain", drained.library, "--store", drained.store, "--to", server.url])
+        #expect(drain.status == 0, "\(drain.stdout)\(drain.stderr)")
+        let afterDrain = try #require(try portraitsPeople(drained))
+        #expect(afterDrain.contains(#""people":[{"face":0,"person":"#) && afterDrain.contains(#"{"face":2,"person":"#), "\(afterDrain)")
+
+        let woken = try Self.samples()
+        let wake = try CLI.run(["wake", woken.library, "--store", woken.store, "--to", server.url])
+        #expect(wake.stdout.contains("analysed 10"), "\(wake.stdout)\(wake.stderr)")
+        let afterWake = try #require(try portraitsPeople(woken))
+        #expect(afterWake.contains(#""people":[{"face":0,"person":"#) && afterWake.contains(#"{"face":2,"person":"#), "\(afterWake)")
+    }
+
+    @Test func facesAnalysedWithoutDescriptorsGetThemFromTheirPhotos() throws {
         func partition(_ ws: Workspace) throws -> Set<[String]> {
             Set(try Self.people(ws).map { ($0["faces"] as? [[String: Any]] ?? []).compactMap { $0["path"] as? String }.sorted() })
         }
-        let embedded = try samples()
+        let embedded = try Self.samples()
         #expect(try CLI.run(["analyze", embedded.library, "--store", embedded.store]).status == 0)
         let expected = try partition(embedded)
         #expect(expected.count == 3)
 
-        let later = try samples()
+        let later = try Self.samples()
         #expect(try CLI.run(["analyze", later.library, "--store", later.store, "--people", "off"]).status == 0)
         let skipped = try CLI.run(["people", later.library, "--store", later.store, "--no-embed"])
         #expect(skipped.stdout.contains("0 people; 9 faces, 0 in a person, 9 without an embedding"), "\(skipped.stdout)")

@@ -239,6 +239,15 @@ enum DrainCommand: Command {
         await OwnThreads.waitForAll()
         await onOwnThreadUntilDone("photodrain-drain-events") { runner.waitForEvents() }
         bar.finish()
+        // The whole library analysed: its new faces get their people now, as analyze gives them
+        // (uploads from here on carry them; those sent before did not have them yet).
+        if outcome == .finished, try store.unanalyzedCount() == 0 {
+            if let embedder = pipeline.embedder {
+                try await PeopleCommand.embedWaitingFaces(store, embedder: embedder, maxPixels: pipeline.settings.maxPixels,
+                                                          slots: options.slots, quiet: json, command: spec.name)
+            }
+            try store.clusterFaces()
+        }
         let counts = try store.counts()
         let left = counts.discovered + counts.analyzed + (options.uploadUnanalysable ? counts.unanalysable : 0)
         let t = tally.withLock { $0 }

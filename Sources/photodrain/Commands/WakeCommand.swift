@@ -126,6 +126,10 @@ enum WakeCommand: Command {
         }
         guard let finished = result.withLock({ $0 }) else { return .failure }
         let report = try finished.get()
+        // Every photo analysed: the new faces join their people before the agent sends their
+        // photos (an upload carries the people the store has when it is sent). A pass takes the
+        // faces in path order, as analyze's does; faces without descriptors wait for `people`.
+        if try store.unanalyzedCount() == 0 { try store.clusterFaces() }
         let status: ExitCode
         let outcome: String
         if let refused = report.refused {
