@@ -91,20 +91,24 @@ public struct PhotoFacesToEmbed: Sendable, Equatable {
 }
 
 extension AssetStore {
-    /// The photo `a` has a verdict made from a known digest and a face without an embedding that
-    /// no one told clustering to forget.
-    static let hasFacesToEmbed = """
-        a.verdict IS NOT NULL AND a.sha256 IS NOT NULL
-          AND EXISTS (SELECT 1 FROM faces f WHERE f.asset_id = a.id AND f.embedding IS NULL AND f.decision IS NOT 'forgotten')
+    /// The photo `a` has a verdict made from a known digest and a face at least
+    /// `minimumFaceSize` wide without an embedding that no one told clustering to forget.
+    static func hasFacesToEmbed(minimumFaceSize: Int) -> String {
         """
+        a.verdict IS NOT NULL AND a.sha256 IS NOT NULL
+          AND EXISTS (SELECT 1 FROM faces f WHERE f.asset_id = a.id AND f.embedding IS NULL AND f.width >= \(minimumFaceSize)
+                      AND f.decision IS NOT 'forgotten')
+        """
+    }
 
-    /// Photos with a face that has no embedding and no decision to forget it, by row id after
-    /// `assetID`, at most `limit`: a pass pages through them so memory holds one page.
-    public func photosWithFacesToEmbed(after assetID: Int64, limit: Int) throws(StoreError) -> [PhotoFacesToEmbed] {
+    /// Photos with a face at least `minimumFaceSize` wide (smaller ones are never embedded) that
+    /// has no embedding and no decision to forget it, by row id after `assetID`, at most `limit`:
+    /// a pass pages through them so memory holds one page.
+    public func photosWithFacesToEmbed(after assetID: Int64, limit: Int, minimumFaceSize: Int) throws(StoreError) -> [PhotoFacesToEmbed] {
         try withDatabase { (db) throws(StoreError) -> [PhotoFacesToEmbed] in
             try db.query("""
                 SELECT a.id, a.path, a.verdict, a.sha256 FROM assets a
-                WHERE a.id > ? AND \(Self.hasFacesToEmbed)
+                WHERE a.id > ? AND \(Self.hasFacesToEmbed(minimumFaceSize: minimumFaceSize))
                 ORDER BY a.id LIMIT ?
                 """, [.integer(assetID), .integer(Int64(max(1, limit)))]).compactMap { row in
                 guard let id = row[0].int, let path = row[1].string, let json = row[2].string, let sha = row[3].string else { return nil }
@@ -136,10 +140,10 @@ extension AssetStore {
 
 extension AssetStore {
     /// How many photos `photosWithFacesToEmbed` would list, for a progress bar.
-    public func photosToEmbedCount() throws(StoreError) -> Int {
+    public func photosToEmbedCount(minimumFaceSize: Int) throws(StoreError) -> Int {
         try withDatabase { (db) throws(StoreError) -> Int in
             try db.query("""
-                SELECT COUNT(*) FROM assets a WHERE \(Self.hasFacesToEmbed)
+                SELECT COUNT(*) FROM assets a WHERE \(Self.hasFacesToEmbed(minimumFaceSize: minimumFaceSize))
                 """).first?[0].int ?? 0
         }
     }

@@ -37,13 +37,15 @@ extension AssetStore {
         }
     }
 
-    /// How many face rows there are, how many have a person, and how many have no embedding.
-    public func faceTally() throws(StoreError) -> (faces: Int, clustered: Int, withoutEmbedding: Int) {
-        try withDatabase { (db) throws(StoreError) -> (faces: Int, clustered: Int, withoutEmbedding: Int) in
+    /// How many face rows there are, how many have a person, how many have no embedding, and
+    /// how many of those are narrower than `minimumFaceSize` (never embedded).
+    public func faceTally(minimumFaceSize: Int = 0) throws(StoreError) -> (faces: Int, clustered: Int, withoutEmbedding: Int, tooSmall: Int) {
+        try withDatabase { (db) throws(StoreError) -> (faces: Int, clustered: Int, withoutEmbedding: Int, tooSmall: Int) in
             let row = try db.query("""
-                SELECT COUNT(*), COUNT(cluster_id), COALESCE(SUM(embedding IS NULL), 0) FROM faces
-                """).first
-            return (row?[0].int ?? 0, row?[1].int ?? 0, row?[2].int ?? 0)
+                SELECT COUNT(*), COUNT(cluster_id), COALESCE(SUM(embedding IS NULL), 0),
+                       COALESCE(SUM(embedding IS NULL AND width < ?), 0) FROM faces
+                """, [.integer(Int64(minimumFaceSize))]).first
+            return (row?[0].int ?? 0, row?[1].int ?? 0, row?[2].int ?? 0, row?[3].int ?? 0)
         }
     }
 

@@ -18,7 +18,7 @@ extension BankedVerdict {
         let embeddings = analysed.faceEmbeddings
         faces = verdict.faces.filter(\.confirmed).enumerated().map { index, face in
             BankedFace(index: index, x: face.region.x, y: face.region.y, width: face.region.width, height: face.region.height,
-                       keypoints: face.region.keypoints, embedding: embeddings.flatMap { index < $0.count ? $0[index] : nil })
+                       keypoints: face.region.keypoints, embedding: embeddings.flatMap { index < $0.count && !$0[index].isEmpty ? $0[index] : nil })
         }
     }
 }

@@ -49,7 +49,7 @@ public struct FaceEmbeddingPass: Sendable {
         let failure = Mutex<StoreError?>(nil)
         var after: Int64 = 0
         while failure.withLock({ $0 == nil }) {
-            let page = try store.photosWithFacesToEmbed(after: after, limit: pageSize)
+            let page = try store.photosWithFacesToEmbed(after: after, limit: pageSize, minimumFaceSize: FaceChip.minimumFaceSize)
             guard let last = page.last else { break }
             after = last.assetID
             let next = Atomic(0)

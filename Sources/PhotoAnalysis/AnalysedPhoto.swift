@@ -21,7 +21,8 @@ public struct AnalysedPhoto: Sendable, Equatable {
     /// file has none. Uploads send it as `X-Photo-Taken`.
     public var captureDate: String?
     /// The embedding of each face the verdict confirms, in the verdict's order (`FaceEmbedder`);
-    /// nil when no embedder is configured or it gave none that could be used.
+    /// nil when no embedder is configured or it gave none that could be used. A face too small to
+    /// tell who it is (`FaceChip.minimumFaceSize`) has an empty array.
     public var faceEmbeddings: [[Float]]?
 
     /// An analysis result.

@@ -137,13 +137,18 @@ public struct FacePipeline: PhotoAnalyzing {
     /// The embeddings `embedder` gives the verdict's confirmed faces; nil when it has none to
     /// give or gives a count or a form clustering cannot use (`FaceEmbedding.dimension` finite
     /// Floats each).
+    /// A face narrower than `FaceChip.minimumFaceSize` is not embedded (an empty array in its
+    /// place: its descriptor would not tell who it is).
     static func embeddings(by embedder: any FaceEmbedder, image: Image, verdict: Verdict) -> [[Float]]? {
         let confirmed = verdict.faces.filter(\.confirmed)
-        guard !confirmed.isEmpty else { return nil }
-        let embeddings = embedder.embeddings(image: image, faces: confirmed)
-        guard embeddings.count == confirmed.count,
+        let big = confirmed.indices.filter { confirmed[$0].region.width >= FaceChip.minimumFaceSize }
+        guard !big.isEmpty else { return nil }
+        let embeddings = embedder.embeddings(image: image, faces: big.map { confirmed[$0] })
+        guard embeddings.count == big.count,
               embeddings.allSatisfy({ $0.count == faceEmbeddingDimension && $0.allSatisfy(\.isFinite) }) else { return nil }
-        return embeddings
+        var out = [[Float]](repeating: [], count: confirmed.count)
+        for (embedding, index) in zip(embeddings, big) { out[index] = embedding }
+        return out
     }
 
     /// The length of a face descriptor (dlib's ResNet: 128).

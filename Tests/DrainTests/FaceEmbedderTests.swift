@@ -73,6 +73,41 @@ import Testing
         #expect(try store.faces(ofPhoto: "astronaut.png").allSatisfy { $0.person != nil })
     }
 
+    /// A face too small to tell who it is (`FaceChip.minimumFaceSize`) is banked without a
+    /// descriptor and never waits for one, while the photo's bigger faces get theirs.
+    @Test func aFaceTooSmallToTellWhoIsKeptWithoutADescriptor() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pd-embed-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("library"), withIntermediateDirectories: true)
+        // three-portraits.jpg at 0.8 of its size: its faces become about 50, 82 and 139 pixels wide.
+        let original = try PhotoDecoder.decode(Self.repository.appendingPathComponent("SampleImages/three-portraits.jpg").path,
+                                               options: DecodeOptions(output: .rgb))
+        let smaller = Resize.bilinear(original, width: original.width * 4 / 5, height: original.height * 4 / 5)
+        let path = folder.appendingPathComponent("library/portraits.jpg").path
+        try Data(try ImageEncoder.jpeg(smaller, quality: 92)).write(to: URL(fileURLWithPath: path))
+        let store = try AssetStore(root: folder.appendingPathComponent("library").path, path: folder.appendingPathComponent("store.sqlite").path)
+        _ = try store.scan()
+        let asset = try #require(try store.claimUnanalyzed(limit: 1).first)
+        let embedder = BoxEmbedder()
+        guard case .verdict(let analysed) = try Self.pipeline(embedder).analyze(path: path, memoryBudget: nil) else {
+            Issue.record("deferred with no memory limit")
+            return
+        }
+        let widths = analysed.verdict.faces.filter(\.confirmed).map(\.region.width)
+        try #require(widths.count == 3 && widths.filter { $0 < FaceChip.minimumFaceSize }.count == 1, "confirmed widths \(widths)")
+        // The embedder saw the two big faces only; the small one's place is empty.
+        #expect(embedder.calls.withLock { $0.map(\.faces) } == [2])
+        let embeddings = try #require(analysed.faceEmbeddings)
+        #expect(embeddings.map(\.isEmpty) == widths.map { $0 < FaceChip.minimumFaceSize })
+        #expect(try store.bankVerdict(analysed, for: asset))
+        #expect(try store.clusterFaces().started == 2)
+        let tally = try store.faceTally(minimumFaceSize: FaceChip.minimumFaceSize)
+        #expect(tally.faces == 3 && tally.clustered == 2 && tally.withoutEmbedding == 1 && tally.tooSmall == 1)
+        // Nothing waits for a descriptor: the small face is not one to give one.
+        #expect(try store.photosToEmbedCount(minimumFaceSize: FaceChip.minimumFaceSize) == 0)
+        #expect(try store.photosToEmbedCount(minimumFaceSize: 0) == 1)
+    }
+
     @Test(arguments: [false, true])
     func withoutUsableEmbeddingsTheFacesAreStillBanked(malformed: Bool) throws {
         let (folder, store, asset, path) = try Self.library()

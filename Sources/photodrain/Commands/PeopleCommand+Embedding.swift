@@ -11,7 +11,7 @@ extension PeopleCommand {
     @discardableResult
     static func embedWaitingFaces(_ store: AssetStore, embedder: any FaceEmbedder, maxPixels: Int? = nil, slots: Int,
                                   quiet: Bool, command: String) async throws -> FaceEmbeddingPass.Tally? {
-        let photos = try store.photosToEmbedCount()
+        let photos = try store.photosToEmbedCount(minimumFaceSize: FaceChip.minimumFaceSize)
         guard photos > 0 else { return nil }
         let bar = ProgressBar(title: "embedding faces", total: photos, quiet: quiet)
         let pass = FaceEmbeddingPass(store: store, embedder: embedder, maxPixels: maxPixels, slots: slots)

@@ -1,6 +1,7 @@
 import AssetStore
 import Drain
 import FaceAnalysis
+import FaceClustering
 import PhotoAnalysis
 import Foundation
 import SystemSupport
@@ -16,7 +17,7 @@ enum PeopleCommand: Command {
         Without an action: gives every face analysed since the last listing a person, then lists each
         person: id, name, face count, the representative face (the one nearest the person's
         centroid) and every face with its id, photo and box (in the verdict's pixels). A new face
-        joins the person whose centroid is nearest, within 0.6 (dlib's same-person distance),
+        joins the person whose centroid is nearest, within 0.55 (measured: see --threshold),
         unless that person already has a face in its photo; else it is a new person. Faces
         clustered before are never compared again, and the same library gives the same people
         with the same ids on every machine. Faces analysed before they had descriptors (an
@@ -36,6 +37,7 @@ enum PeopleCommand: Command {
         A folder called like an action is written './name'.
         """,
         options: [LibraryOptions.store, .flag("json", "One JSON array of people, each with its faces."),
+                  .option("threshold", "D", "The distance to a person's centroid within which a new face joins them, for the faces this listing clusters (those clustered before keep their people).", default: "\(PeopleClusterer.defaultThreshold)"),
                   .flag("no-embed", "List without first giving descriptors to faces analysed before they had any (they stay out of people)."),
                   .option("faces", "N", "With bench: how many synthetic faces.", default: "100000"),
                   .option("identities", "N", "With bench: how many synthetic people they are faces of.", default: "2000"),
@@ -121,13 +123,14 @@ enum PeopleCommand: Command {
                     let embedder = DescriptorEmbedder(network: try FaceDescriptorNetwork(contentsOf: path))
                     try await embedWaitingFaces(store, embedder: embedder, slots: ProcessInfo.processInfo.activeProcessorCount,
                                                 quiet: arguments.flag("json"), command: spec.name)
-                } else if try store.photosToEmbedCount() > 0 {
+                } else if try store.photosToEmbedCount(minimumFaceSize: FaceChip.minimumFaceSize) > 0 {
                     console.err("photodrain people: faces without a descriptor stay out of people: \(ModelSearch.current.describeSearch(for: FaceDescriptorNetwork.fileName))")
                 }
             }
-            let pass = try store.clusterFaces()
+            let threshold = Float(try arguments.double("threshold", default: Double(PeopleClusterer.defaultThreshold), range: 0.05...2))
+            let pass = try store.clusterFaces(threshold: threshold)
             let people = try store.people()
-            let tally = try store.faceTally()
+            let tally = try store.faceTally(minimumFaceSize: FaceChip.minimumFaceSize)
             if arguments.flag("json") {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -135,8 +138,9 @@ enum PeopleCommand: Command {
             } else {
                 for person in people { print(person, to: console) }
                 console.out("\(people.count) \(people.count == 1 ? "person" : "people"); \(tally.faces) faces, \(tally.clustered) in a person, \(tally.withoutEmbedding) without an embedding"
+                            + (tally.tooSmall > 0 ? " (\(tally.tooSmall) narrower than \(FaceChip.minimumFaceSize) px: too small to tell who)" : "")
                             + (pass.joined + pass.started > 0 ? "; \(pass.joined + pass.started) clustered now (\(pass.started) new people)" : ""))
-                if tally.faces > 0 && tally.withoutEmbedding == tally.faces {
+                if tally.faces > tally.tooSmall && tally.withoutEmbedding == tally.faces {
                     console.out("No face has an embedding yet: list without --no-embed, or analyse with --people on, to give them descriptors.")
                 }
             }
