@@ -44,6 +44,18 @@ enum ReportScript {
           text.addEventListener("input", remember);
         """
 
+    /// A function expression counting the images of a list the browser has decoded: what the
+    /// load handlers record, so a check sees that every embedded JPEG is a picture.
+    static let decodedCount = """
+        (function (images) {
+              var decoded = 0;
+              for (var i = 0; i < images.length; i += 1) {
+                if (images[i].complete && images[i].naturalWidth > 0) { decoded += 1; }
+              }
+              return decoded;
+            })
+        """
+
     /// The filter of a page of cards (label, state, path search), the links that carry it to the
     /// index and the neighbouring pages, and the landing on `photo=N`.
     static let cards: String = """
@@ -82,10 +94,7 @@ enum ReportScript {
           }
           window.addEventListener("load", function () {
             var thumbs = document.querySelectorAll("img.thumb");
-            var decoded = 0;
-            for (var i = 0; i < thumbs.length; i += 1) {
-              if (thumbs[i].complete && thumbs[i].naturalWidth > 0) { decoded += 1; }
-            }
+            var decoded = \(decodedCount)(thumbs);
             var body = document.body;
             body.dataset.cards = String(cards.length);
             body.dataset.boxes = String(document.querySelectorAll("main .box").length);
@@ -196,10 +205,7 @@ enum ReportScript {
         (function () {
           window.addEventListener("load", function () {
             var crops = document.querySelectorAll("img.crop");
-            var decoded = 0;
-            for (var i = 0; i < crops.length; i += 1) {
-              if (crops[i].complete && crops[i].naturalWidth > 0) { decoded += 1; }
-            }
+            var decoded = \(decodedCount)(crops);
             var body = document.body;
             body.dataset.people = String(document.querySelectorAll("section.person").length);
             body.dataset.shown = body.dataset.people;
