@@ -108,6 +108,52 @@ import Testing
         #expect(try store.photosToEmbedCount(minimumFaceSize: 0) == 1)
     }
 
+    /// The descriptor network run with one kernel set, as analysis runs it with the fastest.
+    struct KernelSetEmbedder: FaceEmbedder {
+        let network: FaceDescriptorNetwork
+        let kernels: NetworkWorkspace.Kernels
+
+        func embeddings(image: Image, faces: [Verdict.Face]) -> [[Float]] {
+            let found = network.embeddings(image: image, faces: faces, in: FaceDescriptorWorkspace(network: network, kernels: kernels))
+            return found.allSatisfy { $0 != nil } ? found.compactMap { $0 } : []
+        }
+    }
+
+    /// The same library makes the same people, ids and all, whichever kernel set this processor
+    /// runs the descriptor network with (issue 36: the same people on every machine).
+    @Test(.enabled(if: NetworkWorkspace.Kernels.allCases.filter(\.isSupported).count >= 2, "needs a second kernel set to compare"))
+    func everyKernelSetMakesTheSamePeople() throws {
+        let network = try FaceDescriptorNetwork(contentsOf: Self.repository.appendingPathComponent("Models/\(FaceDescriptorNetwork.fileName)").path)
+        let sets = NetworkWorkspace.Kernels.allCases.filter(\.isSupported)
+        var partitions: [NetworkWorkspace.Kernels: [Int64: [String]]] = [:]
+        for kernels in sets {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pd-kernels-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let library = folder.appendingPathComponent("library")
+            try FileManager.default.createDirectory(at: library, withIntermediateDirectories: true)
+            for name in try FileManager.default.contentsOfDirectory(atPath: Self.repository.appendingPathComponent("SampleImages").path)
+            where name.hasSuffix(".jpg") || name.hasSuffix(".png") {
+                try FileManager.default.copyItem(atPath: Self.repository.appendingPathComponent("SampleImages/\(name)").path,
+                                                 toPath: library.appendingPathComponent(name).path)
+            }
+            let store = try AssetStore(root: library.path, path: folder.appendingPathComponent("store.sqlite").path)
+            _ = try store.scan()
+            let pipeline = try Self.pipeline(KernelSetEmbedder(network: network, kernels: kernels))
+            for asset in try store.claimUnanalyzed(limit: 100) {
+                guard case .verdict(let analysed) = pipeline.analyze(path: library.appendingPathComponent(asset.path).path, memoryBudget: nil) else {
+                    Issue.record("\(asset.path) deferred with no memory limit")
+                    continue
+                }
+                #expect(try store.bankVerdict(analysed, for: asset))
+            }
+            _ = try store.clusterFaces()
+            partitions[kernels] = Dictionary(uniqueKeysWithValues: try store.people().map { ($0.id, $0.faces.map { "\($0.path)#\($0.face.index)" }) })
+        }
+        let first = try #require(partitions[sets[0]])
+        #expect(first.count == 3 && first.values.reduce(0) { $0 + $1.count } == 9, "\(first)")
+        for kernels in sets.dropFirst() { #expect(partitions[kernels] == first, "\(kernels) made other people than \(sets[0])") }
+    }
+
     @Test(arguments: [false, true])
     func withoutUsableEmbeddingsTheFacesAreStillBanked(malformed: Bool) throws {
         let (folder, store, asset, path) = try Self.library()
