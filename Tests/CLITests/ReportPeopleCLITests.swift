@@ -1,3 +1,5 @@
+import AssetStore
+import FaceClustering
 import Foundation
 import Testing
 
@@ -103,6 +105,41 @@ import Testing
         #expect(again.stdout.contains("removed \(pagePath): the library has no people now"), "\(again.stdout)")
         #expect(!FileManager.default.fileExists(atPath: pagePath))
         #expect(!(try String(contentsOfFile: out, encoding: .utf8)).contains(#"id="people-link""#))
+    }
+
+    /// A library of many people stays a page a browser opens: 500 sections, about 2,000 crops
+    /// (then one face each), and a line for the rest; cards link only to people with a section.
+    @Test func aLibraryOfManyPeopleKeepsThePageSmall() throws {
+        let ws = try Workspace()
+        let store = try AssetStore(root: ws.library, path: ws.store)
+        // Identities 0-99 in 25 photos each, 100-649 in one photo each: 650 people.
+        var photos: [(name: String, identity: Int)] = []
+        for identity in 0..<100 { for copy in 0..<25 { photos.append((String(format: "many/%03d-%02d.jpg", identity, copy), identity)) } }
+        for identity in 100..<650 { photos.append((String(format: "one/%03d.jpg", identity), identity)) }
+        for photo in photos { try ws.write(photo.name, bytes: Array(photo.name.utf8)) }
+        _ = try store.scan()
+        let identities = Dictionary(uniqueKeysWithValues: photos.map { ($0.name, $0.identity) })
+        var synthetic = SyntheticFaces(seed: 5)
+        while case let page = try store.claimUnanalyzed(limit: 500), !page.isEmpty {
+            for asset in page {
+                var banked = BankedVerdict(json: #"{"label":"faces"}"#, label: "faces", faceCount: 1, score: 0.9)
+                banked.faces = [BankedFace(index: 0, x: 10, y: 10, width: 80, height: 90, embedding: synthetic.face(of: identities[asset.path] ?? 0))]
+                #expect(try store.bankVerdict(banked, for: asset))
+            }
+        }
+        let out = ws.root.appendingPathComponent("report").path + "/"
+        let made = try CLI.run(["report", ws.library, "--store", ws.store, "--out", out])
+        #expect(made.status == 0, "\(made.stderr)")
+        let page = try String(contentsOfFile: out + "people.html", encoding: .utf8)
+        #expect(Self.occurrences(of: "<section class=\"person\"", in: page) == 500)
+        // 83 people of 25 faces show 24 each (1,992), the 84th the 8 the budget has left, the
+        // next 416 their representative alone; none of the photos decodes, so each is a placeholder.
+        #expect(Self.occurrences(of: "<span class=\"crop missing\">", in: page) == 83 * 24 + 8 + 416)
+        #expect(page.contains("and 150 more people with fewer faces (150 faces)"))
+        // A card of a person past the 500th names them without a link to a section that is not there.
+        let lastPage = try String(contentsOfFile: out + "page-0015.html", encoding: .utf8)
+        #expect(lastPage.contains("<p class=\"people\">person "))
+        #expect(Self.occurrences(of: "people.html#person-", in: lastPage) < Self.occurrences(of: "<p class=\"people\">", in: lastPage))
     }
 
     static func occurrences(of needle: String, in text: String) -> Int { text.components(separatedBy: needle).count - 1 }

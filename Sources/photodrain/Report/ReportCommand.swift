@@ -47,6 +47,8 @@ enum ReportCommand: Command {
         (FILE-people.html beside a single file, people.html among the pages): each person,
         named ones first, then by number of faces, with up to \(ReportPeople.cropsPerPerson) face crops, each a
         link to its photo's card; each card names its photo's people, linked to their section.
+        The page holds the first \(ReportPeople.maxPeople) people and about \(ReportPeople.cropBudget) crops (past those, a
+        person shows one face), so it stays small enough to open; photodrain people lists them all.
         """ + LibraryOptions.scanDiscussion,
         options: [
             .option("out", "FILE.html|DIR/", "Where to write: a file (an index, with pages beside it, past --page-size photos) or a folder (required)."),
@@ -116,7 +118,7 @@ enum ReportCommand: Command {
         }
         let summary = counted
         let reportEntries = entries
-        let cropBar = people.isEmpty ? nil : ProgressBar(title: "faces", total: people.reduce(0) { $0 + $1.shown.count })
+        let cropBar = people.isEmpty ? nil : ProgressBar(title: "faces", total: people.prefix(ReportPeople.maxPeople).reduce(0) { $0 + $1.shown.count })
 
         let bar = ProgressBar(title: "thumbnails", total: entries.count)
         // Decoding is blocking CPU work: it gets its own thread, not the cooperative pool.

@@ -38,8 +38,8 @@ struct ReportEntry: Sendable {
     let verdict: Verdict?
     /// Why the banked verdict could not be read, when it could not.
     let verdictProblem: String?
-    /// The people in the photo (id and name or `person 7`), in face order, once each.
-    var people: [(id: Int64, title: String)] = []
+    /// The people in the photo, in face order, once each.
+    var people: [ReportPeople.Tag] = []
     /// The people page's link from where this card is (nil: the report has no people page).
     var peoplePage: String?
 

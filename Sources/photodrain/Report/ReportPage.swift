@@ -177,7 +177,9 @@ enum ReportPage {
         }
         html += "</p>\n"
         if !entry.people.isEmpty, let page = entry.peoplePage {
-            let links = entry.people.map { "<a href=\"\(Markup.escape(page))#person-\($0.id)\">\(Markup.escape($0.title))</a>" }
+            let links = entry.people.map { tag in
+                tag.onPage ? "<a href=\"\(Markup.escape(page))#person-\(tag.id)\">\(Markup.escape(tag.title))</a>" : Markup.escape(tag.title)
+            }
             html += "<p class=\"people\">\(links.joined(separator: ", "))</p>\n"
         }
         html += "<p><span class=\"tag \(state.rawValue)\">\(stateTitle(state))</span>"

@@ -21,29 +21,58 @@ enum ReportPeople {
     /// Crops shown per person: the representative face first, then the others in path order.
     /// The rest are counted ("and 40 more faces"), as `photodrain people` lists them all.
     static let cropsPerPerson = 24
+    /// People with a section of their own; the others (the fewest faces) are counted in a line. A
+    /// crop is about 6 kB in the page, so these two keep it under about 15 MB however many people
+    /// a library has, as `--page-size` keeps the pages of cards.
+    static let maxPeople = 500
+    /// Crops over the whole page before each further person shows their representative face alone.
+    static let cropBudget = 2_000
     /// The long side of a crop, in pixels.
     static let cropSize = 112
 
     /// One person as the page and the cards show them.
     struct Person: Sendable {
         let record: PersonRecord
+        /// How many of their faces the page shows (`cropCounts`).
+        var cropLimit = ReportPeople.cropsPerPerson
         /// The person's name, or `person 7`.
         var title: String { record.name ?? "person \(record.id)" }
         /// The faces shown, the representative first.
         var shown: [FaceRecord] {
             let faces = record.faces
+            guard cropLimit > 0 else { return [] }
             guard let id = record.representative, let first = faces.first(where: { $0.id == id }) else {
-                return Array(faces.prefix(ReportPeople.cropsPerPerson))
+                return Array(faces.prefix(cropLimit))
             }
-            return [first] + faces.lazy.filter { $0.id != id }.prefix(ReportPeople.cropsPerPerson - 1)
+            return [first] + faces.lazy.filter { $0.id != id }.prefix(cropLimit - 1)
         }
         /// Photos the person is in.
         var photoCount: Int { Set(record.faces.map(\.path)).count }
     }
 
     /// The people in page order: named people first (by name), then by face count, most first,
-    /// then by id, so the people a user cares about most lead.
+    /// then by id, so the people a user cares about most lead; each with the crops `cropCounts`
+    /// gives them. Only the first `maxPeople` get a section.
     static func ordered(_ people: [PersonRecord]) -> [Person] {
+        var ordered = sortedForPage(people)
+        for (i, count) in cropCounts(ordered.map(\.record.faces.count)).enumerated() { ordered[i].cropLimit = count }
+        return ordered
+    }
+
+    /// How many crops each person shows, given their face counts in page order: up to
+    /// `cropsPerPerson` while the page's `cropBudget` lasts, then one (the representative); none
+    /// past `maxPeople`.
+    static func cropCounts(_ faces: [Int]) -> [Int] {
+        var left = cropBudget
+        return faces.enumerated().map { index, count in
+            guard index < maxPeople else { return 0 }
+            let shown = max(1, min(count, cropsPerPerson, left))
+            left = max(0, left - shown)
+            return shown
+        }
+    }
+
+    private static func sortedForPage(_ people: [PersonRecord]) -> [Person] {
         people.filter { !$0.faces.isEmpty }.sorted { a, b in
             switch (a.name, b.name) {
             case let (x?, y?) where x != y: return x.localizedStandardCompare(y) == .orderedAscending
@@ -51,7 +80,7 @@ enum ReportPeople {
             case (nil, _?): return false
             default: return a.faces.count != b.faces.count ? a.faces.count > b.faces.count : a.id < b.id
             }
-        }.map(Person.init(record:))
+        }.map { Person(record: $0) }
     }
 
     /// Where the page goes and how the report's files link to it.
@@ -92,15 +121,24 @@ enum ReportPeople {
         }
     }
 
-    /// The people of each photo, by path, for the cards: (id, title) in face order, each person once.
-    static func byPhoto(_ people: [Person]) -> [String: [(id: Int64, title: String)]] {
-        var out: [String: [(id: Int64, title: String, face: Int)]] = [:]
-        for person in people {
-            for face in person.record.faces where !(out[face.path]?.contains { $0.id == person.record.id } ?? false) {
-                out[face.path, default: []].append((person.record.id, person.title, face.face.index))
+    /// A person as a card names them.
+    struct Tag: Sendable, Equatable {
+        let id: Int64
+        let title: String
+        /// They have a section on the people page to link to.
+        let onPage: Bool
+    }
+
+    /// The people of each photo, by path, for the cards: in face order, each person once.
+    static func byPhoto(_ people: [Person]) -> [String: [Tag]] {
+        var out: [String: [(tag: Tag, face: Int)]] = [:]
+        for (rank, person) in people.enumerated() {
+            let tag = Tag(id: person.record.id, title: person.title, onPage: rank < maxPeople)
+            for face in person.record.faces where !(out[face.path]?.contains { $0.tag.id == tag.id } ?? false) {
+                out[face.path, default: []].append((tag, face.face.index))
             }
         }
-        return out.mapValues { $0.sorted { $0.face < $1.face }.map { ($0.id, $0.title) } }
+        return out.mapValues { $0.sorted { $0.face < $1.face }.map(\.tag) }
     }
 
     /// What the page shows of the crops it made.
@@ -119,7 +157,8 @@ enum ReportPeople {
                       generatedAt: String, slots: Int, progress: ProgressBar) throws -> Tally {
         let photoIndex = Dictionary(entries.enumerated().map { ($1.record.path, $0) }, uniquingKeysWith: { a, _ in a })
         // Each photo once, whatever number of its faces are shown.
-        let facesByPhoto = Dictionary(grouping: people.flatMap(\.shown), by: \.path)
+        let onPage = people.prefix(maxPeople)
+        let facesByPhoto = Dictionary(grouping: onPage.flatMap(\.shown), by: \.path)
         let paths = facesByPhoto.keys.sorted()
         let crops = Mutex([Int64: Thumbnail]())
         let next = Atomic(0)
@@ -135,7 +174,7 @@ enum ReportPeople {
             }
         }
         let made = crops.withLock { $0 }
-        var tally = Tally(people: people.count)
+        var tally = Tally(people: onPage.count)
         let file = try ReportFile(destination: place.path)
         try file.append(ReportPage.head(title: "PhotoDrain report, people: \(library)", thumbnailSize: cropSize))
         let faceCount = people.reduce(0) { $0 + $1.record.faces.count }
@@ -146,7 +185,7 @@ enum ReportPeople {
             "found on this device. Name, merge or split them with <code>photodrain people</code>; each face links to its photo.</p>\n"
         html += "</header>\n<main class=\"people\">\n"
         try file.append(html)
-        for person in people {
+        for person in onPage {
             var section = "<section class=\"person\" id=\"person-\(person.record.id)\" data-person=\"\(person.record.id)\">\n"
             let faces = person.record.faces.count
             section += "<h2>\(Markup.escape(person.title))</h2>\n<p class=\"muted\">\(faces) face\(faces == 1 ? "" : "s") in \(person.photoCount) " +
@@ -171,6 +210,12 @@ enum ReportPeople {
                 section += "<p class=\"muted\">and \(more) more face\(more == 1 ? "" : "s"): <code>photodrain people</code> lists them all</p>\n"
             }
             try file.append(section + "</section>\n")
+        }
+        if people.count > onPage.count {
+            let rest = people.dropFirst(onPage.count)
+            let faces = rest.reduce(0) { $0 + $1.record.faces.count }
+            try file.append("<p class=\"muted\" id=\"more-people\">and \(rest.count) more \(rest.count == 1 ? "person" : "people") with fewer faces " +
+                            "(\(faces) face\(faces == 1 ? "" : "s")): <code>photodrain people</code> lists them all</p>\n")
         }
         try file.append("</main>\n<script>\n" + ReportScript.people + "</script>\n</body>\n</html>\n")
         try file.commit()
