@@ -2,7 +2,8 @@ import CNNKernels
 import CNNKernelsAVX2
 import CNNKernelsAVX512
 
-/// One thread's activation buffers for a `FaceDescriptorNetwork` (three slots, 1.1 MB), reused for every
+/// One thread's buffers for a `FaceDescriptorNetwork` (the activation slots, 1.1 MB, and at int16 the
+/// quantised input and a band of gathered patches, 0.26 MB), reused for every
 /// chip. Used by one caller at a time.
 public final class FaceDescriptorWorkspace: @unchecked Sendable {
     /// The network the buffers are laid out for.
