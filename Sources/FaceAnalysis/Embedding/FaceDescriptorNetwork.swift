@@ -40,8 +40,11 @@ public final class FaceDescriptorNetwork: Sendable {
 
     /// The precision to run at unless told otherwise: int16, or fp32 on a processor without AVX2,
     /// where the integer kernels are plain Swift and slower than the Float ones.
-    public static var preferredPrecision: Precision {
-        NetworkWorkspace.Kernels.best == .portable ? .fp32 : .int16
+    public static var preferredPrecision: Precision { preferredPrecision(for: .best) }
+
+    /// The precision to run with `kernels`: int16, or fp32 with the portable set.
+    public static func preferredPrecision(for kernels: NetworkWorkspace.Kernels) -> Precision {
+        kernels == .portable ? .fp32 : .int16
     }
 
     enum Step: Sendable {
