@@ -41,6 +41,18 @@ public protocol NetworkKernelSet {
                               sumBase: UnsafePointer<Int32>, multipliers: UnsafePointer<Float>,
                               bias: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, outStride: Int,
                               epilogue: NetworkKernels.Epilogue)
+    /// Quantises `count` floats (a multiple of 8) to Int16 in `0...levels`
+    /// (`NetworkKernels.quantizedLevels`), for `pointwiseInt16`.
+    static func quantizeInt16(_ input: UnsafePointer<Float>, count: Int, _ q: NetworkKernels.Quantization, levels: Int32,
+                              output: UnsafeMutablePointer<Int16>)
+    /// The 16-bit integer 1x1 convolution (see `NetworkKernels+Int16.swift`): `input` is `pixels`
+    /// rows of `inStride` (even) Int16 activations, `weights` Int16 in the `pairs` layout; sums
+    /// start at `sumBase`, become `Float(sum) * multipliers + bias`, then `epilogue`. The caller
+    /// bounds the weights so that no sum overflows Int32.
+    static func pointwiseInt16(input: UnsafePointer<Int16>, inStride: Int, pixels: Int, weights: UnsafePointer<Int16>,
+                               sumBase: UnsafePointer<Int32>, multipliers: UnsafePointer<Float>,
+                               bias: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, outStride: Int,
+                               epilogue: NetworkKernels.Epilogue)
 }
 
 /// The kernels compiled for the package's baseline target.
@@ -113,6 +125,20 @@ public enum PortableKernels: NetworkKernelSet {
                                      epilogue: NetworkKernels.Epilogue) {
         NetworkKernels.pointwiseInt8Pairs(input: input.assumingMemoryBound(to: Int16.self), inStride: inStride, pixels: pixels,
                                           weights: weights.assumingMemoryBound(to: Int16.self), sumBase: sumBase,
+                                          multipliers: multipliers, bias: bias, output: output, outStride: outStride,
+                                          epilogue: epilogue)
+    }
+
+    public static func quantizeInt16(_ input: UnsafePointer<Float>, count: Int, _ q: NetworkKernels.Quantization, levels: Int32,
+                                     output: UnsafeMutablePointer<Int16>) {
+        NetworkKernels.quantizeInt16Lanes(input, count: count, q, levels: levels, output: output)
+    }
+
+    public static func pointwiseInt16(input: UnsafePointer<Int16>, inStride: Int, pixels: Int, weights: UnsafePointer<Int16>,
+                                      sumBase: UnsafePointer<Int32>, multipliers: UnsafePointer<Float>,
+                                      bias: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, outStride: Int,
+                                      epilogue: NetworkKernels.Epilogue) {
+        NetworkKernels.pointwiseInt8Pairs(input: input, inStride: inStride, pixels: pixels, weights: weights, sumBase: sumBase,
                                           multipliers: multipliers, bias: bias, output: output, outStride: outStride,
                                           epilogue: epilogue)
     }

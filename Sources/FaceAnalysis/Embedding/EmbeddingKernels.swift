@@ -26,7 +26,8 @@ enum EmbeddingKernels {
                     var m = load8(input + ((oy * stride) * width + ox * stride) * channels + c)
                     for ky in 0..<size {
                         for kx in 0..<size {
-                            m = pointwiseMax(m, load8(input + ((oy * stride + ky) * width + ox * stride + kx) * channels + c))
+                            let v = load8(input + ((oy * stride + ky) * width + ox * stride + kx) * channels + c)
+                            m = m.replacing(with: v, where: v .> m)  // pointwiseMax is an out-of-line call here
                         }
                     }
                     store8(m, y + c)

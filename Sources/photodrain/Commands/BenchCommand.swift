@@ -38,6 +38,7 @@ enum BenchCommand: Command {
             .option("input-size", "PIXELS", "With --network-only: the input's side.", default: "192"),
             .flag("embedding", "Time the face descriptor alone, one 150x150 chip per run."),
             .option("kernels", "portable|avx2|avx512", "With --network-only or --embedding: which compiled kernels run.", default: "the fastest this processor has"),
+            .option("embedding-precision", "int16|fp32", "With --embedding: the descriptor's arithmetic.", default: "int16 (fp32 with the portable kernels, as a processor without AVX2 runs it)"),
             .flag("profile", "With --network-only: the time of each kind of step, on stderr."),
             .flag("detect-only", "Time a cascade's detection alone on each file's gray pixels, unscaled (needs --cascade)."),
             .option("scale-factor", "F", "With --detect-only: the cascade's scale step.", default: "1.1"),
