@@ -13,8 +13,8 @@ public enum OwnThreads {
     /// How many are running now.
     public static var count: Int { running.withLock { $0 } }
 
-    /// Waits until none is running, at most `limit` (an analysis takes well under a second).
-    public static func waitForAll(limit: Duration = .seconds(10)) async {
+    /// Waits until none is running, at most `limit` (the stop rule's `StopGrace.beforeExit`).
+    public static func waitForAll(limit: Duration = StopGrace.beforeExit) async {
         let deadline = ContinuousClock.now + limit
         while count > 0 && ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))
