@@ -14,7 +14,7 @@ extension DrainRunner {
     func analysisSlot(alone: AssetRecord? = nil, events: @escaping @Sendable (DrainEvent) -> Void) async -> SlotResult {
         let store = self.store, analyzer = self.analyzer, memory = self.memory, slots = options.slots
         let kind: Kind = alone == nil ? .analysis : .analysisAlone
-        return await onOwnThread("photodrain-drain-analysis") { () -> SlotResult in
+        return await onOwnThread("photodrain-drain-analysis", on: analysisThreads) { () -> SlotResult in
             do {
                 guard let asset = try alone ?? store.claimUnanalyzed(limit: 1).first else { return .noWork(kind) }
                 switch try AnalysisStep(store: store, analyzer: analyzer, memory: memory, slots: slots).run(asset, alone: alone != nil) {

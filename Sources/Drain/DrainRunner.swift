@@ -27,6 +27,11 @@ public final class DrainRunner: Sendable {
     let stopReason = OneShotLatch<DrainOutcome>()
     let worker = Mutex<Task<DrainOutcome, Never>?>(nil)
     let deferrals = Mutex(MemoryDeferrals())
+    /// The threads analyses run on, apart from the store queries' and transfers': as few as there
+    /// are slots (a thread left by a stop aside), so the allocator keeps as few per-thread arenas
+    /// of decoded pixels as there are analyses at once, not one per thread the shared pool has
+    /// lent (`analyze`'s peak memory grew a fifth when analyses rotated over the shared pool).
+    let analysisThreads: BlockingPool
     /// The transfers in flight, which a stop cancels at once (`StopGrace`).
     let transfers = Mutex(Transfers())
     /// Why memory ended the run (`DrainSchedule.bailed`), once the run is over.
@@ -66,6 +71,8 @@ public final class DrainRunner: Sendable {
         self.options = options
         self.memory = memory
         self.uploader = options.destination
+        // None kept past 10 s idle: a finished runner leaves no thread behind.
+        analysisThreads = BlockingPool(keep: 0, linger: 10)
     }
 
     /// The largest file an upload may start with now: the run conditions' (a metered network's
