@@ -293,19 +293,26 @@ public final class DrainRunner: Sendable {
                     }
                     continue
                 }
-                // A run that expires looks at the clock while its slots run, as often as a person would notice.
-                if options.expireAfter != nil && !ticking {
-                    ticking = true
-                    group.addTask {
-                        try? await Task.sleep(for: .milliseconds(50))
-                        return .tick
+                // A run that expires looks at the clock while its slots run, as often as a person
+                // would notice, and asks the store nothing until a slot finishes (or it expires).
+                var finished: SlotResult?
+                while finished == nil {
+                    if options.expireAfter != nil && !ticking {
+                        ticking = true
+                        group.addTask {
+                            try? await Task.sleep(for: .milliseconds(50))
+                            return .tick
+                        }
                     }
-                }
-                guard let result = await group.next() else { continue }
-                if case .tick = result {
+                    guard let next = await group.next() else { break }
+                    guard case .tick = next else {
+                        finished = next
+                        break
+                    }
                     ticking = false
-                    continue
+                    if schedule.expired(now: .now) || stopReason.isCompleted || Task.isCancelled { break }
                 }
+                guard let result = finished else { continue }
                 switch schedule.record(result, now: .now) {
                 case .carryOn: break
                 case .wentOffline(let message): events(.offline(message: message))
