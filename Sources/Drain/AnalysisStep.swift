@@ -1,14 +1,13 @@
 import AssetStore
 import PhotoAnalysis
 
-/// One photo's analysis within the memory budget, the step every runner takes the same way
-/// (`AnalyzeRunner`, which `wake` runs, and `drain`'s analysis slots): the budget is a slot's
+/// One photo's analysis within the memory budget, the step the runner's analysis slots take
+/// (`DrainRunner+Slots.swift`: `drain`, and `analyze` and `wake` through it): the budget is a slot's
 /// share of the headroom, or all of it for a photo analysed alone (after the analyser has handed
 /// back its idle memory); a photo that does not fit its share must be analysed alone, except
 /// where the runner has one analysis slot, which is alone already and tries again at once; one
-/// that does not fit alone is deferred, and a verdict is banked on its row. The runners differ
-/// only in what they do with the outcome (their events, their queue of photos waiting to be
-/// analysed alone, their tally of deferrals).
+/// that does not fit alone is deferred, and a verdict is banked on its row. The slot reports the
+/// outcome; the schedule queues a photo waiting to be analysed alone.
 struct AnalysisStep {
     /// What came of the step.
     enum Outcome {

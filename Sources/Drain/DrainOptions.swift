@@ -27,7 +27,9 @@ public struct DrainOptions: Sendable {
     public var retryBackoff: Duration = .seconds(1)
     public var maxRetryBackoff: Duration = .seconds(30)
     /// Where uploads go (resumable HTTP or S3); `destination.endpoint` is recorded on each job.
-    public var destination: any UploadDestination
+    /// Nil: the runner only analyses (`analyze`, `wake`'s analysis): no upload slot, no probe,
+    /// no upload job touched.
+    public var destination: (any UploadDestination)?
     /// Upload files with an `unanalysable` verdict (videos, raws, documents) as they are, with
     /// that verdict; by default they stay in the library only, and count as done.
     public var uploadUnanalysable = false
@@ -75,8 +77,22 @@ public struct DrainOptions: Sendable {
     /// on when they clear. Nil: none asked for (`maxUploadSize` alone, fixed for the run).
     public var conditions: RunConditionMonitor?
 
-    /// Options uploading to `destination`.
-    public init(destination: any UploadDestination) { self.destination = destination }
+    /// Scan the library when the run starts. Off where the caller has just scanned it (`analyze`
+    /// reports its own scan before the run, `wake` scans each pass).
+    public var scanAtStart = true
+    /// Stop (`expired`) when no analysis has finished for this long: `analyze --expire-after`,
+    /// a run that makes no progress gives the machine back. Nil: never.
+    public var expireAfter: Duration?
+    /// Photos claimed for analysis at most in this run (`wake`: one page a pass); nil: all.
+    public var maxAnalyses: Int?
+    /// Stop (`memoryExhausted`) rather than start an analysis while the memory headroom is below
+    /// this: where running out of memory ends the run (`analyze`, `wake`), no photo starts that
+    /// the headroom is unlikely to fit. Nil (`drain`): start it; a photo that does not fit is
+    /// deferred, and the run goes on.
+    public var bailBelowHeadroom: Int?
+
+    /// Options uploading to `destination` (nil: analysis only).
+    public init(destination: (any UploadDestination)?) { self.destination = destination }
     /// Options uploading to a resumable-upload server.
     public init(configuration: UploadConfiguration) { self.init(destination: ResumableUploader(configuration: configuration)) }
 }
@@ -105,6 +121,10 @@ public enum DrainOutcome: Sendable, Equatable {
     /// The run conditions held back all that is left (uploads, or everything on battery) for
     /// `offlineGiveUp`, not watching: the next run goes on, nothing was charged.
     case waiting(reason: String)
+    /// No analysis finished for `DrainOptions.expireAfter`; work remains.
+    case expired
+    /// The memory headroom fell below `DrainOptions.bailBelowHeadroom`; work remains.
+    case memoryExhausted
 }
 
 /// What the drain reports as it goes.
@@ -115,7 +135,8 @@ public enum DrainEvent: Sendable {
     /// The destination answered with `Retry-After`: the photo is tried again at `until`, and
     /// uploads pause till then.
     case retryAfter(path: String, until: Date)
-    case analysed(path: String, analysed: AnalysedPhoto, banked: Bool)
+    /// A verdict was made, in `milliseconds`, and banked (false: the file changed meanwhile).
+    case analysed(path: String, analysed: AnalysedPhoto, banked: Bool, milliseconds: Double)
     case deferred(path: String, reason: String)
     /// `alreadyStored`: the destination had the content already; no byte was sent.
     case uploaded(path: String, serverID: String?, alreadyStored: Bool = false)
@@ -136,4 +157,7 @@ public enum DrainEvent: Sendable {
     /// The run conditions now hold work back (why: uploads; analyses too on battery), or no
     /// longer do (nil). Large uploads in flight were cancelled, their jobs left to resume.
     case conditions(held: String?)
+    /// The run was asked to stop (`DrainRunner.stop`): nothing new starts, and what is in flight
+    /// finishes by the stop rule (`StopGrace`).
+    case stopping(reason: DrainOutcome)
 }

@@ -14,22 +14,22 @@ extension DrainRunner {
     func analysisSlot(alone: AssetRecord? = nil, events: @escaping @Sendable (DrainEvent) -> Void) async -> SlotResult {
         let store = self.store, analyzer = self.analyzer, memory = self.memory, slots = options.slots
         let kind: Kind = alone == nil ? .analysis : .analysisAlone
-        return await onOwnThread("photodrain-drain-analysis") { () -> SlotResult in
+        return await onOwnThread("photodrain-drain-analysis", on: analysisThreads) { () -> SlotResult in
             do {
                 guard let asset = try alone ?? store.claimUnanalyzed(limit: 1).first else { return .noWork(kind) }
                 switch try AnalysisStep(store: store, analyzer: analyzer, memory: memory, slots: slots).run(asset, alone: alone != nil) {
-                case .banked(let verdict, let banked, _):
-                    events(.analysed(path: asset.path, analysed: verdict, banked: banked))
+                case .banked(let verdict, let banked, let milliseconds):
+                    events(.analysed(path: asset.path, analysed: verdict, banked: banked, milliseconds: milliseconds))
                     return .worked(kind)
                 case .needsAlone:
                     return .needsAlone(asset)
                 case .deferred(let reason, let needs):
-                    self.deferrals.withLock { $0.record(needs: needs) }
+                    self.deferrals.withLock { $0.record(needs: needs, reason: reason) }
                     events(.deferred(path: asset.path, reason: reason))
                     return .worked(kind)
                 }
             } catch {
-                return .storeFailed("\(error)")
+                return .storeFailed(self.failure(error))
             }
         } ?? .noWork(kind)
     }
@@ -38,9 +38,11 @@ extension DrainRunner {
     /// photo), performs it, and settles what came of it. The store's part runs on threads of its
     /// own, before and after the transfer.
     func uploadSlot(events: @escaping @Sendable (DrainEvent) -> Void) async -> SlotResult {
+        // An analysis-only run has no upload slot to fill (its schedule counts no upload work).
+        guard let uploader, let destination = options.destination else { return .noWork(.upload) }
         // Waited for even when the runner is stopping: a job claimed and then abandoned would be
         // held by no one until its claim went stale.
-        let claimed = await onOwnThreadUntilDone("photodrain-drain-claim") { self.claimUploadJob(events: events) }
+        let claimed = await onOwnThreadUntilDone("photodrain-drain-claim") { self.claimUploadJob(to: destination, events: events) }
         let job: UploadJob, asset: AssetRecord?
         switch claimed {
         case .failure(let error): return .storeFailed("\(error)")
@@ -50,10 +52,13 @@ extension DrainRunner {
         let performer = JobPerformer(store: store, uploader: uploader)
         // Cancelled by the monitor when the run conditions turn against it: the job goes back to
         // pending (`deferred`), resumable from the server's offset.
-        let outcome = if let conditions = options.conditions {
-            await conditions.transfer(size: Int64(asset?.size ?? 0)) { await performer.perform(job) }
-        } else {
-            await performer.perform(job)
+        let conditions = options.conditions
+        let outcome = await cancelledByStop {
+            if let conditions {
+                await conditions.transfer(size: Int64(asset?.size ?? 0)) { await performer.perform(job) }
+            } else {
+                await performer.perform(job)
+            }
         }
         // A connection lost because the destination went away (a restart, a crash) is the
         // destination's fault, not the photo's: asked now, over the network, before settling.
@@ -68,8 +73,25 @@ extension DrainRunner {
         }
     }
 
+    /// Runs a transfer so that a stop cancels it at once (`StopGrace`: its job stays resumable),
+    /// as cancelling the slot's task does.
+    private func cancelledByStop(_ transfer: @escaping @Sendable () async -> PerformOutcome) async -> PerformOutcome {
+        let task = Task { await transfer() }
+        let id = transfers.withLock { transfers in
+            transfers.next += 1
+            transfers.tasks[transfers.next] = task
+            return transfers.next
+        }
+        // A stop between the two: `stop` has cancelled the transfers it saw, not this one.
+        if stopReason.isCompleted { task.cancel() }
+        let outcome = await withTaskCancellationHandler { await task.value } onCancel: { task.cancel() }
+        transfers.withLock { _ = $0.tasks.removeValue(forKey: id) }
+        return outcome
+    }
+
     /// The job an upload slot performs, with its photo; nil when nothing waits.
-    private func claimUploadJob(events: @escaping @Sendable (DrainEvent) -> Void) -> Result<(UploadJob, AssetRecord?)?, StoreError> {
+    private func claimUploadJob(to destination: any UploadDestination,
+                                events: @escaping @Sendable (DrainEvent) -> Void) -> Result<(UploadJob, AssetRecord?)?, StoreError> {
         do throws(StoreError) {
             // A retry whose Retry-After has passed goes back in line now (its failure counted).
             for due in try store.jobs(for: .retry, maxAttempts: options.retryPolicy.maxAttempts, now: Date()) where due.retryNotBefore != nil {
@@ -82,7 +104,7 @@ extension DrainRunner {
             } else {
                 guard let asset = try store.claimForUpload(limit: 1, includeUnanalysable: options.uploadUnanalysable,
                                                            maxSize: maxUploadSize).first else { return .success(nil) }
-                _ = try store.createJob(for: asset, destination: options.destination.identity.key, inflightLimit: .max)
+                _ = try store.createJob(for: asset, destination: destination.identity.key, inflightLimit: .max)
                 guard let created = try store.claimJobsToPerform(limit: 1).first else { return .success(nil) }
                 job = created
             }
@@ -186,7 +208,7 @@ extension DrainRunner {
     /// the retry policy would retry it; nil otherwise. Only this drain's destination's ask counts:
     /// after `--to` changes, the new destination is not held back by the old one's.
     func waitsForRetryAfter(_ job: UploadJob, asset: AssetRecord?) -> Date? {
-        guard let until = job.retryNotBefore, until > Date(), job.destination == options.destination.identity.key,
+        guard let until = job.retryNotBefore, until > Date(), job.destination == options.destination?.identity.key,
               options.retryPolicy.shouldRetry(job, asset: asset) else { return nil }
         return until
     }

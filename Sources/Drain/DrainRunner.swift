@@ -4,11 +4,13 @@ import PhotoAnalysis
 import Synchronization
 import Transfer
 import SystemSupport
-/// The foreground runner: `slots` concurrent slots split by `planSlots` on every freed slot,
-/// upload-first. Uploads go through upload jobs performed in-process (so an interrupted upload is
-/// resumed from the server's offset by the next run); analysis takes slots only when nothing waits
-/// for upload or the destination is unreachable. Offline, it keeps analysing, charges no attempts,
-/// and resumes uploading when the destination answers again.
+/// The runner, the one every command's loop is (`drain`; `analyze` and `wake`'s analysis are it
+/// with uploads off, `DrainOptions.destination` nil, through `AnalyzeRunner`): `slots` concurrent
+/// slots split by `planSlots` on every freed slot, upload-first. Uploads go through upload jobs
+/// performed in-process (so an interrupted upload is resumed from the server's offset by the next
+/// run); analysis takes slots only when nothing waits for upload or the destination is
+/// unreachable. Offline, it keeps analysing, charges no attempts, and resumes uploading when the
+/// destination answers again. Its decisions are `DrainSchedule`'s; a stop follows `StopGrace`.
 ///
 /// An analysis may use its slot's share of the memory headroom. A photo that needs more stays
 /// claimed and is tried again alone once the analyses in flight are done (no other analysis
@@ -20,10 +22,27 @@ public final class DrainRunner: Sendable {
     let analyzer: any PhotoAnalyzing
     let options: DrainOptions
     let memory: MemoryGuard
-    let uploader: any UploadDestination
-    let stopFlag = OneShotLatch<Int32>()
+    let uploader: (any UploadDestination)?
+    /// Why the run was asked to stop (a signal, expiry, memory): the first ask wins.
+    let stopReason = OneShotLatch<DrainOutcome>()
     let worker = Mutex<Task<DrainOutcome, Never>?>(nil)
     let deferrals = Mutex(MemoryDeferrals())
+    /// The threads analyses run on, apart from the store queries' and transfers': as few as there
+    /// are slots (a thread left by a stop aside), so the allocator keeps as few per-thread arenas
+    /// of decoded pixels as there are analyses at once, not one per thread the shared pool has
+    /// lent (`analyze`'s peak memory grew a fifth when analyses rotated over the shared pool).
+    let analysisThreads: BlockingPool
+    /// The transfers in flight, which a stop cancels at once (`StopGrace`).
+    let transfers = Mutex(Transfers())
+    /// Why memory ended the run (`DrainSchedule.bailed`), once the run is over.
+    let bailedReason = Mutex<String?>(nil)
+    /// The store's first error, behind a `failed` outcome.
+    let firstStoreError = Mutex<StoreError?>(nil)
+
+    struct Transfers {
+        var next = 0
+        var tasks: [Int: Task<PerformOutcome, Never>] = [:]
+    }
 
     /// `analysisAlone`: a photo too big for a slot's share, analysed with no other analysis in flight.
     enum Kind: Sendable { case analysis, analysisAlone, upload }
@@ -42,6 +61,8 @@ public final class DrainRunner: Sendable {
         /// The destination asked to wait (`Retry-After`) until then; the job waits, uncharged.
         case retryAfter(Date)
         case storeFailed(String)
+        /// Not a slot: the loop's look at the clock (`DrainOptions.expireAfter`) while slots run.
+        case tick
     }
 
     public init(store: AssetStore, analyzer: any PhotoAnalyzing, options: DrainOptions, memory: MemoryGuard = MemoryGuard()) {
@@ -50,6 +71,8 @@ public final class DrainRunner: Sendable {
         self.options = options
         self.memory = memory
         self.uploader = options.destination
+        // None kept past 10 s idle: a finished runner leaves no thread behind.
+        analysisThreads = BlockingPool(keep: 0, linger: 10)
     }
 
     /// The largest file an upload may start with now: the run conditions' (a metered network's
@@ -62,11 +85,33 @@ public final class DrainRunner: Sendable {
     /// The photos this run left unanalysed for memory (read after `run`).
     public var memoryDeferrals: MemoryDeferrals { deferrals.withLock { $0 } }
 
-    /// Stops promptly: uploads in flight are cancelled (their jobs stay resumable, uncharged),
-    /// analyses in flight finish or are abandoned.
-    public func stop(signal: Int32) {
-        stopFlag.complete(signal)
-        worker.withLock { $0?.cancel() }
+    /// Why memory stopped the run (`DrainOptions.bailBelowHeadroom`), read after `run`; nil when
+    /// it did not.
+    public var bailed: String? { bailedReason.withLock { $0 } }
+
+    /// The store's error that ended the run `failed` (read after `run`), for a caller that throws it.
+    public var storeError: StoreError? { firstStoreError.withLock { $0 } }
+
+    /// Keeps the store's first error, and says it.
+    func failure(_ error: any Error) -> String {
+        if let error = error as? StoreError { firstStoreError.withLock { $0 = $0 ?? error } }
+        return "\(error)"
+    }
+
+    /// Stops for a signal (`interrupted`).
+    public func stop(signal: Int32) { stop(.interrupted(signal: signal)) }
+
+    /// Stops promptly, by the stop rule (`StopGrace`): nothing new starts, uploads in flight are
+    /// cancelled at once (their jobs stay resumable, uncharged), analyses in flight have
+    /// `StopGrace.inFlight` to bank, then are abandoned. The run ends with `reason`; the first
+    /// stop wins.
+    public func stop(_ reason: DrainOutcome) {
+        guard stopReason.complete(reason) else { return }
+        transfers.withLock { $0.tasks.values.forEach { $0.cancel() } }
+        Task.detached { [self] in
+            try? await Task.sleep(for: StopGrace.inFlight)
+            worker.withLock { $0?.cancel() }
+        }
     }
 
     /// Where events are handed to `run`'s handler, in order (`waitForEvents`).
@@ -86,9 +131,14 @@ public final class DrainRunner: Sendable {
         // handler may block (a command asks the store for its counts to size its progress bar).
         let delivery = self.delivery
         let deliver: @Sendable (DrainEvent) -> Void = { event in delivery.async { events(event) } }
-        let task = Task { await self.loop(events: deliver) }
+        // An analysis slot, on a thread of its own, waits until its verdict has been handled: a
+        // process killed after it banked a verdict has said so (`analyze --json` prints a line
+        // per verdict banked, and a kill must not leave one banked but never said).
+        let deliverNow: @Sendable (DrainEvent) -> Void = { event in delivery.sync { events(event) } }
+        let task = Task { await self.loop(events: deliver, eventsNow: deliverNow) }
         worker.withLock { $0 = task }
-        if stopFlag.isCompleted { task.cancel() }
+        // Stopped before it started: nothing is in flight to wait for.
+        if stopReason.isCompleted { task.cancel() }
         let outcome = await task.value
         let store = self.store
         await onOwnThreadUntilDone("photodrain-drain-release") {
@@ -96,17 +146,17 @@ public final class DrainRunner: Sendable {
             // Every event is handled before the run returns (and its caller prints a summary).
             delivery.sync {}
         }
-        if let signal = stopFlag.value { return .interrupted(signal: signal) }
-        return outcome
+        return stopReason.value ?? outcome
     }
 
     /// The loop: it asks `DrainSchedule` what to do, does it, and tells it what happened. Every
     /// store query and folder walk runs on a thread of its own (`onOwnThread`), never on the
     /// cooperative pool the slots' tasks share.
-    private func loop(events: @escaping @Sendable (DrainEvent) -> Void) async -> DrainOutcome {
+    private func loop(events: @escaping @Sendable (DrainEvent) -> Void,
+                      eventsNow: @escaping @Sendable (DrainEvent) -> Void) async -> DrainOutcome {
         let store = self.store, options = self.options
         // Watching starts before the first scan: nothing added between the two goes unseen.
-        let started = await onOwnThread("photodrain-drain-start") { () -> Result<(LibraryWatcher?, String?, ScanReport, Date?), StoreError> in
+        let started = await onOwnThread("photodrain-drain-start") { () -> Result<(LibraryWatcher?, String?, ScanReport?, Date?), StoreError> in
             var watcher: LibraryWatcher?
             var watchLimited: String?
             if options.watch {
@@ -120,10 +170,13 @@ public final class DrainRunner: Sendable {
                 }
             }
             do throws(StoreError) {
-                let report = try store.scan(full: options.fullScan, rehash: FileReader.sha256Hex)
+                let report = options.scanAtStart ? try store.scan(full: options.fullScan, rehash: FileReader.sha256Hex) : nil
                 // A retry an earlier run left waiting for this destination's Retry-After holds uploads back.
-                let serverWait = try store.nextRetryAfter(destination: options.destination.identity.key,
+                var serverWait: Date?
+                if let destination = options.destination {
+                    serverWait = try store.nextRetryAfter(destination: destination.identity.key,
                                                           maxAttempts: options.retryPolicy.maxAttempts, now: Date())
+                }
                 return .success((watcher, watchLimited, report, serverWait))
             } catch {
                 return .failure(error)
@@ -135,17 +188,22 @@ public final class DrainRunner: Sendable {
         case nil:
             return .finished
         case .failure(let error)?:
-            return .failed(message: error.description)
+            return .failed(message: failure(error))
         case .success(let (madeWatcher, watchLimited, report, serverWait))?:
             watcher = madeWatcher
-            events(.scanned(report))
+            if let report { events(.scanned(report)) }
             schedule = DrainSchedule(options: options, serverWaitUntil: serverWait, watchLimited: watchLimited, now: .now)
         }
         if case .storeFailed(let message)? = await settleLeftoversOffPool(events: events) { return .failed(message: message) }
 
         return await withTaskGroup(of: SlotResult.self) { group -> DrainOutcome in
             var outcome: DrainOutcome?
-            while !Task.isCancelled && outcome == nil {
+            var ticking = false
+            while !Task.isCancelled && outcome == nil && !stopReason.isCompleted {
+                if schedule.expired(now: .now) {
+                    stop(.expired)
+                    continue
+                }
                 if let monitor = options.conditions, let event = schedule.conditions(monitor.course, at: .now) { events(event) }
                 if let watcher {
                     for event in schedule.watched(watcher.takeChanges(), limitReached: watcher.limitReached, now: .now) { events(event) }
@@ -155,21 +213,26 @@ public final class DrainRunner: Sendable {
                     case .failure(let error) where error.code == .unreadableRoot && options.watch:
                         if let event = schedule.scanFoundNoLibrary() { events(event) }
                     case .failure(let error):
-                        outcome = .failed(message: error.description)
+                        outcome = .failed(message: failure(error))
                         continue
                     case .success(let found):
                         if let event = schedule.scanned(newWork: found.newWork, settling: found.settling, now: .now) { events(event) }
                     }
                 }
                 // Offline: check reachability now and then, backing off.
-                if schedule.probeDue(now: .now), schedule.probed(reachable: await Reachability.isReachable(uploader), now: .now) {
+                if let uploader, schedule.probeDue(now: .now), schedule.probed(reachable: await Reachability.isReachable(uploader), now: .now) {
                     events(.online)
                 }
-                let counted = await onOwnThread("photodrain-drain-count") { () -> Result<DrainSchedule.Work, StoreError> in
+                let memory = self.memory
+                let counted = await onOwnThread("photodrain-drain-count") { () -> Result<(DrainSchedule.Work, MemoryGuard.Reading?), StoreError> in
                     do throws(StoreError) {
-                        return .success(DrainSchedule.Work(vision: try store.unanalyzedCount(),
-                                                           upload: try store.uploadableCount(includeUnanalysable: options.uploadUnanalysable,
-                                                                                             maxSize: self.maxUploadSize)))
+                        let work = DrainSchedule.Work(vision: try store.unanalyzedCount(),
+                                                      upload: options.destination == nil ? 0
+                                                          : try store.uploadableCount(includeUnanalysable: options.uploadUnanalysable,
+                                                                                      maxSize: self.maxUploadSize))
+                        // Where memory ends the run, the headroom is measured before each analysis starts.
+                        let reading = options.bailBelowHeadroom != nil && work.vision > 0 ? memory.read() : nil
+                        return .success((work, reading))
                     } catch {
                         return .failure(error)
                     }
@@ -178,15 +241,21 @@ public final class DrainRunner: Sendable {
                 switch counted {
                 case nil: continue
                 case .failure(let error)?:
-                    outcome = .failed(message: "\(error)")
+                    outcome = .failed(message: failure(error))
                     continue
-                case .success(let counts)?: work = counts
+                case .success(let (counts, reading))?:
+                    work = counts
+                    if let reading, let bail = schedule.memoryBail(work: work, headroom: reading.headroom, limitSource: reading.source) {
+                        bailedReason.withLock { $0 = schedule.bailed }
+                        stop(bail)
+                        continue
+                    }
                 }
                 if let start = schedule.slotToStart(work: work, now: .now, date: Date()) {
                     switch start {
                     case .upload: group.addTask { await self.uploadSlot(events: events) }
-                    case .analysis: group.addTask { await self.analysisSlot(events: events) }
-                    case .alone(let asset): group.addTask { await self.analysisSlot(alone: asset, events: events) }
+                    case .analysis: group.addTask { await self.analysisSlot(events: eventsNow) }
+                    case .alone(let asset): group.addTask { await self.analysisSlot(alone: asset, events: eventsNow) }
                     }
                     continue
                 }
@@ -211,7 +280,7 @@ public final class DrainRunner: Sendable {
                         // Before finishing, look once more: a photo added since the last scan goes too.
                         if schedule.finishesWithoutLooking { return .finished }
                         switch await rescan(events: events) {
-                        case .failure(let error): return .failed(message: error.description)
+                        case .failure(let error): return .failed(message: failure(error))
                         case .success(let found): idle = schedule.lastScan(newWork: found.newWork, settling: found.settling, now: .now)
                         }
                     } else {
@@ -224,12 +293,36 @@ public final class DrainRunner: Sendable {
                     }
                     continue
                 }
-                guard let result = await group.next() else { continue }
+                // A run that expires looks at the clock while its slots run, as often as a person
+                // would notice, and asks the store nothing until a slot finishes (or it expires).
+                var finished: SlotResult?
+                while finished == nil {
+                    if options.expireAfter != nil && !ticking {
+                        ticking = true
+                        group.addTask {
+                            try? await Task.sleep(for: .milliseconds(50))
+                            return .tick
+                        }
+                    }
+                    guard let next = await group.next() else { break }
+                    guard case .tick = next else {
+                        finished = next
+                        break
+                    }
+                    ticking = false
+                    if schedule.expired(now: .now) || stopReason.isCompleted || Task.isCancelled { break }
+                }
+                guard let result = finished else { continue }
                 switch schedule.record(result, now: .now) {
                 case .carryOn: break
                 case .wentOffline(let message): events(.offline(message: message))
                 case .end(let end): outcome = end
                 }
+            }
+            if outcome == nil, let reason = stopReason.value {
+                // The stop rule (`StopGrace`): what is in flight finishes, or `stop` cancels it.
+                events(.stopping(reason: reason))
+                while !schedule.isIdle, let result = await group.next() { _ = schedule.record(result, now: .now) }
             }
             group.cancelAll()
             for await _ in group {}
@@ -243,16 +336,18 @@ public final class DrainRunner: Sendable {
                                events: @escaping @Sendable (DrainEvent) -> Void) async {
         let wake = schedule.watchWake(work: work, hasWatcher: watcher != nil, now: .now, date: Date())
         if wake.announceWatching { events(.watching(folders: watcher?.folderCount ?? 0, limited: schedule.watchLimited)) }
-        while !Task.isCancelled {
+        while !Task.isCancelled && !stopReason.isCompleted {
             if schedule.shouldWake(for: watcher?.takeChanges() ?? LibraryChanges(), now: .now) { return }
             if let at = wake.at, ContinuousClock.now >= at { return }
             try? await Task.sleep(for: .milliseconds(100))
         }
     }
 
-    /// `settleLeftovers` on a thread of its own; nil also when the runner is stopping.
+    /// `settleLeftovers` on a thread of its own; nil also when the runner is stopping, and when it
+    /// only analyses (the jobs are another runner's: `wake` hands them to the agent).
     private func settleLeftoversOffPool(events: @escaping @Sendable (DrainEvent) -> Void) async -> SlotResult? {
-        await onOwnThread("photodrain-drain-settle") { self.settleLeftovers(events: events) } ?? nil
+        guard options.destination != nil else { return nil }
+        return await onOwnThread("photodrain-drain-settle") { self.settleLeftovers(events: events) } ?? nil
     }
 
     /// The failures that say the destination is misconfigured rather than the photo bad: 401/403

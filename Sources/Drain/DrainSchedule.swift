@@ -1,10 +1,12 @@
 import AssetStore
 import Foundation
 
-/// The drain loop's state between steps and the decisions made from it, as a value: which slot
+/// The runner's state between steps and the decisions made from it, as a value: which slot
 /// starts next, what a finished slot changes (offline, backoff after a failure streak, a server's
 /// `Retry-After`), when to probe the destination, when to scan again, and what to do when
-/// nothing runs (wait, finish, give up offline, leave files still being written for later).
+/// nothing runs (wait, finish, give up offline, leave files still being written for later). The
+/// bounds of an analysis-only run (`analyze`, `wake`) are decided here too: how many photos it
+/// claims, when it has gone too long without an analysis, when memory is too short to start one.
 ///
 /// It does no I/O and reads no clock: the loop (`DrainRunner.loop`) passes the instants in,
 /// performs what it is told, and reports back, so every decision is a truth table in
@@ -85,6 +87,11 @@ struct DrainSchedule {
     /// The run conditions as last checked (`RunConditionMonitor`), and since when they hold work back.
     private(set) var course: RunConditions.Course = .go(maxUploadSize: nil)
     private(set) var heldSince: Instant?
+    // The bounds of an analysis-only run: photos claimed so far (`maxAnalyses`), when an analysis
+    // last finished (`expireAfter`), and why memory ended the run (`bailBelowHeadroom`).
+    private(set) var analysesStarted = 0
+    private(set) var lastAnalysis: Instant
+    private(set) var bailed: String?
 
     /// `serverWaitUntil`: a `Retry-After` an earlier run left for this destination.
     /// `watchLimited`: why the watcher does not see every folder (or could not start).
@@ -95,6 +102,7 @@ struct DrainSchedule {
         probes = AwayBackoff(first: options.probeInterval, ceiling: options.maxProbeInterval)
         uploadsPausedUntil = now
         nextBatch = now
+        lastAnalysis = now
         // Where the watcher does not see everything, the rescans must.
         rescanEvery = options.rescanInterval ?? (options.watch && watchLimited != nil ? .seconds(10) : nil)
         nextRescan = rescanEvery.map { now + $0 }
@@ -166,7 +174,10 @@ struct DrainSchedule {
             libraryAway = false
             event = .libraryBack
         }
-        if newWork { workMayHaveChanged() }
+        if newWork {
+            workMayHaveChanged()
+            lastAnalysis = now
+        }
         if options.watch {
             if settling.isEmpty {
                 (settlingSince, settleCheckAt) = (nil, nil)
@@ -228,7 +239,7 @@ struct DrainSchedule {
     mutating func slotToStart(work: Work, now: Instant, date: Date) -> Start? {
         guard running.count < options.slots else { return nil }
         let plan = planSlots(budget: options.slots, online: online,
-                             hasVisionWork: !libraryAway && course.startsAnalyses && visionAvailable && work.vision > 0,
+                             hasVisionWork: !libraryAway && course.startsAnalyses && visionAvailable && analysesLeft && work.vision > 0,
                              hasUploadWork: !libraryAway && course.startsUploads && uploadAvailable && !uploadsPaused(now: now, date: date)
                                  && work.upload > 0,
                              bias: options.bias)
@@ -245,6 +256,7 @@ struct DrainSchedule {
         }
         if analysisRunning < plan.analysis {
             running.append(.analysis)
+            analysesStarted += 1
             return .analysis
         }
         return nil
@@ -260,7 +272,7 @@ struct DrainSchedule {
             finished(kind)
             announcedIdle = false
             workMayHaveChanged()
-            if kind == .upload { failuresInARow = 0 }
+            if kind == .upload { failuresInARow = 0 } else { lastAnalysis = now }
         case .uploadCharged:
             finished(.upload)
             announcedIdle = false
@@ -270,6 +282,8 @@ struct DrainSchedule {
         case .noWork(let kind):
             finished(kind)
             if kind == .upload { uploadAvailable = false } else { visionAvailable = false }
+            // It claimed nothing: not one of the run's `maxAnalyses`.
+            if kind == .analysis { analysesStarted -= 1 }
         case .needsAlone(let asset):
             finished(.analysis)
             waitingAlone.append(asset)
@@ -289,6 +303,8 @@ struct DrainSchedule {
             visionAvailable = true
         case .storeFailed(let message):
             return .end(.failed(message: message))
+        case .tick:
+            break
         }
         return .carryOn
     }
@@ -299,6 +315,27 @@ struct DrainSchedule {
         var pause = base
         for _ in 1..<min(failures, 32) where pause < ceiling { pause = pause * 2 }
         return min(pause, ceiling)
+    }
+
+    // MARK: The bounds of an analysis-only run
+
+    /// Photos may still be claimed for analysis in this run (`maxAnalyses`).
+    var analysesLeft: Bool { options.maxAnalyses.map { analysesStarted < $0 } ?? true }
+
+    /// No analysis has finished for `expireAfter`, nor has a scan found new work: stop (`expired`).
+    func expired(now: Instant) -> Bool {
+        guard let limit = options.expireAfter else { return false }
+        return now - lastAnalysis > limit
+    }
+
+    /// With the memory headroom measured now: the stop (`memoryExhausted`, why in `bailed`) when
+    /// an analysis would start but the headroom is below `bailBelowHeadroom`; nil otherwise.
+    mutating func memoryBail(work: Work, headroom: Int, limitSource: String) -> DrainOutcome? {
+        guard let floor = options.bailBelowHeadroom, headroom < floor, running.count < options.slots,
+              !libraryAway, course.startsAnalyses,
+              !waitingAlone.isEmpty || (visionAvailable && analysesLeft && work.vision > 0) else { return nil }
+        bailed = bailed ?? "memory headroom \(headroom >> 20) MiB is too small to analyse a photo (limit from \(limitSource))"
+        return .memoryExhausted
     }
 
     // MARK: Nothing running
@@ -313,12 +350,15 @@ struct DrainSchedule {
         if newWork {
             nextRescan = options.rescanInterval.map { now + $0 }
             settlingSince = nil
+            lastAnalysis = now
             return nil
         }
         guard !settling.isEmpty else { return .finish(.finished) }
         let since = settlingSince ?? now
         settlingSince = since
         if now - since >= options.settleLimit { return .finish(.stillChanging(paths: settling)) }
+        // Waiting for files to settle is not a run gone quiet (`expireAfter`).
+        lastAnalysis = now
         return .wait(min(options.quietPeriod, .milliseconds(500)))
     }
 
@@ -335,8 +375,9 @@ struct DrainSchedule {
             }
             serverWaitUntil = nil
         }
-        if work.vision > 0 && !visionAvailable && work.upload == 0 {
-            // Photos are held by another runner or deferred for memory: nothing to do here.
+        if work.vision > 0 && (!visionAvailable || !analysesLeft) && work.upload == 0 {
+            // Photos are held by another runner or deferred for memory, or this run has claimed
+            // its `maxAnalyses`: nothing to do here.
             return .finish(.finished)
         }
         if let reason = course.reason, let since = heldSince {
@@ -346,7 +387,7 @@ struct DrainSchedule {
             return .wait(.milliseconds(200))
         }
         if !online, let since = offlineSince, now - since >= options.offlineGiveUp {
-            return .finish(.offline(message: "\(options.destination.endpoint) has been unreachable for \(options.offlineGiveUp.components.seconds) s (--offline-timeout)"))
+            return .finish(.offline(message: "\(options.destination?.endpoint ?? "the destination") has been unreachable for \(options.offlineGiveUp.components.seconds) s (--offline-timeout)"))
         }
         if online && !uploadAvailable && !visionAvailable { return .finish(.finished) }
         let pause = uploadsPausedUntil - now

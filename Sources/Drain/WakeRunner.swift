@@ -103,7 +103,9 @@ public final class WakeRunner: Sendable {
     /// The extension's `willTerminate()`: stop promptly; the run reports work remaining.
     public func terminate(reason: String) { latch.complete(reason) }
 
-    /// Runs the invocation. Throws only when the store fails.
+    /// Runs the invocation. Throws only when the store fails. Blocks the calling thread, which
+    /// must be one of its own (`wake` runs it so), never one of Swift's cooperative pool: the
+    /// analysis runs on that pool meanwhile.
     public func run() throws(StoreError) -> WakeReport {
         // The guard measures use by the resident set: where it is tight, freed buffers must leave it.
         memory.prepareForAnalysis()
@@ -221,13 +223,14 @@ public final class WakeRunner: Sendable {
         }
     }
 
-    /// Step 5: analyses one page (with `feeding`, every photo), in `options.slots` analyses at
-    /// once, under `AnalyzeRunner`'s memory policy (each slot's share of the headroom, a photo
-    /// that does not fit its share tried alone, never analysed smaller), bailing the moment the
-    /// headroom falls below half a typical photo's cost: memory is the extension's clock. `stopping`
-    /// (the runtime limit or `terminate`) is asked every 20 ms: once it is true no new photo
-    /// starts; those in flight get `AnalyzeOptions.graceAfterStop` to bank. While `feeding`, the
-    /// jobs are topped up meanwhile, so the agent's queue does not run dry during analysis.
+    /// Step 5: analyses one page (with `feeding`, every photo) through the runner with uploads
+    /// off (`AnalyzeRunner`), in `options.slots` analyses at once, under the one memory policy
+    /// (`AnalysisStep`: each slot's share of the headroom, a photo that does not fit its share
+    /// tried alone, never analysed smaller), bailing the moment the headroom falls below half a
+    /// typical photo's cost: memory is the extension's clock. `stopping` (the runtime limit or
+    /// `terminate`) is asked every 20 ms: once it is true no new photo starts, and those in flight
+    /// finish by the stop rule (`StopGrace`). While `feeding`, the jobs are topped up meanwhile,
+    /// so the agent's queue does not run dry during analysis.
     private func analyse(report: inout WakeReport, feeding: Bool, stopping: () -> Bool) throws(StoreError) {
         var analysisOptions = AnalyzeOptions(slots: options.slots, pageSize: max(1, options.pageSize))
         analysisOptions.maxPages = feeding ? nil : 1
@@ -237,15 +240,13 @@ public final class WakeRunner: Sendable {
         let banked = Atomic<Int>(0)
         let outcome = Mutex<AnalyzeOutcome?>(nil)
         let ended = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            let result = analysis.run { event in
+        Task.detached {
+            let result = await analysis.run { event in
                 if case .verdict(_, _, true, _) = event { banked.add(1, ordering: .relaxed) }
             }
             outcome.withLock { $0 = result }
             ended.signal()
         }
-        thread.name = "photodrain-wake-analysis"
-        thread.start()
         var toppedUp = ContinuousClock.now
         var stopAsked = false
         while ended.wait(timeout: .now() + .milliseconds(20)) == .timedOut {

@@ -13,8 +13,8 @@ public enum OwnThreads {
     /// How many are running now.
     public static var count: Int { running.withLock { $0 } }
 
-    /// Waits until none is running, at most `limit` (an analysis takes well under a second).
-    public static func waitForAll(limit: Duration = .seconds(10)) async {
+    /// Waits until none is running, at most `limit` (the stop rule's `StopGrace.beforeExit`).
+    public static func waitForAll(limit: Duration = StopGrace.beforeExit) async {
         let deadline = ContinuousClock.now + limit
         while count > 0 && ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))
@@ -27,8 +27,9 @@ public enum OwnThreads {
 /// the project's one bridge between async code and blocking work. If the calling task is cancelled
 /// first, the caller resumes at once with nil and the thread's result is dropped: a stopping
 /// runner does not wait for an analysis it will not use (the work is redone by the next run).
-/// `OwnThreads.waitForAll()` lets the process wait for such threads before it exits.
-public func onOwnThread<T: Sendable>(_ name: String, _ work: @escaping @Sendable () -> T) async -> T? {
+/// `OwnThreads.waitForAll()` lets the process wait for such threads before it exits. `pool`: whose
+/// threads (a runner keeps its analyses on a few threads of their own, see `DrainRunner`).
+public func onOwnThread<T: Sendable>(_ name: String, on pool: BlockingPool = .shared, _ work: @escaping @Sendable () -> T) async -> T? {
     let state = Mutex(OwnThreadState<T>())
     /// Takes the continuation exactly once: whoever finishes first resumes it.
     @Sendable func take() -> CheckedContinuation<T?, Never>? {
@@ -50,7 +51,7 @@ public func onOwnThread<T: Sendable>(_ name: String, _ work: @escaping @Sendable
                 return
             }
             OwnThreads.started()
-            BlockingPool.shared.run(name) {
+            pool.run(name) {
                 let result = work()
                 take()?.resume(returning: result)
                 OwnThreads.finished()

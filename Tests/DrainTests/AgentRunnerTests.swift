@@ -100,8 +100,8 @@ final class BuiltDestinations: Sendable {
         defer { withExtendedLifetime(library) {} }
         _ = try await runAgent(store, destination: destination)
         #expect(try store.job(id: job.id)?.state == .failed)
-        let report = try WakeRunner(store: store, analyzer: CountingAnalyzer(), memory: MemoryGuard(),
-                                    options: WakeOptions(destination: destination.endpoint)).run()
+        let report = try await WakeRunner(store: store, analyzer: CountingAnalyzer(), memory: MemoryGuard(),
+                                    options: WakeOptions(destination: destination.endpoint)).runOnOwnThread()
         #expect(report.refused?.hasPrefix(refusal.code.rawValue) == true)
         #expect(report.acknowledged == 0)
         let asset = try #require(try store.asset(path: "p000.jpg"))
@@ -134,8 +134,8 @@ final class BuiltDestinations: Sendable {
         let asset = try #require(try store.asset(path: "p000.jpg"))
         #expect(asset.uploadedAt == nil && asset.attempts == 0 && !asset.failed)
 
-        _ = try WakeRunner(store: store, analyzer: CountingAnalyzer(), memory: MemoryGuard(),
-                           options: WakeOptions(destination: destination.endpoint)).run()
+        _ = try await WakeRunner(store: store, analyzer: CountingAnalyzer(), memory: MemoryGuard(),
+                           options: WakeOptions(destination: destination.endpoint)).runOnOwnThread()
         let remade = try store.claimJobsToPerform(limit: 10)
         #expect(remade.map(\.destination) == [AssetStore.destinationKey(destination.endpoint)])
     }
@@ -183,7 +183,7 @@ final class BuiltDestinations: Sendable {
         #expect(notBefore.timeIntervalSince(before) >= 59.9 && notBefore.timeIntervalSince(after) <= 60.1)
 
         var options = WakeOptions(destination: destination.endpoint)
-        let early = try WakeRunner(store: store, analyzer: CountingAnalyzer(), memory: MemoryGuard(), options: options).run()
+        let early = try await WakeRunner(store: store, analyzer: CountingAnalyzer(), memory: MemoryGuard(), options: options).runOnOwnThread()
         #expect(early.retried == 0 && early.acknowledged == 0 && early.workRemains)
         #expect(early.retriesDeferred == 1 && early.nextRetryAt == notBefore)
         // The retry will need an agent too: with none running, the wait is not progress.
@@ -192,7 +192,7 @@ final class BuiltDestinations: Sendable {
         #expect(try store.asset(path: "p000.jpg")?.attempts == 0)
 
         options.clock = { notBefore.addingTimeInterval(1) }
-        let later = try WakeRunner(store: store, analyzer: CountingAnalyzer(), memory: MemoryGuard(), options: options).run()
+        let later = try await WakeRunner(store: store, analyzer: CountingAnalyzer(), memory: MemoryGuard(), options: options).runOnOwnThread()
         #expect(later.retried == 1 && later.retriesDeferred == 0 && later.nextRetryAt == nil)
         // The failed job was replaced by its retry, registered for the agent.
         #expect(try store.jobs(for: .acknowledge).isEmpty)

@@ -7,7 +7,7 @@ import Testing
 @Suite struct AnalyzeRescanTests {
     /// The analyser copies a new photo into the library while it analyses the first one: the file
     /// arrives after the run's first scan.
-    private func analyse(rescanInterval: Duration?, quietPeriod: Duration = .seconds(2)) throws -> (AnalyzeOutcome, AssetStore, Library) {
+    private func analyse(rescanInterval: Duration?, quietPeriod: Duration = .seconds(2)) async throws -> (AnalyzeOutcome, AssetStore, Library) {
         let library = try Library(photos: 2)
         let folder = library.root.appendingPathComponent("photos")
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("late"), withIntermediateDirectories: true)
@@ -16,12 +16,12 @@ import Testing
         var options = AnalyzeOptions(slots: 1, pageSize: 1)
         options.rescanInterval = rescanInterval
         options.quietPeriod = quietPeriod
-        let outcome = AnalyzeRunner(store: store, analyzer: DrainRescanTests.AddingAnalyzer(folder: folder), options: options).run { _ in }
+        let outcome = await AnalyzeRunner(store: store, analyzer: DrainRescanTests.AddingAnalyzer(folder: folder), options: options).run { _ in }
         return (outcome, store, library)
     }
 
-    @Test func aPhotoAddedDuringTheRunIsAnalysedBeforeItEnds() throws {
-        let (outcome, store, library) = try analyse(rescanInterval: .seconds(10))
+    @Test func aPhotoAddedDuringTheRunIsAnalysedBeforeItEnds() async throws {
+        let (outcome, store, library) = try await analyse(rescanInterval: .seconds(10))
         defer { withExtendedLifetime(library) {} }
         #expect(outcome == .finished)
         let late = try #require(try store.asset(path: "late/new.jpg"))
@@ -32,15 +32,15 @@ import Testing
 
     /// A rescan due before every page (an interval of zero) finds it while pages remain (taken
     /// as it is: no quiet period), and the run still ends: a scan waits for a page between.
-    @Test func aRescanBeforeEachPageFindsIt() throws {
-        let (outcome, store, library) = try analyse(rescanInterval: .zero, quietPeriod: .zero)
+    @Test func aRescanBeforeEachPageFindsIt() async throws {
+        let (outcome, store, library) = try await analyse(rescanInterval: .zero, quietPeriod: .zero)
         defer { withExtendedLifetime(library) {} }
         #expect(outcome == .finished)
         #expect(try store.counts().analyzed == 3)
     }
 
-    @Test func withRescansOffOnlyTheFirstScanCounts() throws {
-        let (outcome, store, library) = try analyse(rescanInterval: nil)
+    @Test func withRescansOffOnlyTheFirstScanCounts() async throws {
+        let (outcome, store, library) = try await analyse(rescanInterval: nil)
         defer { withExtendedLifetime(library) {} }
         #expect(outcome == .finished)
         #expect(try store.asset(path: "late/new.jpg") == nil)

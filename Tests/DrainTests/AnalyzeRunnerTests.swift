@@ -38,14 +38,14 @@ final class Library {
 }
 
 @Suite struct AnalyzeRunnerTests {
-    @Test func banksAVerdictForEveryPhotoOnce() throws {
+    @Test func banksAVerdictForEveryPhotoOnce() async throws {
         let library = try Library(photos: 25)
         let store = try library.store()
         _ = try store.scan()
         let analyzer = CountingAnalyzer()
         let banked = Mutex(0)
         let runner = AnalyzeRunner(store: store, analyzer: analyzer, options: AnalyzeOptions(slots: 2, pageSize: 4))
-        let outcome = runner.run { event in
+        let outcome = await runner.run { event in
             if case .verdict(_, _, true, _) = event { banked.withLock { $0 += 1 } }
         }
         #expect(outcome == .finished)
@@ -55,31 +55,28 @@ final class Library {
         #expect(try store.unanalyzedCount() == 0)
     }
 
-    @Test func twoRunnersOnOneStoreNeverAnalyseAPhotoTwice() throws {
+    @Test func twoRunnersOnOneStoreNeverAnalyseAPhotoTwice() async throws {
         let library = try Library(photos: 40)
         let first = try library.store()
         let second = try library.store()
         _ = try first.scan()
         let analyzer = CountingAnalyzer(delay: .milliseconds(2))
         let runners = [first, second].map { AnalyzeRunner(store: $0, analyzer: analyzer, options: AnalyzeOptions(slots: 2, pageSize: 3)) }
-        let group = DispatchGroup()
-        for runner in runners {
-            group.enter()
-            Thread { _ = runner.run { _ in }; group.leave() }.start()
+        await withTaskGroup(of: Void.self) { group in
+            for runner in runners { group.addTask { _ = await runner.run { _ in } } }
         }
-        group.wait()
         #expect(analyzer.total == 40 && analyzer.maxPerPhoto == 1)
         #expect(try first.unanalyzedCount() == 0)
     }
 
-    @Test func aStopLeavesTheRestForTheNextRun() throws {
+    @Test func aStopLeavesTheRestForTheNextRun() async throws {
         let library = try Library(photos: 30)
         let store = try library.store()
         _ = try store.scan()
         let analyzer = CountingAnalyzer(delay: .milliseconds(20))
         let runner = AnalyzeRunner(store: store, analyzer: analyzer, options: AnalyzeOptions(slots: 2, pageSize: 5))
         let count = Mutex(0)
-        let outcome = runner.run { event in
+        let outcome = await runner.run { event in
             if case .verdict = event, count.withLock({ $0 += 1; return $0 }) == 4 { runner.stop(.interrupted(signal: 15)) }
         }
         #expect(outcome == .interrupted(signal: 15))
@@ -87,19 +84,18 @@ final class Library {
         #expect(remaining > 0 && remaining < 30)
         // The claims of the stopped run were released: a new run takes every remaining photo now.
         let rerun = AnalyzeRunner(store: try library.store(), analyzer: analyzer, options: AnalyzeOptions(slots: 2, pageSize: 5))
-        #expect(rerun.run { _ in } == .finished)
+        #expect(await rerun.run { _ in } == .finished)
         #expect(try store.unanalyzedCount() == 0)
         #expect(analyzer.maxPerPhoto == 1)
     }
 
-    @Test func noProgressForTooLongExpires() throws {
+    @Test func noProgressForTooLongExpires() async throws {
         let library = try Library(photos: 3)
         let store = try library.store()
         _ = try store.scan()
         let analyzer = CountingAnalyzer(delay: .milliseconds(600))
-        var options = AnalyzeOptions(slots: 1, pageSize: 1, expireAfter: .milliseconds(200))
-        options.graceAfterStop = .milliseconds(10)
-        let outcome = AnalyzeRunner(store: store, analyzer: analyzer, options: options).run { _ in }
+        let options = AnalyzeOptions(slots: 1, pageSize: 1, expireAfter: .milliseconds(200))
+        let outcome = await AnalyzeRunner(store: store, analyzer: analyzer, options: options).run { _ in }
         #expect(outcome == .expired)
         #expect(try store.unanalyzedCount() > 0)
     }
@@ -113,7 +109,7 @@ final class Library {
 }
 
 @Suite struct AnalyzeMemoryTests {
-    @Test func noHeadroomStopsWithWorkRemaining() throws {
+    @Test func noHeadroomStopsWithWorkRemaining() async throws {
         let library = try Library(photos: 5)
         let store = try library.store()
         _ = try store.scan()
@@ -121,7 +117,7 @@ final class Library {
         system.files["/proc/self/status"] = "VmRSS:\t 100000 kB\n"
         let tight = MemoryGuard(configuredLimit: 110 << 20, reserve: 8 << 20, probe: system.probe)
         let analyzer = CountingAnalyzer()
-        let outcome = AnalyzeRunner(store: store, analyzer: analyzer, options: AnalyzeOptions(), memory: tight).run { _ in }
+        let outcome = await AnalyzeRunner(store: store, analyzer: analyzer, options: AnalyzeOptions(), memory: tight).run { _ in }
         #expect(outcome == .memoryExhausted)
         #expect(analyzer.total == 0)
         #expect(try store.unanalyzedCount() == 5)

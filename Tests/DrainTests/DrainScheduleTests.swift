@@ -37,6 +37,10 @@ import Transfer
         case watchLimitReached
         /// When the watching loop wakes (`watchWake`).
         case wake(vision: Int, upload: Int)
+        /// Has the run gone too long without an analysis (`expired`)?
+        case expiry
+        /// The memory headroom measured before a slot starts (`memoryBail`), in MiB.
+        case headroom(mebibytes: Int, vision: Int)
     }
 
     /// What the schedule answers.
@@ -51,6 +55,8 @@ import Transfer
         case said(Int)
         /// `watchWake`'s instant, as time since the start, or nil.
         case wakeAt(Duration?)
+        /// `memoryBail`'s stop, or nil.
+        case bail(DrainOutcome?)
     }
 
     struct Row {
@@ -106,6 +112,10 @@ import Transfer
             case .wake(let vision, let upload):
                 let wake = schedule.watchWake(work: .init(vision: vision, upload: upload), hasWatcher: true, now: now, date: date)
                 got = .wakeAt(wake.at.map { $0 - t0 })
+            case .expiry:
+                got = schedule.expired(now: now) ? .yes : .no
+            case .headroom(let mebibytes, let vision):
+                got = .bail(schedule.memoryBail(work: .init(vision: vision, upload: 0), headroom: mebibytes << 20, limitSource: "test"))
             }
             #expect(got == row.answer, "\(name), row \(number + 1): \(row.event) at \(row.at)", sourceLocation: sourceLocation)
         }
@@ -290,6 +300,66 @@ import Transfer
             Row(.seconds(19), .scanDue(watcher: false), .scan(nil)),
             Row(.seconds(20), .scanDue(watcher: false), .scan(DrainSchedule.Scan())),
         ])
+    }
+
+    /// The bounds of an analysis-only run (`analyze`, `wake`): no destination, so no upload work.
+    static func analysisOnly(_ change: (inout DrainOptions) -> Void) -> DrainSchedule {
+        var options = DrainOptions(destination: nil)
+        options.slots = 2
+        options.rescanInterval = nil
+        change(&options)
+        return DrainSchedule(options: options, serverWaitUntil: nil, watchLimited: nil, now: t0)
+    }
+
+    @Test func aRunWithoutAnAnalysisForItsExpiryStops() throws {
+        let big = try Self.asset(3)
+        var s = Self.analysisOnly { $0.expireAfter = .seconds(30) }
+        Self.play("expiry", &s, [
+            Row(.zero, .start(vision: 9, upload: 0), .start(.analysis)),
+            Row(.seconds(30), .expiry, .no),                                  // 30 s: not yet past
+            Row(.milliseconds(30_001), .expiry, .yes),
+            Row(.seconds(31), .record(.worked(.analysis)), .recorded(.carryOn)),  // a verdict: the clock starts over
+            Row(.seconds(60), .expiry, .no),
+            Row(.seconds(61), .start(vision: 8, upload: 0), .start(.analysis)),
+            Row(.seconds(61), .record(.needsAlone(big)), .recorded(.carryOn)),   // not an analysis finished
+            Row(.milliseconds(61_001), .expiry, .yes),
+        ])
+        var never = Self.analysisOnly { _ in }
+        Self.play("no expiry", &never, [Row(.seconds(86_400), .expiry, .no)])
+    }
+
+    @Test func aBoundedRunClaimsItsPhotosThenFinishes() {
+        var s = Self.analysisOnly { $0.maxAnalyses = 3 }
+        Self.play("one page of three", &s, [
+            Row(.zero, .start(vision: 9, upload: 0), .start(.analysis)),
+            Row(.zero, .start(vision: 9, upload: 0), .start(.analysis)),
+            Row(.zero, .start(vision: 9, upload: 0), .start(nil)),               // two slots
+            Row(.zero, .record(.noWork(.analysis)), .recorded(.carryOn)),        // claimed nothing: not counted
+            Row(.zero, .start(vision: 9, upload: 0), .start(nil)),               // none found: not asked again…
+            Row(.zero, .record(.worked(.analysis)), .recorded(.carryOn)),        // …until one finishes
+            Row(.zero, .start(vision: 8, upload: 0), .start(.analysis)),
+            Row(.zero, .start(vision: 8, upload: 0), .start(.analysis)),
+            Row(.zero, .record(.worked(.analysis)), .recorded(.carryOn)),
+            Row(.zero, .start(vision: 7, upload: 0), .start(nil)),               // three claimed
+            Row(.zero, .record(.worked(.analysis)), .recorded(.carryOn)),
+            Row(.zero, .idle(vision: 6, upload: 0), .idle(.finish(.finished))),
+        ])
+    }
+
+    @Test func belowTheMemoryFloorNoAnalysisStarts() throws {
+        var s = Self.analysisOnly { $0.bailBelowHeadroom = 100 << 20 }
+        Self.play("memory floor", &s, [
+            Row(.zero, .headroom(mebibytes: 100, vision: 5), .bail(nil)),
+            Row(.zero, .start(vision: 5, upload: 0), .start(.analysis)),
+            Row(.zero, .start(vision: 5, upload: 0), .start(.analysis)),
+            Row(.zero, .headroom(mebibytes: 10, vision: 5), .bail(nil)),         // no slot free: nothing would start
+            Row(.zero, .record(.worked(.analysis)), .recorded(.carryOn)),
+            Row(.zero, .headroom(mebibytes: 10, vision: 0), .bail(nil)),         // nothing left to start
+            Row(.zero, .headroom(mebibytes: 99, vision: 4), .bail(.memoryExhausted)),
+        ])
+        #expect(s.bailed == "memory headroom 99 MiB is too small to analyse a photo (limit from test)")
+        var drain = Self.analysisOnly { _ in }
+        Self.play("no floor", &drain, [Row(.zero, .headroom(mebibytes: 0, vision: 5), .bail(nil))])
     }
 
     @Test func watchedChangesAreScannedInBatches() {

@@ -72,14 +72,14 @@ final class HungryAnalyzer: PhotoAnalyzing {
     }
 
     @Test(arguments: [3, 1])
-    func analyzeRunner(slots: Int) throws {
+    func analyzeRunner(slots: Int) async throws {
         let library = try Library(photos: 6)
         let store = try library.store()
         _ = try store.scan()
         let analyzer = Self.analyzer()
         let runner = AnalyzeRunner(store: store, analyzer: analyzer, options: AnalyzeOptions(slots: slots, pageSize: 10), memory: Self.memory)
         let deferred = Mutex<[String]>([])
-        let outcome = runner.run { event in
+        let outcome = await runner.run { event in
             if case .deferred(let path, _) = event { deferred.withLock { $0.append(path) } }
         }
         #expect(outcome == .memoryExhausted)
@@ -107,12 +107,12 @@ final class HungryAnalyzer: PhotoAnalyzing {
         #expect(try store.counts().uploaded == 5)
     }
 
-    @Test func wakeGoesOnPastAPhotoThatDoesNotFit() throws {
+    @Test func wakeGoesOnPastAPhotoThatDoesNotFit() async throws {
         let library = try Library(photos: 6)
         let store = try library.store()
         let analyzer = Self.analyzer()
-        let report = try WakeRunner(store: store, analyzer: analyzer, memory: Self.memory,
-                                    options: WakeOptions(destination: "http://127.0.0.1:9/uploads")).run()
+        let report = try await WakeRunner(store: store, analyzer: analyzer, memory: Self.memory,
+                                    options: WakeOptions(destination: "http://127.0.0.1:9/uploads")).runOnOwnThread()
         #expect(report.analysed == 5)
         #expect(report.memoryDeferrals.count == 1)
         #expect(report.bailed == "1 photo left for later (p003.jpg needs 150 MiB)", "\(report.bailed ?? "nil")")

@@ -110,7 +110,7 @@ struct LargePhoto: Sendable {
     /// the other analyses and is analysed alone, at its scale. With less, it stays unanalysed, the
     /// run says memory ran out, and it reports what the photo needs.
     @Test(arguments: [2, 1])
-    func theRunnerAnalysesAloneOrLeavesThePhotoUnanalysed(slots: Int) throws {
+    func theRunnerAnalysesAloneOrLeavesThePhotoUnanalysed(slots: Int) async throws {
         let photo = try LargePhoto.shared.get()
         let library = try Library(photos: 0)
         let folder = library.root.appendingPathComponent("photos")
@@ -128,14 +128,14 @@ struct LargePhoto: Sendable {
         let options = AnalyzeOptions(slots: slots, pageSize: 10, expireAfter: .seconds(600))
 
         let short = AnalyzeRunner(store: store, analyzer: photo.pipeline, options: options, memory: guardWith(headroom: photo.needs - 1))
-        let outcome = short.run { _ in }
+        let outcome = await short.run { _ in }
         #expect(outcome == .memoryExhausted)
         #expect(short.memoryDeferrals.count == 1 && short.memoryDeferrals.smallestNeed == photo.needs)
         #expect(try store.unanalyzedCount() == 1)
         #expect(try store.assets(in: .analyzed).map(\.path).sorted() == ["chelsea.jpg", "hopper.jpg"])
 
         let enough = AnalyzeRunner(store: store, analyzer: photo.pipeline, options: options, memory: guardWith(headroom: photo.needs))
-        #expect(enough.run { _ in } == .finished)
+        #expect(await enough.run { _ in } == .finished)
         #expect(enough.memoryDeferrals.count == 0)
         let banked = try #require(try store.asset(path: "large.jpg"))
         let verdict = BankedVerdict(json: try #require(banked.verdictJSON), label: banked.label ?? "", faceCount: banked.faceCount ?? 0, score: nil)

@@ -30,7 +30,7 @@ import Transfer
         options.pageSize = 3
         configure(&options)
         let wake = WakeRunner(store: store, analyzer: CountingAnalyzer(), memory: WakeRunnerTests.roomy, options: options)
-        let report = try await Task.detached { try wake.run() }.value
+        let report = try await wake.runOnOwnThread()
         agent.stop(reason: "test over")
         _ = try await agentTask.value
         return (report, store, library, destination)
@@ -92,7 +92,7 @@ import Transfer
         options.feedAgent = true
         options.runtimeLimit = .seconds(1)
         let wake = WakeRunner(store: store, analyzer: CountingAnalyzer(), memory: WakeRunnerTests.roomy, options: options)
-        let report = try await Task.detached { try wake.run() }.value
+        let report = try await wake.runOnOwnThread()
         agent.stop(reason: "test over")
         _ = try await agentTask.value
         return (report, store, library, destination)

@@ -2,6 +2,7 @@ import AssetStore
 import Foundation
 import PhotoAnalysis
 import Synchronization
+import SystemSupport
 import Testing
 @testable import Drain
 
@@ -52,14 +53,14 @@ final class SnapshotAnalyzer: PhotoAnalyzing {
     /// The seeds' processJobs() order, proved by a tight inflight limit: with three jobs held and a
     /// limit of two, the retry fits only after the acknowledgement, and the new job only after the
     /// cancellation; the analysis sees every job step already done.
-    @Test func processesInOrderAcknowledgeRetryCancelCreateAnalyse() throws {
+    @Test func processesInOrderAcknowledgeRetryCancelCreateAnalyse() async throws {
         let (library, store, rows) = try Self.libraryWithJobs()
         // p002 changes on disk: its registered job is redundant, and it needs analysing again.
         try Data("photo 2, edited and longer".utf8).write(to: library.root.appendingPathComponent("photos/p002.jpg"))
         let analyzer = SnapshotAnalyzer(store: store)
         var options = WakeOptions(destination: Self.destination)
         options.inflightLimit = 2
-        let report = try WakeRunner(store: store, analyzer: analyzer, memory: Self.roomy, options: options).run()
+        let report = try await WakeRunner(store: store, analyzer: analyzer, memory: Self.roomy, options: options).runOnOwnThread()
 
         #expect(report.acknowledged == 1 && report.retried == 1 && report.cancelled == 1 && report.created == 1 && report.analysed == 1,
                 "\(report)")
@@ -74,12 +75,12 @@ final class SnapshotAnalyzer: PhotoAnalyzing {
 
     /// After `--to` changes, a failed job is retried to the new destination, from the start (the
     /// old server's upload URL and offset mean nothing to the new one).
-    @Test func aRetryGoesToTheNewDestination() throws {
+    @Test func aRetryGoesToTheNewDestination() async throws {
         let (library, store, rows) = try Self.libraryWithJobs(destination: "http://old.example/uploads")
         defer { withExtendedLifetime(library) {} }
         let runner = WakeRunner(store: store, analyzer: SnapshotAnalyzer(store: store), memory: Self.roomy,
                                 options: WakeOptions(destination: "http://new.example/uploads"))
-        let report = try runner.run()
+        let report = try await runner.runOnOwnThread()
         #expect(report.retried == 1)
         let jobs = try store.jobs(for: .process)
         let retried = try #require(jobs.first { $0.assetID == rows["p001.jpg"]?.id })
@@ -90,38 +91,38 @@ final class SnapshotAnalyzer: PhotoAnalyzing {
     }
 
     /// With jobs waiting and no agent, a wake that did nothing is not "processing".
-    @Test func noAgentAndNoProgressIsNotProgressing() throws {
+    @Test func noAgentAndNoProgressIsNotProgressing() async throws {
         let library = try Library(photos: 1)
         let store = try library.store()
         _ = try store.scan()
         let analyzer = SnapshotAnalyzer(store: store)
         let runner = WakeRunner(store: store, analyzer: analyzer, memory: Self.roomy, options: WakeOptions(destination: Self.destination))
-        let first = try runner.run()            // analyses the photo
+        let first = try await runner.runOnOwnThread()            // analyses the photo
         #expect(first.analysed == 1 && first.progressing)
-        let second = try runner.run()           // creates its job
+        let second = try await runner.runOnOwnThread()           // creates its job
         #expect(second.created == 1 && second.progressing)
-        let idle = try runner.run()             // nothing to do, nobody to do it
+        let idle = try await runner.runOnOwnThread()             // nothing to do, nobody to do it
         #expect(!idle.madeProgress && idle.workRemains && idle.jobsInFlight == 1)
         #expect(!idle.agentRunning && !idle.progressing)
         var presence: AgentPresence? = try AgentPresence(store: try library.store())
-        let withAgent = try runner.run()
+        let withAgent = try await runner.runOnOwnThread()
         #expect(withAgent.agentRunning && withAgent.progressing)
         presence = nil
-        let gone = try runner.run()
+        let gone = try await runner.runOnOwnThread()
         #expect(presence == nil && !gone.agentRunning && !gone.progressing, "the presence ended with its object")
     }
 
     /// The runtime limit is asked before each photo of the analysis page is admitted: with a limit
     /// shorter than one analysis, at most the photo already started is analysed (and banked), not
     /// the page of six; the wake reports the interruption with work remaining.
-    @Test func theRuntimeLimitStopsAdmittingPhotosToTheAnalysisPage() throws {
+    @Test func theRuntimeLimitStopsAdmittingPhotosToTheAnalysisPage() async throws {
         let library = try Library(photos: 6)
         let store = try library.store()
         let analyzer = SlowAnalyzer(delay: 0.2)
         var options = WakeOptions(destination: Self.destination)
         options.pageSize = 40
         options.runtimeLimit = .milliseconds(50)
-        let report = try WakeRunner(store: store, analyzer: analyzer, memory: Self.roomy, options: options).run()
+        let report = try await WakeRunner(store: store, analyzer: analyzer, memory: Self.roomy, options: options).runOnOwnThread()
         let calls = analyzer.calls.withLock { $0 }
         // One analysis outlasts the limit, so no second photo may start.
         #expect(calls <= 1, "analysed \(calls) photos after a limit shorter than one analysis")
@@ -129,8 +130,8 @@ final class SnapshotAnalyzer: PhotoAnalyzing {
         #expect(try store.counts().discovered == 6 - calls)
         #expect(report.interrupted && report.bailed == "runtime limit reached" && report.workRemains && report.progressing)
         // Without a limit the same wake analyses the whole page.
-        let unbounded = try WakeRunner(store: store, analyzer: SlowAnalyzer(delay: 0), memory: Self.roomy,
-                                       options: WakeOptions(destination: Self.destination)).run()
+        let unbounded = try await WakeRunner(store: store, analyzer: SlowAnalyzer(delay: 0), memory: Self.roomy,
+                                       options: WakeOptions(destination: Self.destination)).runOnOwnThread()
         #expect(unbounded.analysed == 6 - calls && !unbounded.interrupted)
     }
 }
@@ -144,5 +145,15 @@ final class SlowAnalyzer: PhotoAnalyzing {
         calls.withLock { $0 += 1 }
         Thread.sleep(forTimeInterval: delay)
         return .verdict(.noFaces)
+    }
+}
+
+extension WakeRunner {
+    /// `run` on a thread of its own, as `wake` runs it: it blocks its thread while the analysis
+    /// runs on Swift's cooperative pool, which a test's own thread may belong to.
+    func runOnOwnThread() async throws(StoreError) -> WakeReport {
+        try await onOwnThreadUntilDone("photodrain-test-wake") { () -> Result<WakeReport, StoreError> in
+            do throws(StoreError) { return .success(try self.run()) } catch { return .failure(error) }
+        }.get()
     }
 }

@@ -7,12 +7,15 @@ public struct MemoryDeferrals: Sendable, Equatable {
     public private(set) var count = 0
     /// The smallest estimated need among them, in bytes; nil when none was left.
     public private(set) var smallestNeed: Int?
+    /// Why the last of them was left (the analyser's words).
+    public private(set) var lastReason: String?
 
     public init() {}
 
-    /// Counts one more photo left for later, whose analysis needs `needs` bytes.
-    public mutating func record(needs: Int) {
+    /// Counts one more photo left for later, whose analysis needs `needs` bytes, for `reason`.
+    public mutating func record(needs: Int, reason: String) {
         count += 1
         smallestNeed = min(smallestNeed ?? needs, needs)
+        lastReason = reason
     }
 }

@@ -24,7 +24,7 @@ enum AnalyzeCommand: Command {
         """ + LibraryOptions.scanDiscussion + "\n" + LibraryOptions.filterDiscussion,
         options: [LibraryOptions.store] + LibraryOptions.filters + [LibraryOptions.dryRun, LibraryOptions.rescan, LibraryOptions.includeHidden,
                   .option("slots", "N", "Concurrent analyses.", default: "2"),
-                  .option("page-size", "N", "Photos claimed from the store at a time.", default: "40"), LibraryOptions.rescanInterval,
+                  .option("page-size", "N", "Kept for the scripts that pass it: photos are claimed one at a time as a slot frees, as drain claims them.", default: "40"), LibraryOptions.rescanInterval,
                   .option("expire-after", "SECONDS", "Stop (exit 75) when no verdict is banked for this long.", default: "30")]
             + RunConditionOptions.analysing + AnalysisOptions.all + [.flag("json", "JSON lines: one per verdict, then a summary.")],
         positionals: (1, 1),
@@ -97,34 +97,32 @@ enum AnalyzeCommand: Command {
         let tally = Mutex((analysed: 0, faces: 0, withFaces: 0, errors: 0, unanalysable: 0))
         let clock = ContinuousClock()
         let start = clock.now
-        let outcome = await onOwnThreadUntilDone("photodrain-analyze") {
-            runner.run { event in
-                    switch event {
-                    case .verdict(let path, let analysed, let banked, let ms):
-                        guard banked else { return }
-                        let verdict = analysed.verdict
-                        tally.withLock {
-                            $0.analysed += 1
-                            $0.faces += verdict.confirmedFaces
-                            if verdict.confirmedFaces > 0 { $0.withFaces += 1 }
-                            if verdict.label == .unanalysable {
-                                $0.unanalysable += 1
-                            } else if verdict.error != nil {
-                                $0.errors += 1
-                            }
-                        }
-                        if json {
-                            console.json(VerdictLine(path: path, label: verdict.label.rawValue, faces: verdict.confirmedFaces,
-                                                     score: verdict.indexedScore, error: verdict.error?.code,
-                                                     milliseconds: (ms * 10).rounded() / 10))
-                        }
-                        bar.advance(status: verdict.error.map { "(\(path): \($0.code))" })
-                    case .deferred(let path, let reason):
-                        if !json { console.err("\(path): deferred: \(reason)") }
-                    case .stopping(let reason):
-                        if !json { console.err("stopping (\(describe(reason))); finishing analyses in flight") }
+        let outcome = await runner.run { event in
+            switch event {
+            case .verdict(let path, let analysed, let banked, let ms):
+                guard banked else { return }
+                let verdict = analysed.verdict
+                tally.withLock {
+                    $0.analysed += 1
+                    $0.faces += verdict.confirmedFaces
+                    if verdict.confirmedFaces > 0 { $0.withFaces += 1 }
+                    if verdict.label == .unanalysable {
+                        $0.unanalysable += 1
+                    } else if verdict.error != nil {
+                        $0.errors += 1
                     }
                 }
+                if json {
+                    console.json(VerdictLine(path: path, label: verdict.label.rawValue, faces: verdict.confirmedFaces,
+                                             score: verdict.indexedScore, error: verdict.error?.code,
+                                             milliseconds: (ms * 10).rounded() / 10))
+                }
+                bar.advance(status: verdict.error.map { "(\(path): \($0.code))" })
+            case .deferred(let path, let reason):
+                if !json { console.err("\(path): deferred: \(reason)") }
+            case .stopping(let reason):
+                if !json { console.err("stopping (\(describe(reason))); finishing analyses in flight") }
+            }
         }
         bar.finish()
         let seconds = (clock.now - start).seconds

@@ -58,7 +58,7 @@ enum DemoCommand: Command {
             switch event {
             case .scanned(let report):
                 console.out("scanned \(report.photoCount) files")
-            case .analysed(let path, let analysed, _):
+            case .analysed(let path, let analysed, _, _):
                 let verdict = analysed.verdict, faces = verdict.confirmedFaces
                 let what = verdict.label == .unanalysable ? "not a photo: unanalysable, not uploaded"
                     : verdict.error.map { "undecodable (\($0.code))" } ?? "\(faces) face\(faces == 1 ? "" : "s"), \(verdict.label.rawValue)"
@@ -77,8 +77,8 @@ enum DemoCommand: Command {
                 if !report.changes.added.isEmpty { console.out("scanned again: \(report.changes.added.count) new files") }
             case .retryAfter(let path, let until):
                 console.out("  receiver asked to wait: \(path) again at \(isoTimestamp(until.timeIntervalSince1970) ?? "?")")
-            case .watching, .changed, .libraryAway, .libraryBack, .conditions:
-                break  // the demo does not watch, nor ask for run conditions
+            case .watching, .changed, .libraryAway, .libraryBack, .conditions, .stopping:
+                break  // the demo does not watch, nor ask for run conditions; its summary says how it ended
             }
         }
         let seconds = (clock.now - start).seconds

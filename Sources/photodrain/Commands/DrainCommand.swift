@@ -97,7 +97,8 @@ enum DrainCommand: Command {
     static func run(_ arguments: ParsedArguments) async throws -> ExitCode {
         let signals = EarlySignals()
         defer { signals.cancel() }
-        var options = DrainOptions(destination: try TransferOptions.destination(arguments))
+        let destination = try TransferOptions.destination(arguments)
+        var options = DrainOptions(destination: destination)
         options.slots = try arguments.int("slots", default: DrainOptions.defaultSlots, range: 1...64)
         let biasText = arguments.string("bias") ?? SlotBias.uploadFirst.rawValue
         guard let bias = SlotBias(rawValue: biasText) else {
@@ -122,7 +123,7 @@ enum DrainCommand: Command {
         let store = try LibraryOptions.open(arguments)
         // The .sqlite file alone holds everything once the command ends, whatever way it ends.
         defer { store.checkpoint() }
-        _ = try TransferOptions.useDestination(options.destination.identity, url: options.destination.endpoint, store: store, arguments: arguments)
+        _ = try TransferOptions.useDestination(destination.identity, url: destination.endpoint, store: store, arguments: arguments)
         try RunConditionOptions.applyPriority(arguments)
         switch try RunConditionOptions.decide(arguments, store: store, uploads: true) {
         case .wait: return .workRemains
@@ -138,7 +139,7 @@ enum DrainCommand: Command {
         }
         let json = arguments.flag("json")
         let console = Console.shared
-        let endpoint = options.destination.endpoint, offlineSeconds = Int(options.offlineGiveUp.components.seconds)
+        let endpoint = destination.endpoint, offlineSeconds = Int(options.offlineGiveUp.components.seconds)
         let watching = options.watch, safetyNet = options.rescanInterval.map { Double($0.components.seconds) } ?? 10
         let runner = DrainRunner(store: store, analyzer: pipeline, options: options, memory: memory)
         signals.attach { signal in runner.stop(signal: signal) }
@@ -170,7 +171,7 @@ enum DrainCommand: Command {
             case .retryAfter(let path, let until):
                 line = EventLine(event: "retry-after", path: path, message: isoTimestamp(until.timeIntervalSince1970))
                 if !json { console.err("\(path): the destination asked to wait; retrying at \(isoTimestamp(until.timeIntervalSince1970) ?? "?")") }
-            case .analysed(let path, let analysed, let banked):
+            case .analysed(let path, let analysed, let banked, _):
                 guard banked else { return }
                 tally.withLock { $0.analysed += 1 }
                 let verdict = analysed.verdict
@@ -231,11 +232,15 @@ enum DrainCommand: Command {
                     console.err(held.map { "waiting: \($0); no upload starts (large ones in flight go back, to resume later)" }
                         ?? "the run conditions allow uploads again")
                 }
+            case .stopping:
+                // The summary says how the run ended.
+                break
             }
             if json, let line { console.json(line) }
         }
-        // An analysis a stop left running still banks its verdict: wait for it, so the summary
-        // counts it and no progress line is drawn after the summary.
+        // An analysis a stop left running (past `StopGrace.inFlight`) still banks its verdict:
+        // wait for it (up to `StopGrace.beforeExit`), so the summary counts it and no progress
+        // line is drawn after the summary.
         await OwnThreads.waitForAll()
         await onOwnThreadUntilDone("photodrain-drain-events") { runner.waitForEvents() }
         bar.finish()
@@ -291,7 +296,7 @@ enum DrainCommand: Command {
                 return .failure
             }
             return left == 0 ? .success : .workRemains
-        case .interrupted:
+        case .interrupted, .expired, .memoryExhausted:
             return left == 0 ? .success : .workRemains
         case .retryLater(let until):
             let wait = StatusCommand.formatDuration(max(0, until.timeIntervalSinceNow).rounded(.up))
@@ -317,6 +322,8 @@ enum DrainCommand: Command {
         case .retryLater(let until): "retry after \(isoTimestamp(until.timeIntervalSince1970) ?? "?")"
         case .stillChanging(let paths): "\(paths.count) file\(paths.count == 1 ? "" : "s") still being written"
         case .waiting(let reason): "waiting: \(reason)"
+        case .expired: "no analysis finished within the time allowed"
+        case .memoryExhausted: "memory headroom exhausted"
         }
     }
 }

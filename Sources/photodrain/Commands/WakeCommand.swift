@@ -3,6 +3,7 @@ import Drain
 import Foundation
 import Synchronization
 import Transfer
+import SystemSupport
 
 /// `photodrain wake DIR --to URL`: one bounded invocation of the closed-app extension's work.
 enum WakeCommand: Command {
@@ -115,10 +116,12 @@ enum WakeCommand: Command {
             let outcome = Result { try runner.run() }
             result.withLock { $0 = outcome }
         }
-        // willTerminate means promptly: an analysis in flight gets a second, then is abandoned
-        // (its photo was not banked, so the next invocation redoes it).
+        // willTerminate means promptly: the run stops by the stop rule (`StopGrace`: an analysis
+        // in flight gets its grace, then is abandoned; its photo was not banked, so the next
+        // invocation redoes it). A run that has not ended by then (a store call that blocks) is
+        // left: the command reports and exits.
         while result.withLock({ $0 }) == nil {
-            if let stop = terminatedAt.withLock({ $0 }), ContinuousClock.now - stop.at > .seconds(1) {
+            if let stop = terminatedAt.withLock({ $0 }), ContinuousClock.now - stop.at > StopGrace.runEnds {
                 Console.shared.out("wake: stopped by \(SignalWatcher.name(stop.signal)); the analysis in flight was abandoned; processing")
                 return .workRemains
             }
