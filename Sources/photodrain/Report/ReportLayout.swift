@@ -44,9 +44,7 @@ struct ReportLayout: Equatable, Sendable {
                                     pagesHrefFromIndex: "", indexHrefFromPage: "index.html", pageSize: pageSize, photos: photos)
             }
             // report.html -> report-pages/ beside it; the index keeps the name the user gave.
-            let url = URL(fileURLWithPath: out)
-            let name = url.lastPathComponent
-            let stem = ["html", "htm"].contains(url.pathExtension.lowercased()) ? url.deletingPathExtension().lastPathComponent : name
+            let (name, stem) = ReportLayout.nameAndStem(out)
             let folderName = stem + "-pages"
             let parent = (out as NSString).deletingLastPathComponent
             let folder = parent.isEmpty ? folderName : parent + "/" + folderName
@@ -99,6 +97,14 @@ struct ReportLayout: Equatable, Sendable {
 
     /// The page (1-based) that shows photo `index` (0-based, in path order).
     func page(ofPhoto index: Int) -> Int { index / pageSize + 1 }
+
+    /// The file name of `out` and its stem (`report.html`: `report`; a name without `.html` or
+    /// `.htm` is its own stem), which the pages' folder and the people page are named after.
+    static func nameAndStem(_ out: String) -> (name: String, stem: String) {
+        let url = URL(fileURLWithPath: out)
+        let name = url.lastPathComponent
+        return (name, ["html", "htm"].contains(url.pathExtension.lowercased()) ? url.deletingPathExtension().lastPathComponent : name)
+    }
 
     /// `page-0001.html`: four digits at least, so the pages sort in order.
     static func pageFileName(_ number: Int) -> String { String(format: "page-%04d.html", number) }

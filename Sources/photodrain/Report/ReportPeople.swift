@@ -100,9 +100,7 @@ enum ReportPeople {
     static func place(_ layout: ReportLayout, out: String) -> Place {
         switch layout.shape {
         case .singleFile:
-            let url = URL(fileURLWithPath: out)
-            let name = url.lastPathComponent
-            let stem = ["html", "htm"].contains(url.pathExtension.lowercased()) ? url.deletingPathExtension().lastPathComponent : name
+            let (name, stem) = ReportLayout.nameAndStem(out)
             let file = stem + "-people.html"
             let parent = (out as NSString).deletingLastPathComponent
             return Place(path: parent.isEmpty ? file : parent + "/" + file, hrefFromIndex: ReportLayout.href(file),
