@@ -7,7 +7,7 @@ import Foundation
 ///
 /// Layout, all little-endian: the 8-byte magic `PDNN\0\0\0` and the version byte; a UInt32 header
 /// length; the header (UTF-8 JSON: tensors, ops in execution order, the model's settings); zero
-/// padding to a multiple of 16; then the weights, widened to Float here: IEEE half-precision values
+/// padding to a multiple of 16; then the weights, widened to Float as an op asks for them (`slice`): IEEE half-precision values
 /// in version 1 (`data_halves` of them), and in version 2 half or single precision as the header's
 /// `weights` says (`data_values` of them). The header carries the SHA-256 of the weights, so a
 /// damaged file is refused rather than run.
@@ -93,8 +93,17 @@ public struct NetworkFile: Sendable {
     public let tensors: [Int: TensorInfo]
     /// The ops in execution order.
     public let operations: [Operation]
-    /// All weights, widened to Float; ops index it with their [offset, count].
-    public let weights: [Float]
+    /// The file's bytes, of which the weights are `valueCount` values of `valueWidth` bytes from
+    /// `dataStart`. Kept as stored and widened per op: the face descriptor's 5.6 million weights as
+    /// one Float array were 22 MB of fresh pages (page faults and peak memory) for a network that
+    /// quantises them layer by layer.
+    private let bytes: [UInt8]
+    private let dataStart: Int
+    private let valueWidth: Int
+    /// How many weights the file holds; ops index them with their [offset, count].
+    public let valueCount: Int
+    /// All weights, widened to Float.
+    public var weights: [Float] { values(0..<valueCount) }
     /// The format version (1 or 2).
     public let version: Int
     /// Version 2: what each input value has subtracted (per channel) and is then multiplied by.
@@ -159,22 +168,6 @@ public struct NetworkFile: Sendable {
         guard digest == header.data_sha256 else {
             throw malformed("the weights are damaged (SHA-256 \(digest.prefix(16))…, expected \(header.data_sha256.prefix(16))…)")
         }
-        var weights = [Float](repeating: 0, count: count)
-        // Half precision widens through a table of all 65,536 values: on the baseline target each
-        // `Float(Float16)` is a call into the runtime, 25 ms for the face descriptor's 5.6 million.
-        let halves = width == 2 ? (0...UInt16.max).map { Float(Float16(bitPattern: $0)) } : []
-        bytes.withUnsafeBytes { raw in
-            weights.withUnsafeMutableBufferPointer { out in
-                halves.withUnsafeBufferPointer { table in
-                    for i in 0..<count {
-                        let at = dataStart + width * i
-                        out[i] = width == 2
-                            ? table[Int(UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: UInt16.self)))]
-                            : Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
-                    }
-                }
-            }
-        }
         var tensors: [Int: TensorInfo] = [:]
         for (key, info) in header.tensors {
             guard let id = Int(key) else { throw malformed("tensor id \(key) is not a number") }
@@ -187,7 +180,10 @@ public struct NetworkFile: Sendable {
         outputs = header.outputs
         self.tensors = tensors
         operations = header.ops
-        self.weights = weights
+        self.bytes = bytes
+        self.dataStart = dataStart
+        valueWidth = width
+        valueCount = count
         version = header.version
         inputMean = header.input.mean
         inputScale = header.input.scale
@@ -205,8 +201,8 @@ public struct NetworkFile: Sendable {
                 throw malformed("op \(index) (\(op.op)) names tensor \(id), which is not declared")
             }
             for range in [op.weights, op.bias].compactMap({ $0 }) {
-                guard range.count == 2, range[0] >= 0, range[1] >= 0, range[0] + range[1] <= weights.count else {
-                    throw malformed("op \(index) (\(op.op)) reads weights \(range) outside the \(weights.count) stored")
+                guard range.count == 2, range[0] >= 0, range[1] >= 0, range[0] + range[1] <= valueCount else {
+                    throw malformed("op \(index) (\(op.op)) reads weights \(range) outside the \(valueCount) stored")
                 }
             }
         }
@@ -216,9 +212,34 @@ public struct NetworkFile: Sendable {
         }
     }
 
-    /// The weights an op's [offset, count] names.
+    /// The weights an op's [offset, count] names, widened to Float.
     func slice(_ range: [Int]?) -> ArraySlice<Float> {
         guard let range, range.count == 2 else { return [] }
-        return weights[range[0]..<(range[0] + range[1])]
+        return ArraySlice(values(range[0]..<(range[0] + range[1])))
+    }
+
+    /// Half precision widens through a table of all 65,536 values: on the baseline target each
+    /// `Float(Float16)` is a call into the runtime, 25 ms for the face descriptor's 5.6 million.
+    private static let halves: [Float] = (0...UInt16.max).map { Float(Float16(bitPattern: $0)) }
+
+    /// The weights at `range` (indices of values, within `valueCount`), widened to Float.
+    private func values(_ range: Range<Int>) -> [Float] {
+        let width = valueWidth, start = dataStart + width * range.lowerBound
+        return [Float](unsafeUninitializedCapacity: range.count) { out, initialized in
+            bytes.withUnsafeBytes { raw in
+                if width == 2 {
+                    Self.halves.withUnsafeBufferPointer { table in
+                        for i in 0..<range.count {
+                            out[i] = table[Int(UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: start + 2 * i, as: UInt16.self)))]
+                        }
+                    }
+                } else {
+                    for i in 0..<range.count {
+                        out[i] = Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: start + 4 * i, as: UInt32.self)))
+                    }
+                }
+            }
+            initialized = range.count
+        }
     }
 }
