@@ -39,6 +39,31 @@ import Testing
         #expect(throws: FaceAnalysisError.self) { try FaceChip.aligned(from: image, region: FaceRegion(x: 10, y: 10, width: 50, height: 50)) }
     }
 
+    @Test("outside the photo a chip is black; a face far larger than the chip is halved first, keeping its colour")
+    func edgesAndLargeFaces() throws {
+        let side = 700
+        let pixels = [UInt8]((0..<(side * side)).flatMap { _ in [100, 150, 200] as [UInt8] })
+        let image = Image(width: side, height: side, channels: 3, pixels: pixels)
+        // The template moved 50 px left: the chip's columns up to 48 lie left of the photo.
+        let shifted = try FaceChip.aligned(from: image, keypoints: FaceChip.template.map { SIMD2(Float($0.x) - 50, Float($0.y)) })
+        for (c, expected) in [(10, [0, 0, 0]), (48, [0, 0, 0]), (100, [100, 150, 200]), (149, [100, 150, 200])] as [(Int, [UInt8])] {
+            let at = 3 * (75 * 150 + c)
+            #expect(Array(shifted.rgb[at..<(at + 3)]) == expected, "column \(c)")
+        }
+        // Four times the chip's size: halved twice, then sampled; a flat photo stays flat.
+        let large = try FaceChip.aligned(from: image, keypoints: FaceChip.template.map { SIMD2(Float($0.x) * 4 + 20, Float($0.y) * 4 + 20) })
+        #expect(large.rgb.count == 150 * 150 * 3)
+        let off = (0..<(150 * 150)).filter { Array(large.rgb[(3 * $0)..<(3 * $0 + 3)]) != [100, 150, 200] }.map { ($0 % 150, $0 / 150) }
+        #expect(off.isEmpty, "\(off.count) pixels differ, first \(off.prefix(5))")
+        // Wholly outside the photo: all black, not a crash.
+        let outside = try FaceChip.aligned(from: image, keypoints: FaceChip.template.map { SIMD2(Float($0.x) + 5000, Float($0.y)) })
+        #expect(outside.rgb.allSatisfy { $0 == 0 })
+        // A gray photo gives the same gray in all three channels.
+        let gray = Image(width: 200, height: 200, channels: 1, pixels: [UInt8](repeating: 77, count: 200 * 200))
+        let grayChip = try FaceChip.aligned(from: gray, keypoints: FaceChip.template.map { SIMD2(Float($0.x), Float($0.y)) })
+        #expect(Array(grayChip.rgb[(3 * 7550)..<(3 * 7550 + 3)]) == [77, 77, 77])
+    }
+
     @Test("chips from BlazeFace's keypoints give dlib's person: what the alignment costs")
     func alignmentAgainstDlibChips() throws {
         let reference = try FaceEmbeddingParityTests.reference()
