@@ -52,4 +52,30 @@ import Testing
             #expect(inPlace >= 10, "\(name): only \(inPlace) residual adds write in place")
         }
     }
+
+    @Test("the face descriptor's plan: no step writes a live tensor's slot but the residual it adds", arguments: FaceDescriptorNetwork.Precision.allCases)
+    func descriptorSlotsNeverOverlapLiveTensors(precision: FaceDescriptorNetwork.Precision) throws {
+        let network = try FaceDescriptorNetwork(contentsOf: Fixtures.modelsDirectory + "/" + FaceDescriptorNetwork.fileName, precision: precision)
+        var born: [Int: Int] = [0: -1], lastRead: [Int: Int] = [network.output: network.steps.count]
+        for (s, step) in network.steps.enumerated() {
+            born[step.output] = s
+            for id in step.inputs { lastRead[id] = max(lastRead[id] ?? s, s) }
+        }
+        var inPlace = 0
+        for (s, step) in network.steps.enumerated() {
+            let slot = try #require(network.slots[step.output])
+            #expect(network.shapes[step.output]!.floats <= network.slotSizes[slot], "step \(s) overflows its slot")
+            for (other, otherSlot) in network.slots where other != step.output && otherSlot == slot {
+                guard let otherBorn = born[other], otherBorn < s, let otherEnd = lastRead[other], otherEnd >= s else { continue }
+                var residual: Int?
+                if case let .integerConvolution(_, _, _, _, r?, _) = step { residual = r }
+                #expect(otherEnd == s && other == residual, "step \(s) writes tensor \(other)'s slot while it is live (to step \(otherEnd))")
+                #expect(network.shapes[other] == network.shapes[step.output])
+                inPlace += 1
+            }
+        }
+        // At int16 the second convolution of each block that keeps its size adds its residual in
+        // its epilogue, over the residual; fp32 runs its adds as steps of their own.
+        if precision == .int16 { #expect(inPlace >= 5, "only \(inPlace) residual adds write in place") } else { #expect(inPlace == 0) }
+    }
 }

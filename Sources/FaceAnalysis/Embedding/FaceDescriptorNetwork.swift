@@ -170,30 +170,19 @@ public final class FaceDescriptorNetwork: Sendable {
             throw unsupported("the embedding output is not \(Self.dimensions) values")
         }
         steps = Self.fusingResidualAdds(steps, shapes: shapes, kept: output)
-        // Slots: a tensor's buffer is free again after the last step that reads it.
-        var lastRead: [Int: Int] = [:]
-        for (index, step) in steps.enumerated() {
-            for id in step.inputs { lastRead[id] = index }
+        // Slots: a convolution's folded residual read for the last time takes the sum in place.
+        let planned = steps.map { step in
+            var overwrites: [Int] = []
+            if case let .integerConvolution(input, _, _, _, residual?, _) = step, residual != input { overwrites = [residual] }
+            return SlotPlan.Step(reads: step.inputs, output: step.output, overwrites: overwrites)
         }
-        lastRead[output] = steps.count
-        var slots: [Int: Int] = [0: 0]
-        var slotSizes = [shapes[0]!.floats]
-        var busy: Set<Int> = [0]
-        for (index, step) in steps.enumerated() {
-            let need = shapes[step.output]!.floats
-            let free = slotSizes.indices.filter { !busy.contains($0) }
-            let slot = free.first(where: { slotSizes[$0] >= need }) ?? free.first ?? slotSizes.count
-            if slot == slotSizes.count { slotSizes.append(need) } else { slotSizes[slot] = max(slotSizes[slot], need) }
-            slots[step.output] = slot
-            busy.insert(slot)
-            for id in Set(step.inputs) where lastRead[id] == index { busy.remove(slots[id]!) }
-        }
+        let plan = try SlotPlan(planned, input: 0, kept: [output], floats: { shapes[$0]?.floats }) { shapes[$0] == shapes[$1] }
         name = file.name
         identifier = file.identifier
         self.steps = steps
         self.shapes = shapes
-        self.slots = slots
-        self.slotSizes = slotSizes
+        slots = plan.slots
+        slotSizes = plan.slotSizes
         self.output = output
         inputMean = SIMD4(mean[0], mean[1], mean[2], 0)
         inputScale = scale
