@@ -278,6 +278,14 @@ final class S3ServeInstance {
     let process = Process()
     /// `http://127.0.0.1:PORT`.
     let url: String
+    /// Where its standard error (the request log, the account mirror's messages) goes.
+    let logPath: String
+
+    /// The last `lines` lines of its log, for a failing test's message.
+    func logTail(_ lines: Int = 30) -> String {
+        let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").suffix(lines).joined(separator: "\n")
+    }
 
     init(store: String, moto: MotoServer, arguments: [String] = [], environment extra: [String: String] = [:]) throws {
         process.executableURL = S3CLITests.binary
@@ -292,6 +300,7 @@ final class S3ServeInstance {
         // The request log goes to a file (a pipe nobody drains would fill and stall the server).
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("s3serve-\(UUID().uuidString).log").path
         FileManager.default.createFile(atPath: log, contents: nil)
+        logPath = log
         process.standardError = FileHandle(forWritingAtPath: log)
         process.standardInput = FileHandle.nullDevice
         try process.run()
