@@ -281,9 +281,14 @@ public final class DrainRunner: Sendable {
                         let idle: DrainSchedule.Idle?
                         if work.isEmpty {
                             // Before finishing, look once more: a photo added since the last scan goes too.
-                            if schedule.finishesWithoutLooking { return .finished }
+                            if schedule.finishesWithoutLooking {
+                                outcome = .finished
+                                continue
+                            }
                             switch await rescan(events: events) {
-                            case .failure(let error): return .failed(message: failure(error))
+                            case .failure(let error):
+                                outcome = .failed(message: failure(error))
+                                continue
                             case .success(let found): idle = schedule.lastScan(newWork: found.newWork, settling: found.settling, now: .now)
                             }
                         } else {
@@ -291,7 +296,9 @@ public final class DrainRunner: Sendable {
                         }
                         switch idle {
                         case nil: continue
-                        case .finish(let end)?: return end
+                        case .finish(let end)?:
+                            outcome = end
+                            continue
                         case .wait(let pause)?: try? await Task.sleep(for: pause)
                         }
                         continue
@@ -328,6 +335,8 @@ public final class DrainRunner: Sendable {
                 events(.stopping(reason: reason))
                 while !schedule.isIdle, let result = await group.next() { _ = schedule.record(result, now: .now) }
             }
+            // Cancelled, not waited out: the expiry clock's tick sleeps up to 50 ms, and a group
+            // returned from waits for its tasks (every run that finished paid it at the end).
             group.cancelAll()
             for await _ in group {}
             return outcome ?? .finished
