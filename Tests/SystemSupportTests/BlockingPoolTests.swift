@@ -21,7 +21,8 @@ import Testing
     /// same thread: the thread counts as free before it resumes anyone. A runner's two analysis
     /// slots must keep to two threads (the allocator keeps a heap of pixels per thread).
     @Test func workHandedOverInTurnRunsOnOneThread() async {
-        let pool = BlockingPool(keep: 0, linger: 10)
+        // Lingering an hour: a test run that starves this task for seconds must not let the thread end.
+        let pool = BlockingPool(keep: 0, linger: 3600)
         for i in 0..<200 {
             let got = await withCheckedContinuation { (c: CheckedContinuation<Int, Never>) in
                 pool.runThenHandOver("turn", { { c.resume(returning: i) } })
