@@ -223,75 +223,86 @@ public final class DrainRunner: Sendable {
                 if let uploader, schedule.probeDue(now: .now), schedule.probed(reachable: await Reachability.isReachable(uploader), now: .now) {
                     events(.online)
                 }
-                let memory = self.memory
-                let counted = await onOwnThread("photodrain-drain-count") { () -> Result<(DrainSchedule.Work, MemoryGuard.Reading?), StoreError> in
-                    do throws(StoreError) {
-                        let work = DrainSchedule.Work(vision: try store.unanalyzedCount(),
-                                                      upload: options.destination == nil ? 0
-                                                          : try store.uploadableCount(includeUnanalysable: options.uploadUnanalysable,
-                                                                                      maxSize: self.maxUploadSize))
-                        // Where memory ends the run, the headroom is measured before each analysis starts.
-                        let reading = options.bailBelowHeadroom != nil && work.vision > 0 ? memory.read() : nil
-                        return .success((work, reading))
-                    } catch {
-                        return .failure(error)
-                    }
-                }
-                let work: DrainSchedule.Work
-                switch counted {
-                case nil: continue
-                case .failure(let error)?:
-                    outcome = .failed(message: failure(error))
-                    continue
-                case .success(let (counts, reading))?:
-                    work = counts
-                    if let reading, let bail = schedule.memoryBail(work: work, headroom: reading.headroom, limitSource: reading.source) {
-                        bailedReason.withLock { $0 = schedule.bailed }
-                        stop(bail)
-                        continue
-                    }
-                }
-                if let start = schedule.slotToStart(work: work, now: .now, date: Date()) {
-                    switch start {
-                    case .upload: group.addTask { await self.uploadSlot(events: events) }
-                    case .analysis: group.addTask { await self.analysisSlot(events: eventsNow) }
-                    case .alone(let asset): group.addTask { await self.analysisSlot(alone: asset, events: eventsNow) }
-                    }
-                    continue
-                }
-                if schedule.isIdle {
-                    // Nothing of ours in flight: jobs a killed runner finished but never recorded
-                    // would otherwise hold their photos forever.
-                    if options.watch || !work.isEmpty {
-                        switch await settleLeftoversOffPool(events: events) {
-                        case .storeFailed(let message)?:
-                            outcome = .failed(message: message)
-                            continue
-                        case .some: continue
-                        case nil: break
+                // No slot free: nothing can start (`slotToStart` and `memoryBail` would say so), so the
+                // store is not asked what waits; the loop waits for a slot to finish.
+                if schedule.hasFreeSlot {
+                    let memory = self.memory
+                    let counted = await onOwnThread("photodrain-drain-count") { () -> Result<(DrainSchedule.Work, MemoryGuard.Reading?), StoreError> in
+                        do throws(StoreError) {
+                            let work = DrainSchedule.Work(vision: try store.unanalyzedCount(),
+                                                          upload: options.destination == nil ? 0
+                                                              : try store.uploadableCount(includeUnanalysable: options.uploadUnanalysable,
+                                                                                          maxSize: self.maxUploadSize))
+                            // Where memory ends the run, the headroom is measured before each analysis starts.
+                            let reading = options.bailBelowHeadroom != nil && work.vision > 0 ? memory.read() : nil
+                            return .success((work, reading))
+                        } catch {
+                            return .failure(error)
                         }
                     }
-                    if options.watch {
-                        await sleepWatching(&schedule, work: work, watcher: watcher, events: events)
-                        continue
-                    }
-                    let idle: DrainSchedule.Idle?
-                    if work.isEmpty {
-                        // Before finishing, look once more: a photo added since the last scan goes too.
-                        if schedule.finishesWithoutLooking { return .finished }
-                        switch await rescan(events: events) {
-                        case .failure(let error): return .failed(message: failure(error))
-                        case .success(let found): idle = schedule.lastScan(newWork: found.newWork, settling: found.settling, now: .now)
-                        }
-                    } else {
-                        idle = schedule.whenIdle(work: work, now: .now, date: Date())
-                    }
-                    switch idle {
+                    let work: DrainSchedule.Work
+                    switch counted {
                     case nil: continue
-                    case .finish(let end)?: return end
-                    case .wait(let pause)?: try? await Task.sleep(for: pause)
+                    case .failure(let error)?:
+                        outcome = .failed(message: failure(error))
+                        continue
+                    case .success(let (counts, reading))?:
+                        work = counts
+                        if let reading, let bail = schedule.memoryBail(work: work, headroom: reading.headroom, limitSource: reading.source) {
+                            bailedReason.withLock { $0 = schedule.bailed }
+                            stop(bail)
+                            continue
+                        }
                     }
-                    continue
+                    if let start = schedule.slotToStart(work: work, now: .now, date: Date()) {
+                        switch start {
+                        case .upload: group.addTask { await self.uploadSlot(events: events) }
+                        case .analysis: group.addTask { await self.analysisSlot(events: eventsNow) }
+                        case .alone(let asset): group.addTask { await self.analysisSlot(alone: asset, events: eventsNow) }
+                        }
+                        continue
+                    }
+                    if schedule.isIdle {
+                        // Nothing of ours in flight: jobs a killed runner finished but never recorded
+                        // would otherwise hold their photos forever.
+                        if options.watch || !work.isEmpty {
+                            switch await settleLeftoversOffPool(events: events) {
+                            case .storeFailed(let message)?:
+                                outcome = .failed(message: message)
+                                continue
+                            case .some: continue
+                            case nil: break
+                            }
+                        }
+                        if options.watch {
+                            await sleepWatching(&schedule, work: work, watcher: watcher, events: events)
+                            continue
+                        }
+                        let idle: DrainSchedule.Idle?
+                        if work.isEmpty {
+                            // Before finishing, look once more: a photo added since the last scan goes too.
+                            if schedule.finishesWithoutLooking {
+                                outcome = .finished
+                                continue
+                            }
+                            switch await rescan(events: events) {
+                            case .failure(let error):
+                                outcome = .failed(message: failure(error))
+                                continue
+                            case .success(let found): idle = schedule.lastScan(newWork: found.newWork, settling: found.settling, now: .now)
+                            }
+                        } else {
+                            idle = schedule.whenIdle(work: work, now: .now, date: Date())
+                        }
+                        switch idle {
+                        case nil: continue
+                        case .finish(let end)?:
+                            outcome = end
+                            continue
+                        case .wait(let pause)?: try? await Task.sleep(for: pause)
+                        }
+                        continue
+                    }
                 }
                 // A run that expires looks at the clock while its slots run, as often as a person
                 // would notice, and asks the store nothing until a slot finishes (or it expires).
@@ -324,6 +335,8 @@ public final class DrainRunner: Sendable {
                 events(.stopping(reason: reason))
                 while !schedule.isIdle, let result = await group.next() { _ = schedule.record(result, now: .now) }
             }
+            // Cancelled, not waited out: the expiry clock's tick sleeps up to 50 ms, and a group
+            // returned from waits for its tasks (every run that finished paid it at the end).
             group.cancelAll()
             for await _ in group {}
             return outcome ?? .finished

@@ -110,6 +110,10 @@ struct DrainSchedule {
 
     var isIdle: Bool { running.isEmpty }
 
+    /// A slot is free: unless one is, `slotToStart` starts nothing and `memoryBail` stops nothing,
+    /// so the loop need not count the store's work (nor read the memory) to ask them.
+    var hasFreeSlot: Bool { running.count < options.slots }
+
     // MARK: Watching and rescans
 
     /// Takes what the watcher saw since the last look. Returns the events to report: the
@@ -237,7 +241,7 @@ struct DrainSchedule {
     /// Upload-first by default (`planSlots`); a photo waiting to be analysed alone starts only
     /// once no other analysis runs, and no analysis starts beside it.
     mutating func slotToStart(work: Work, now: Instant, date: Date) -> Start? {
-        guard running.count < options.slots else { return nil }
+        guard hasFreeSlot else { return nil }
         let plan = planSlots(budget: options.slots, online: online,
                              hasVisionWork: !libraryAway && course.startsAnalyses && visionAvailable && analysesLeft && work.vision > 0,
                              hasUploadWork: !libraryAway && course.startsUploads && uploadAvailable && !uploadsPaused(now: now, date: date)
@@ -331,7 +335,7 @@ struct DrainSchedule {
     /// With the memory headroom measured now: the stop (`memoryExhausted`, why in `bailed`) when
     /// an analysis would start but the headroom is below `bailBelowHeadroom`; nil otherwise.
     mutating func memoryBail(work: Work, headroom: Int, limitSource: String) -> DrainOutcome? {
-        guard let floor = options.bailBelowHeadroom, headroom < floor, running.count < options.slots,
+        guard let floor = options.bailBelowHeadroom, headroom < floor, hasFreeSlot,
               !libraryAway, course.startsAnalyses,
               !waitingAlone.isEmpty || (visionAvailable && analysesLeft && work.vision > 0) else { return nil }
         bailed = bailed ?? "memory headroom \(headroom >> 20) MiB is too small to analyse a photo (limit from \(limitSource))"

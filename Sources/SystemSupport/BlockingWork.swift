@@ -51,11 +51,15 @@ public func onOwnThread<T: Sendable>(_ name: String, on pool: BlockingPool = .sh
                 return
             }
             OwnThreads.started()
-            pool.run(name) {
+            // The caller is resumed once the thread counts as free again: a caller that asks at
+            // once (a runner's next analysis) gets this thread, not a new one.
+            pool.runThenHandOver(name, {
                 let result = work()
-                take()?.resume(returning: result)
-                OwnThreads.finished()
-            }
+                return {
+                    take()?.resume(returning: result)
+                    OwnThreads.finished()
+                }
+            })
         }
     } onCancel: {
         state.withLock { $0.cancelled = true }
@@ -75,10 +79,13 @@ private struct OwnThreadState<T: Sendable> {
 public func onOwnThreadUntilDone<T: Sendable>(_ name: String, _ work: @escaping @Sendable () -> T) async -> T {
     await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
         OwnThreads.started()
-        BlockingPool.shared.run(name) {
-            continuation.resume(returning: work())
-            OwnThreads.finished()
-        }
+        BlockingPool.shared.runThenHandOver(name, {
+            let result = work()
+            return {
+                continuation.resume(returning: result)
+                OwnThreads.finished()
+            }
+        })
     }
 }
 
@@ -99,9 +106,12 @@ public final class BlockingPool: @unchecked Sendable {
 
     // Guarded by `condition`.
     private let condition = NSCondition()
-    private var queue: [(name: String, work: @Sendable () -> Void)] = []
+    private var queue: [(name: String, work: @Sendable () -> @Sendable () -> Void)] = []
     private var head = 0
     private var idle = 0
+    /// Threads done with a piece that are handing its result over: free, and they look at the
+    /// queue before they wait, so they count as idle for a piece that arrives meanwhile.
+    private var handingOver = 0
     private var threads = 0
     private var started = 0
     private let keep: Int
@@ -122,10 +132,22 @@ public final class BlockingPool: @unchecked Sendable {
 
     /// Runs `work` on one of the pool's threads, named `name` while it runs.
     public func run(_ name: String, _ work: @escaping @Sendable () -> Void) {
+        runThenHandOver(name, {
+            work()
+            return {}
+        })
+    }
+
+    /// Runs `work` on one of the pool's threads, named `name` while it runs, then the hand-over
+    /// `work` returns (resuming whoever waits for its result) once the thread counts as free. A
+    /// caller resumed inside `work` that asked again at once would find the thread still busy and
+    /// start another: a runner's analyses rotated over three threads with two slots, and the
+    /// allocator kept a heap of decoded pixels for each (BENCHMARKS.md "One runner").
+    public func runThenHandOver(_ name: String, _ work: @escaping @Sendable () -> @Sendable () -> Void) {
         condition.lock()
         queue.append((name, work))
         let waiting = queue.count - head
-        if idle >= waiting {
+        if idle + handingOver >= waiting {
             condition.signal()
             condition.unlock()
             return
@@ -159,8 +181,13 @@ public final class BlockingPool: @unchecked Sendable {
             }
             condition.unlock()
             Thread.current.name = name
-            work()
+            let handOver = work()
             condition.lock()
+            handingOver += 1
+            condition.unlock()
+            handOver()
+            condition.lock()
+            handingOver -= 1
         }
     }
 }

@@ -41,6 +41,8 @@ import Transfer
         case expiry
         /// The memory headroom measured before a slot starts (`memoryBail`), in MiB.
         case headroom(mebibytes: Int, vision: Int)
+        /// Is a slot free (`hasFreeSlot`: the loop counts the store's work only then)?
+        case slotFree
     }
 
     /// What the schedule answers.
@@ -116,6 +118,8 @@ import Transfer
                 got = schedule.expired(now: now) ? .yes : .no
             case .headroom(let mebibytes, let vision):
                 got = .bail(schedule.memoryBail(work: .init(vision: vision, upload: 0), headroom: mebibytes << 20, limitSource: "test"))
+            case .slotFree:
+                got = schedule.hasFreeSlot ? .yes : .no
             }
             #expect(got == row.answer, "\(name), row \(number + 1): \(row.event) at \(row.at)", sourceLocation: sourceLocation)
         }
@@ -352,8 +356,11 @@ import Transfer
             Row(.zero, .headroom(mebibytes: 100, vision: 5), .bail(nil)),
             Row(.zero, .start(vision: 5, upload: 0), .start(.analysis)),
             Row(.zero, .start(vision: 5, upload: 0), .start(.analysis)),
-            Row(.zero, .headroom(mebibytes: 10, vision: 5), .bail(nil)),         // no slot free: nothing would start
+            Row(.zero, .slotFree, .no),                                          // the loop asks nothing…
+            Row(.zero, .headroom(mebibytes: 10, vision: 5), .bail(nil)),         // …as no slot is free: nothing would start
+            Row(.zero, .start(vision: 5, upload: 0), .start(nil)),
             Row(.zero, .record(.worked(.analysis)), .recorded(.carryOn)),
+            Row(.zero, .slotFree, .yes),
             Row(.zero, .headroom(mebibytes: 10, vision: 0), .bail(nil)),         // nothing left to start
             Row(.zero, .headroom(mebibytes: 99, vision: 4), .bail(.memoryExhausted)),
         ])

@@ -17,6 +17,26 @@ import Testing
         #expect(pool.threadCounts.started <= 8)
     }
 
+    /// A caller resumed by the hand-over (as `onOwnThread`'s are) that asks again at once gets the
+    /// same thread: the thread counts as free before it resumes anyone. A runner's two analysis
+    /// slots must keep to two threads (the allocator keeps a heap of pixels per thread).
+    @Test func workHandedOverInTurnRunsOnOneThread() async {
+        // Lingering an hour: a test run that starves this task for seconds must not let the thread end.
+        let pool = BlockingPool(keep: 0, linger: 3600)
+        for i in 0..<200 {
+            let got = await withCheckedContinuation { (c: CheckedContinuation<Int, Never>) in
+                pool.runThenHandOver("turn", { { c.resume(returning: i) } })
+            }
+            #expect(got == i)
+        }
+        #expect(pool.threadCounts.started == 1)
+        for i in 0..<200 {
+            let got = await onOwnThread("turn", on: pool) { i }
+            #expect(got == i)
+        }
+        #expect(pool.threadCounts.started == 1)
+    }
+
     /// Work that blocks never holds up the work after it: a piece waiting for a later piece gets
     /// it, because a piece with no idle thread gets a new one (a fixed pool would deadlock here).
     @Test func blockedWorkNeverHoldsUpLaterWork() async {
