@@ -95,9 +95,10 @@ final class QuantizedConvolution: Sendable {
                         }
                         // Pair j of this channel goes to 32-bit lane (o % block) of the block's pair row j.
                         let pairs = UnsafeRawPointer(row16.baseAddress!)
-                        let lanes = UnsafeMutableRawPointer(packed.baseAddress! + (o / block) * block * inStride)
-                            .assumingMemoryBound(to: UInt32.self) + (o % block)
-                        for j in 0..<(inStride / 2) { lanes[j * block] = pairs.loadUnaligned(fromByteOffset: 4 * j, as: UInt32.self) }
+                        let lanes = UnsafeMutableRawPointer(packed.baseAddress! + (o / block) * block * inStride + (o % block) * 2)
+                        for j in 0..<(inStride / 2) {
+                            lanes.storeBytes(of: pairs.loadUnaligned(fromByteOffset: 4 * j, as: UInt32.self), toByteOffset: 4 * block * j, as: UInt32.self)
+                        }
                         weightScales[o] = scale
                         weightSums[o] = sum
                         var shift = Double(b[b.startIndex + o])
