@@ -61,8 +61,10 @@ struct DrainSchedule {
     private(set) var online = true
     private(set) var offlineSince: Instant?
     private(set) var probes: AwayBackoff
-    // Upload failures in a row pause uploads, doubling; a server's Retry-After holds them too.
+    // Upload failures in a row pause uploads, on the same doubling rule as the probes
+    // (`AwayBackoff`); a server's Retry-After holds them too.
     private(set) var failuresInARow = 0
+    private(set) var uploadRetries: AwayBackoff
     private(set) var uploadsPausedUntil: Instant
     private(set) var serverWaitUntil: Date?
     // A kind of work found empty is not asked for again until something may have changed.
@@ -100,6 +102,7 @@ struct DrainSchedule {
         self.serverWaitUntil = serverWaitUntil
         self.watchLimited = watchLimited
         probes = AwayBackoff(first: options.probeInterval, ceiling: options.maxProbeInterval)
+        uploadRetries = AwayBackoff(first: options.retryBackoff, ceiling: options.maxRetryBackoff)
         uploadsPausedUntil = now
         nextBatch = now
         lastAnalysis = now
@@ -276,13 +279,19 @@ struct DrainSchedule {
             finished(kind)
             announcedIdle = false
             workMayHaveChanged()
-            if kind == .upload { failuresInARow = 0 } else { lastAnalysis = now }
+            if kind == .upload {
+                // The streak ends; a pause already running runs out (other uploads may be failing).
+                failuresInARow = 0
+                uploadRetries.answered()
+            } else {
+                lastAnalysis = now
+            }
         case .uploadCharged:
             finished(.upload)
             announcedIdle = false
             workMayHaveChanged()
             failuresInARow += 1
-            uploadsPausedUntil = now + Self.backoff(after: failuresInARow, base: options.retryBackoff, ceiling: options.maxRetryBackoff)
+            uploadsPausedUntil = now + uploadRetries.failed(now: now)
         case .noWork(let kind):
             finished(kind)
             if kind == .upload { uploadAvailable = false } else { visionAvailable = false }
@@ -311,14 +320,6 @@ struct DrainSchedule {
             break
         }
         return .carryOn
-    }
-
-    /// The pause after `failures` counted upload failures in a row: `base`, doubling, at most `ceiling`.
-    static func backoff(after failures: Int, base: Duration, ceiling: Duration) -> Duration {
-        guard failures > 0 else { return .zero }
-        var pause = base
-        for _ in 1..<min(failures, 32) where pause < ceiling { pause = pause * 2 }
-        return min(pause, ceiling)
     }
 
     // MARK: The bounds of an analysis-only run

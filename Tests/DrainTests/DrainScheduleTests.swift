@@ -199,13 +199,20 @@ import Transfer
     }
 
     @Test func backoffDoublesFromItsBaseUpToItsCeiling() {
+        // The pause each failure of a streak starts, on the schedule's own retry backoff.
         let table: [(failures: Int, pause: Duration)] = [
             (0, .zero), (1, .seconds(1)), (2, .seconds(2)), (3, .seconds(4)), (4, .seconds(8)),
             (5, .seconds(16)), (6, .seconds(30)), (7, .seconds(30)), (1000, .seconds(30)),
         ]
         for (failures, pause) in table {
-            #expect(DrainSchedule.backoff(after: failures, base: .seconds(1), ceiling: .seconds(30)) == pause,
-                    "after \(failures) failures")
+            var s = Self.schedule { $0.slots = 1; $0.retryBackoff = .seconds(1); $0.maxRetryBackoff = .seconds(30) }
+            var last: Duration = .zero
+            for _ in 0..<failures {
+                let now = ContinuousClock.now
+                _ = s.record(.uploadCharged, now: now)
+                last = s.uploadsPausedUntil - now
+            }
+            #expect(last == pause, "after \(failures) failures")
         }
     }
 
