@@ -102,8 +102,9 @@ public struct NetworkFile: Sendable {
     private let valueWidth: Int
     /// How many weights the file holds; ops index them with their [offset, count].
     public let valueCount: Int
-    /// All weights, widened to Float.
-    public var weights: [Float] { values(0..<valueCount) }
+    /// All weights, widened to Float: a new array on each call (the networks widen op by op,
+    /// through `slice`).
+    public func widenedWeights() -> [Float] { values(0..<valueCount) }
     /// The format version (1 or 2).
     public let version: Int
     /// Version 2: what each input value has subtracted (per channel) and is then multiplied by.
